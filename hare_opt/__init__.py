@@ -1,0 +1,32 @@
+"""hare_opt: exact and heuristic scheduling of distributed training jobs on heterogeneous GPUs.
+
+>>> import hare_opt as ho
+>>> m = ho.Model()
+>>> _ = m.add_gpus("V100", 1); _ = m.add_gpus("K80", 1)
+>>> _ = m.add_job({"V100": 4, "K80": 10}, rounds=2, tasks_per_round=2, weight=2)
+>>> inst = m.build("example")
+>>> inst.num_tasks
+4
+"""
+
+from hare_opt.checker import CheckReport, check
+from hare_opt.io import load_instance, load_result, save_instance, save_result
+from hare_opt.model import (
+    GPU,
+    HareOptError,
+    Instance,
+    InstanceError,
+    Job,
+    Model,
+    Result,
+    Schedule,
+    ScheduleError,
+    Task,
+)
+from hare_opt.solvers import available_solvers, solve
+
+__version__ = "0.1.0"
+
+__all__ = ["GPU", "CheckReport", "HareOptError", "Instance", "InstanceError", "Job", "Model",
+           "Result", "Schedule", "ScheduleError", "Task", "available_solvers", "check",
+           "load_instance", "load_result", "save_instance", "save_result", "solve"]

@@ -1,0 +1,5 @@
+"""The independent schedule checker."""
+
+from hare_opt.checker.check import KINDS, CheckReport, check
+
+__all__ = ["KINDS", "CheckReport", "check"]

@@ -1,0 +1,1 @@
+"""One module per ``hare-opt`` sub-command (discovered by ``hare_opt.cli.main``)."""

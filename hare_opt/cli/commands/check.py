@@ -1,0 +1,40 @@
+"""``hare-opt check INSTANCE SCHEDULE [--json]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from hare_opt.checker import check
+from hare_opt.cli.units import in_seconds
+from hare_opt.io import load_instance, load_result
+
+NAME = "check"
+HELP = "verify a schedule against its instance, independently of any solver"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("instance", help="instance file (hare-opt/instance@1)")
+    p.add_argument("schedule", help="schedule file (hare-opt/schedule@1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--all", action="store_true", help="list every violation (default: 50 per kind)")
+
+
+def run(args: argparse.Namespace) -> int:
+    inst = load_instance(args.instance)
+    result = load_result(args.schedule)
+    report = check(inst, result.schedule, max_messages=None if args.all else 50)
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        verdict = "feasible" if report.feasible else f"INFEASIBLE ({sum(report.counts.values())} violations)"
+        print(f"{args.schedule}: {verdict}")
+        for v in report.violations:
+            print(f"  {v}")
+        unit = inst.time_unit
+        for label, value in (("total weighted completion time", report.objective),
+                             ("weighted flow time", report.weighted_flow_time),
+                             ("average JCT", report.avg_jct), ("makespan", report.makespan)):
+            if value is not None:
+                print(f"  {label:31s} {value} {unit}{in_seconds(value, unit)}")
+    return 0 if report.feasible else 1

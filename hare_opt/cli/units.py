@@ -1,0 +1,23 @@
+"""Reading the informational ``time_unit`` of an instance, for friendlier output."""
+
+from __future__ import annotations
+
+import re
+
+_SECONDS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def unit_seconds(unit: str) -> float | None:
+    """Seconds in one time unit (``"0.5s"`` -> 0.5, ``"ms"`` -> 0.001), or None if unknown."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)?\s*([a-z]+)\s*", unit or "")
+    if not m or m.group(2) not in _SECONDS:
+        return None
+    return float(m.group(1) or 1.0) * _SECONDS[m.group(2)]
+
+
+def in_seconds(value: float, unit: str) -> str:
+    """`` (= 8.5 s)`` when the unit is a multiple of seconds other than 1 s, else ``""``."""
+    sec = unit_seconds(unit)
+    if sec is None or sec == 1.0 or unit.strip() == "s":
+        return ""
+    return f" (= {value * sec:g} s)"

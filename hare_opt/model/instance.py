@@ -1,0 +1,369 @@
+"""Problem model: GPUs, jobs and instances (spec: shared/spec/problem.md).
+
+The types are frozen and validate on construction, so every solver can trust
+an ``Instance`` without checking it again. Dense numpy views by job x GPU and
+job x GPU type are derived lazily and cached: solvers, bounds and the checker
+all read the same arrays.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from hare_opt.model.errors import InstanceError
+
+#: Largest time value accepted. Keeps every sum of times far inside int64 and
+#: inside CP-SAT's domains, so "huge" inputs get an error, not an overflow.
+MAX_TIME = 10**12
+MAX_COUNT = 10**7  # rounds, tasks per round, weights
+
+
+def _check_int(value: Any, field_name: str, owner: str | None, *, minimum: int,
+               maximum: int = MAX_TIME) -> int:
+    # bool is an int subclass in Python, but a JSON true is not a time.
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InstanceError(f"must be an integer, got {value!r}", field=field_name, owner=owner)
+    value = int(value)
+    if value < minimum:
+        what = "positive" if minimum == 1 else "non-negative" if minimum == 0 else f">= {minimum}"
+        raise InstanceError(f"must be a {what} integer, got {value}", field=field_name, owner=owner)
+    if value > maximum:
+        raise InstanceError(f"{value} exceeds the largest accepted value {maximum}",
+                            field=field_name, owner=owner)
+    return value
+
+
+def _check_id(value: Any, field_name: str, owner: str | None) -> str:
+    if not isinstance(value, str) or not value:
+        raise InstanceError(f"must be a non-empty string, got {value!r}", field=field_name,
+                            owner=owner)
+    return value
+
+
+def _check_time_map(value: Any, field_name: str, owner: str, *, minimum: int) -> Mapping[str, int]:
+    if not isinstance(value, Mapping):
+        raise InstanceError(f"must be a map from GPU type to integer, got {value!r}",
+                            field=field_name, owner=owner)
+    out = {}
+    for key, t in value.items():
+        _check_id(key, f"{field_name}", owner)
+        out[key] = _check_int(t, f"{field_name}.{key}", owner, minimum=minimum)
+    return MappingProxyType(out)
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One GPU: runs one task at a time, non-preemptively."""
+
+    id: str
+    type: str
+    node: str | None = None
+
+    def __post_init__(self) -> None:
+        owner = f"gpu {self.id!r}" if isinstance(self.id, str) and self.id else "gpu"
+        _check_id(self.id, "id", owner)
+        _check_id(self.type, "type", owner)
+        if self.node is not None:
+            _check_id(self.node, "node", owner)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A data-parallel training job: ``rounds`` rounds of ``tasks_per_round`` tasks.
+
+    ``sync_time`` is either one integer for every GPU type or a map by type;
+    the form given is kept so that files round-trip unchanged.
+    """
+
+    id: str
+    task_time: Mapping[str, int]
+    rounds: int = 1
+    tasks_per_round: int = 1
+    weight: int = 1
+    release: int = 0
+    sync_time: int | Mapping[str, int] = 0
+    switch_overhead: int = 0
+
+    def __post_init__(self) -> None:
+        owner = f"job {self.id!r}" if isinstance(self.id, str) and self.id else "job"
+        _check_id(self.id, "id", owner)
+        _check_int(self.weight, "weight", owner, minimum=1, maximum=MAX_COUNT)
+        _check_int(self.release, "release", owner, minimum=0)
+        _check_int(self.rounds, "rounds", owner, minimum=1, maximum=MAX_COUNT)
+        _check_int(self.tasks_per_round, "tasks_per_round", owner, minimum=1, maximum=MAX_COUNT)
+        _check_int(self.switch_overhead, "switch_overhead", owner, minimum=0)
+        tt = _check_time_map(self.task_time, "task_time", owner, minimum=1)
+        if not tt:
+            raise InstanceError("must name at least one GPU type", field="task_time", owner=owner)
+        object.__setattr__(self, "task_time", tt)
+        if isinstance(self.sync_time, Mapping):
+            st = _check_time_map(self.sync_time, "sync_time", owner, minimum=0)
+            missing = sorted(set(tt) - set(st))
+            if missing:
+                raise InstanceError(f"has no entry for GPU type(s) {missing} that task_time names",
+                                    field="sync_time", owner=owner)
+            object.__setattr__(self, "sync_time", st)
+        else:
+            _check_int(self.sync_time, "sync_time", owner, minimum=0)
+        for name in ("weight", "release", "rounds", "tasks_per_round", "switch_overhead"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+
+    def sync_on(self, gpu_type: str) -> int:
+        """Sync time of one task run on a GPU of ``gpu_type``."""
+        if isinstance(self.sync_time, Mapping):
+            return self.sync_time.get(gpu_type, 0)
+        return self.sync_time
+
+    @property
+    def num_tasks(self) -> int:
+        return self.rounds * self.tasks_per_round
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A cluster and its jobs. Indices into ``gpus`` and ``jobs`` are used by all arrays."""
+
+    gpus: tuple[GPU, ...]
+    jobs: tuple[Job, ...]
+    name: str = "instance"
+    time_unit: str = "s"
+    _index: dict = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gpus", tuple(self.gpus))
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+        _check_id(self.name, "name", "instance")
+        if not isinstance(self.time_unit, str):
+            raise InstanceError(f"must be a string, got {self.time_unit!r}", field="time_unit",
+                                owner="instance")
+        if not self.gpus:
+            raise InstanceError("must list at least one GPU", field="gpus", owner="instance")
+        if not self.jobs:
+            raise InstanceError("must list at least one job", field="jobs", owner="instance")
+        for kind, items, cls in (("gpu", self.gpus, GPU), ("job", self.jobs, Job)):
+            seen: set[str] = set()
+            for item in items:
+                if not isinstance(item, cls):
+                    raise InstanceError(f"expected a {cls.__name__}, got {item!r}",
+                                        field=f"{kind}s", owner="instance")
+                if item.id in seen:
+                    raise InstanceError(f"duplicate id {item.id!r}", field="id",
+                                        owner=f"{kind} {item.id!r}")
+                seen.add(item.id)
+        types = {g.type for g in self.gpus}
+        for job in self.jobs:
+            if not types & set(job.task_time):
+                raise InstanceError(
+                    f"names GPU types {sorted(job.task_time)}, but the cluster has only "
+                    f"{sorted(types)}: no GPU can run this job", field="task_time",
+                    owner=f"job {job.id!r}")
+        # Index maps for O(1) id look-ups; excluded from equality and repr.
+        object.__setattr__(self, "_index", {
+            "job": {j.id: i for i, j in enumerate(self.jobs)},
+            "gpu": {g.id: i for i, g in enumerate(self.gpus)},
+        })
+
+    # --- sizes and look-ups -------------------------------------------------
+    @property
+    def num_jobs(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def num_gpus(self) -> int:
+        return len(self.gpus)
+
+    @cached_property
+    def num_tasks(self) -> int:
+        return int(sum(j.num_tasks for j in self.jobs))
+
+    def job_index(self, job_id: str) -> int:
+        return self._index["job"][job_id]
+
+    def gpu_index(self, gpu_id: str) -> int:
+        return self._index["gpu"][gpu_id]
+
+    @cached_property
+    def job_ids(self) -> np.ndarray:
+        return np.array([j.id for j in self.jobs], dtype=object)
+
+    @cached_property
+    def gpu_ids(self) -> np.ndarray:
+        return np.array([g.id for g in self.gpus], dtype=object)
+
+    # --- GPU types ----------------------------------------------------------
+    @cached_property
+    def gpu_types(self) -> tuple[str, ...]:
+        """Distinct GPU types in order of first appearance."""
+        return tuple(dict.fromkeys(g.type for g in self.gpus))
+
+    @cached_property
+    def gpu_type_index(self) -> np.ndarray:
+        """(M,) type index of each GPU."""
+        pos = {t: k for k, t in enumerate(self.gpu_types)}
+        return np.array([pos[g.type] for g in self.gpus], dtype=np.int64)
+
+    @cached_property
+    def type_count(self) -> np.ndarray:
+        """(T,) number of GPUs of each type."""
+        return np.bincount(self.gpu_type_index, minlength=len(self.gpu_types)).astype(np.int64)
+
+    # --- job x type and job x GPU views --------------------------------------
+    @cached_property
+    def proc_by_type(self) -> np.ndarray:
+        """(N, T) task time per GPU type; 0 where the job cannot run."""
+        out = np.zeros((self.num_jobs, len(self.gpu_types)), dtype=np.int64)
+        for i, job in enumerate(self.jobs):
+            for k, t in enumerate(self.gpu_types):
+                out[i, k] = job.task_time.get(t, 0)
+        return out
+
+    @cached_property
+    def sync_by_type(self) -> np.ndarray:
+        """(N, T) sync time per GPU type; 0 where the job cannot run."""
+        out = np.zeros((self.num_jobs, len(self.gpu_types)), dtype=np.int64)
+        for i, job in enumerate(self.jobs):
+            for k, t in enumerate(self.gpu_types):
+                if t in job.task_time:
+                    out[i, k] = job.sync_on(t)
+        return out
+
+    @cached_property
+    def eligible_by_type(self) -> np.ndarray:
+        return self.proc_by_type > 0
+
+    @cached_property
+    def proc(self) -> np.ndarray:
+        """(N, M) task time of each job on each GPU; 0 where ineligible."""
+        return self.proc_by_type[:, self.gpu_type_index]
+
+    @cached_property
+    def sync(self) -> np.ndarray:
+        """(N, M) sync time of each job on each GPU; 0 where ineligible."""
+        return self.sync_by_type[:, self.gpu_type_index]
+
+    @cached_property
+    def eligible(self) -> np.ndarray:
+        """(N, M) whether a job may run on a GPU."""
+        return self.proc > 0
+
+    def _job_array(self, attr: str) -> np.ndarray:
+        return np.array([getattr(j, attr) for j in self.jobs], dtype=np.int64)
+
+    @cached_property
+    def weight(self) -> np.ndarray:
+        return self._job_array("weight")
+
+    @cached_property
+    def release(self) -> np.ndarray:
+        return self._job_array("release")
+
+    @cached_property
+    def rounds(self) -> np.ndarray:
+        return self._job_array("rounds")
+
+    @cached_property
+    def tasks_per_round(self) -> np.ndarray:
+        return self._job_array("tasks_per_round")
+
+    @cached_property
+    def overhead(self) -> np.ndarray:
+        return self._job_array("switch_overhead")
+
+    # --- job-level facts (one home for them) -----------------------------------
+    @cached_property
+    def alpha(self) -> np.ndarray:
+        """(N,) the paper's heterogeneity ratio per job.
+
+        max(slowest/fastest task time, slowest/fastest sync time) over the GPU
+        types of this cluster that can run the job. A sync ratio with a zero
+        fastest sync is infinite unless all syncs are zero (then 1).
+        """
+        out = np.ones(self.num_jobs)
+        for i in range(self.num_jobs):
+            ok = self.eligible_by_type[i]
+            p = self.proc_by_type[i, ok]
+            s = self.sync_by_type[i, ok]
+            ratio = p.max() / p.min()
+            if s.max() > 0:
+                ratio = max(ratio, math.inf if s.min() == 0 else s.max() / s.min())
+            out[i] = ratio
+        return out
+
+    @cached_property
+    def min_task_time(self) -> np.ndarray:
+        """(N,) task time on the fastest eligible GPU type."""
+        p = np.where(self.eligible_by_type, self.proc_by_type, np.iinfo(np.int64).max)
+        return p.min(axis=1)
+
+    @cached_property
+    def min_work(self) -> np.ndarray:
+        """(N,) total processing of a job if every task ran on its fastest GPU type."""
+        return self.rounds * self.tasks_per_round * self.min_task_time
+
+    def min_round_time(self, job: int, *, setup: bool) -> int:
+        """Exact minimum time from a round's first start to its barrier.
+
+        The shortest span in which the job's K identical tasks, spread over the
+        whole idle cluster, all end and sync; with ``setup`` every GPU used pays
+        the job's switching overhead first (a first round always does).
+        """
+        return min_makespan_identical(
+            self.proc[job], self.sync[job], self.eligible[job],
+            int(self.tasks_per_round[job]), int(self.overhead[job]) if setup else 0)
+
+    @cached_property
+    def round_time_first(self) -> np.ndarray:
+        """(N,) ``min_round_time(j, setup=True)`` for every job."""
+        return np.array([self.min_round_time(j, setup=True) for j in range(self.num_jobs)],
+                        dtype=np.int64)
+
+    @cached_property
+    def round_time_next(self) -> np.ndarray:
+        """(N,) ``min_round_time(j, setup=False)`` for every job."""
+        return np.array([self.min_round_time(j, setup=False) for j in range(self.num_jobs)],
+                        dtype=np.int64)
+
+    def with_jobs(self, jobs: tuple[Job, ...] | list[Job], name: str | None = None) -> Instance:
+        """A copy with other jobs on the same cluster (used by online planners)."""
+        return Instance(self.gpus, tuple(jobs), name or self.name, self.time_unit)
+
+
+def min_makespan_identical(proc: np.ndarray, sync: np.ndarray, eligible: np.ndarray,
+                           count: int, setup: int = 0) -> int:
+    """Minimum over assignments of ``count`` identical tasks of max_g (setup + n_g p_g + s_g).
+
+    Each GPU's finish time grows with the number of tasks it takes, so giving
+    every next task to the GPU whose finish would be earliest is optimal
+    (exchange argument). GPUs of one type are interchangeable, so the work is
+    done per GPU with a heap: O((M + K) log M), bounded by a binary search when
+    K is large.
+    """
+    p = np.asarray(proc)[np.asarray(eligible)]
+    s = np.asarray(sync)[np.asarray(eligible)]
+    if count <= 4 * len(p) + 64:
+        heap = [(setup + int(pi) + int(si), int(pi)) for pi, si in zip(p, s)]
+        heapq.heapify(heap)
+        finish = 0
+        for _ in range(count):
+            f, pi = heapq.heappop(heap)
+            finish = max(finish, f)
+            heapq.heappush(heap, (f + pi, pi))
+        return finish
+    # Large K: smallest T with sum_g floor((T - setup - s_g) / p_g) >= K.
+    lo, hi = 0, setup + int(s.max()) + int(p.min()) * count
+    while lo < hi:
+        mid = (lo + hi) // 2
+        cap = np.maximum((mid - setup - s) // p, 0).sum()
+        if cap >= count:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo

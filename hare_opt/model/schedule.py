@@ -1,0 +1,152 @@
+"""Schedules (what ran where and when) and solver results.
+
+A ``Schedule`` is columnar (one numpy array per field) because schedules of
+10^6 tasks are routine in the simulator and the benchmarks. Jobs and GPUs are
+kept as ids, exactly as in the file, so that the checker can report an
+unknown id instead of failing to load it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+
+from hare_opt.model.instance import Instance
+
+Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+STATUSES: tuple[str, ...] = ("optimal", "feasible", "infeasible", "unknown")
+
+
+class Task(NamedTuple):
+    """One executed task: job ``job``'s ``task``-th task of round ``round`` on ``gpu``."""
+
+    job: str
+    round: int
+    task: int
+    gpu: str
+    start: int
+    end: int
+
+
+def _ints(values: Any) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """Columns of executed tasks; ``end - start`` is the processing time (setup excluded)."""
+
+    job: np.ndarray
+    round: np.ndarray
+    task: np.ndarray
+    gpu: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "job", np.asarray(self.job, dtype=object).reshape(-1))
+        object.__setattr__(self, "gpu", np.asarray(self.gpu, dtype=object).reshape(-1))
+        for name in ("round", "task", "start", "end"):
+            object.__setattr__(self, name, _ints(getattr(self, name)))
+        n = len(self.job)
+        if any(len(getattr(self, f)) != n for f in ("round", "task", "gpu", "start", "end")):
+            raise ValueError("schedule columns must have equal lengths")
+
+    def __len__(self) -> int:
+        return len(self.job)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Schedule) or len(self) != len(other):
+            return False
+        return all(np.array_equal(getattr(self, f), getattr(other, f))
+                   for f in ("job", "round", "task", "gpu", "start", "end"))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @classmethod
+    def empty(cls) -> Schedule:
+        return cls.from_tasks([])
+
+    @classmethod
+    def from_tasks(cls, tasks: Iterable[Task | tuple]) -> Schedule:
+        rows = list(tasks)
+        if not rows:
+            z = np.zeros(0, dtype=np.int64)
+            return cls(np.zeros(0, dtype=object), z, z, np.zeros(0, dtype=object), z, z)
+        cols = list(zip(*rows))
+        return cls(*cols)
+
+    @classmethod
+    def from_indices(cls, instance: Instance, job: Any, round: Any, task: Any, gpu: Any,
+                     start: Any) -> Schedule:
+        """Build from job and GPU indices; ends follow from the instance's task times."""
+        job = _ints(job)
+        gpu = _ints(gpu)
+        start = _ints(start)
+        end = start + instance.proc[job, gpu]
+        return cls(instance.job_ids[job], round, task, instance.gpu_ids[gpu], start, end)
+
+    def tasks(self) -> Iterator[Task]:
+        for row in zip(self.job.tolist(), self.round.tolist(), self.task.tolist(),
+                       self.gpu.tolist(), self.start.tolist(), self.end.tolist()):
+            yield Task(*row)
+
+    def job_indices(self, instance: Instance) -> np.ndarray:
+        """Job index of every row (raises KeyError on an unknown id; the checker does not)."""
+        return np.fromiter((instance.job_index(j) for j in self.job), np.int64, len(self))
+
+    def gpu_indices(self, instance: Instance) -> np.ndarray:
+        return np.fromiter((instance.gpu_index(g) for g in self.gpu), np.int64, len(self))
+
+    def sorted(self) -> Schedule:
+        """Rows ordered by (gpu, start): a canonical order for files and diffs."""
+        order = np.lexsort((self.task, self.round, self.start, self.gpu.astype(str)))
+        return Schedule(self.job[order], self.round[order], self.task[order], self.gpu[order],
+                        self.start[order], self.end[order])
+
+
+@dataclass
+class Result:
+    """What a solver returns; the schedule file is its serialisation.
+
+    ``status`` is ``optimal`` only when the backend proved it. ``lower_bound``
+    is a proved bound on the optimum (or None); ``stats`` holds solver-specific
+    figures (nodes, LP value, flags such as a time-limited relaxation).
+    """
+
+    solver: str
+    status: Status
+    schedule: Schedule
+    objective: float | None = None
+    lower_bound: float | None = None
+    runtime_s: float = 0.0
+    instance: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap (objective - bound) / objective; 0 when proved optimal."""
+        if self.status == "optimal":
+            return 0.0
+        if self.objective is None or self.lower_bound is None:
+            return None
+        if self.objective == 0:
+            return 0.0
+        return max(0.0, (self.objective - self.lower_bound) / abs(self.objective))
+
+    def summary(self) -> dict[str, Any]:
+        """The fields ``hare-opt solve --json`` prints."""
+        def num(x: float | None) -> float | None:
+            if x is None or (isinstance(x, float) and not math.isfinite(x)):
+                return None
+            return int(x) if float(x).is_integer() else float(x)
+        return {"status": self.status, "objective": num(self.objective),
+                "lower_bound": num(self.lower_bound), "runtime_s": round(self.runtime_s, 4)}
