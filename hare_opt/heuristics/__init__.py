@@ -1,0 +1,1 @@
+"""Heuristics: the shared list-scheduling engine, Hare (paper and ours) and simple rules."""

@@ -1,0 +1,52 @@
+"""Simple dispatching rules: the baselines every heuristic must beat.
+
+All place each task on the eligible GPU where it would finish earliest
+(setup and barrier included); they differ only in the order of jobs.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hare_opt.heuristics.listsched import ClusterState
+from hare_opt.model import Instance, Result
+
+
+def place_job_eft(state: ClusterState, job: int) -> None:
+    """Place every remaining task of ``job``, each on its earliest-finish GPU."""
+    while not state.done(job):
+        state.place(job, int(np.argmin(state.finishes(job))))
+
+
+def _by_order(instance: Instance, order: np.ndarray, name: str) -> Result:
+    t0 = time.perf_counter()
+    state = ClusterState(instance)
+    for j in order:
+        place_job_eft(state, int(j))
+    return state.result(name, time.perf_counter() - t0)
+
+
+def solve_fifo(instance: Instance, *, time_limit: float | None = None) -> Result:
+    """Jobs in arrival order (ties: file order), as FIFO cluster schedulers do."""
+    return _by_order(instance, np.argsort(instance.release, kind="stable"), "fifo")
+
+
+def solve_wspt(instance: Instance, *, time_limit: float | None = None) -> Result:
+    """Jobs by Smith's ratio weight / work on the fastest GPU type, largest first."""
+    ratio = instance.weight / instance.min_work
+    return _by_order(instance, np.lexsort((instance.release, -ratio)), "wspt")
+
+
+def solve_eft(instance: Instance, *, time_limit: float | None = None) -> Result:
+    """Greedy over all jobs: always place the task that would finish earliest anywhere."""
+    t0 = time.perf_counter()
+    state = ClusterState(instance)
+    active = list(range(instance.num_jobs))
+    while active:
+        best = min(active, key=lambda j: (int(state.finishes(j).min()), -int(instance.weight[j]), j))
+        state.place(best, int(np.argmin(state.finishes(best))))
+        if state.done(best):
+            active.remove(best)
+    return state.result("eft", time.perf_counter() - t0)
