@@ -45,7 +45,8 @@ def solve_eft(instance: Instance, *, time_limit: float | None = None) -> Result:
     state = ClusterState(instance)
     active = list(range(instance.num_jobs))
     while active:
-        best = min(active, key=lambda j: (int(state.finishes(j).min()), -int(instance.weight[j]), j))
+        best = min(active, key=lambda j: (int(state.finishes(j).min()),
+                                          -int(instance.weight[j]), j))
         state.place(best, int(np.argmin(state.finishes(best))))
         if state.done(best):
             active.remove(best)

@@ -72,7 +72,8 @@ def instance_from_dict(data: Any) -> Instance:
     if not isinstance(data, Mapping):
         raise InstanceError("must be a JSON object", owner="instance")
     if data.get("format") != INSTANCE_FORMAT:
-        raise InstanceError(f"unknown or missing format tag {data.get('format')!r}, expected {INSTANCE_FORMAT!r}",
+        raise InstanceError(f"unknown or missing format tag {data.get('format')!r}, "
+                            f"expected {INSTANCE_FORMAT!r}",
                             field="format", owner="instance")
     _keys(data, _INSTANCE_KEYS, "instance", InstanceError)
     for key in ("gpus", "jobs"):

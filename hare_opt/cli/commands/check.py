@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json()))
     else:
-        verdict = "feasible" if report.feasible else f"INFEASIBLE ({sum(report.counts.values())} violations)"
+        n_bad = sum(report.counts.values())
+        verdict = "feasible" if report.feasible else f"INFEASIBLE ({n_bad} violations)"
         print(f"{args.schedule}: {verdict}")
         for v in report.violations:
             print(f"  {v}")
