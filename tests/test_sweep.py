@@ -1,0 +1,121 @@
+"""The sweep engine: identical results on Dask, resume after a kill, corrupt files redone."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from hare_opt.experiments import Cell, Store, Sweep, SweepError, run_cells, run_sweep
+
+
+def _sweep(**fixed) -> Sweep:
+    return Sweep("t", "arith", {"n": 50, **fixed}, {"n": [10, 20, 30]}, [0, 1, 2])
+
+
+def test_config_expands_grid_times_seeds(tmp_path):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('fn = "arith"\nseeds = 2\n[fixed]\nsleep = 0\n[grid]\nn = [1, 2, 3]\n')
+    sweep = Sweep.load(cfg)
+    cells = sweep.cells()
+    assert len(cells) == 6
+    assert len({c.key for c in cells}) == 6
+    assert {c.params["seed"] for c in cells} == {0, 1}
+
+
+def test_bad_config_is_a_clear_error(tmp_path):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('fn = "arith"\nbogus = 1\n')
+    with pytest.raises(SweepError, match="bogus"):
+        Sweep.load(cfg)
+
+
+def test_dask_local_cluster_matches_local_executor(tmp_path):
+    local = run_sweep(_sweep(), tmp_path / "a", executor="local", workers=2, progress=False)
+    dask = run_sweep(_sweep(), tmp_path / "b", executor="dask", workers=2, progress=False)
+    assert len(local) == 9
+    assert local.equals(dask)
+
+
+def test_rerun_skips_finished_cells(tmp_path):
+    store = Store(tmp_path)
+    cells = _sweep().cells()
+    calls: list[str] = []
+
+    def runner(cell: Cell):
+        calls.append(cell.key)
+        from hare_opt.experiments.sweep import run_cell
+        return run_cell(cell)
+
+    run_cells(cells, store, workers=1, progress=False, runner=runner)
+    assert len(calls) == 9
+    run_cells(cells, store, workers=1, progress=False, runner=runner)
+    assert len(calls) == 9  # nothing re-ran
+
+
+def test_failed_cell_keeps_the_finished_ones(tmp_path):
+    store = Store(tmp_path)
+    cells = _sweep(fail_seed=2).cells()
+    with pytest.raises(RuntimeError, match="on purpose"):
+        run_cells(cells, store, workers=1, progress=False)
+    done = [c for c in cells if store.load(c) is not None]
+    assert 0 < len(done) < len(cells)
+
+
+def test_corrupt_and_partial_files_are_redone(tmp_path):
+    store = Store(tmp_path)
+    cells = _sweep().cells()
+    first = run_cells(cells, store, workers=1, progress=False)
+    truncated, garbage, tampered, foreign = (store.path(c) for c in cells[:4])
+    truncated.write_text(truncated.read_text()[:40])
+    garbage.write_text("not json at all")
+    doc = json.loads(tampered.read_text())
+    doc["payload"]["rows"][0]["sum"] += 1  # checksum no longer matches
+    tampered.write_text(json.dumps(doc))
+    foreign.write_text(store.path(cells[5]).read_text())  # another cell's result
+    for c in cells[:4]:
+        assert store.load(c) is None
+    again = run_cells(cells, store, workers=1, progress=False)
+    assert again.equals(first)
+
+
+_KILL_SCRIPT = """
+import sys
+from hare_opt.experiments import Sweep, run_sweep
+if __name__ == "__main__":
+    sweep = Sweep("t", "arith", {"n": 50, "sleep": float(sys.argv[2])}, {"n": [10, 20, 30]},
+                  [0, 1, 2])
+    run_sweep(sweep, sys.argv[1], executor="local", workers=1, progress=False)
+"""
+
+
+def test_killed_run_resumes_with_every_cell_once(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(_KILL_SCRIPT)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(script), str(out), "0.3"])
+    cells_dir = out / "cells" / "t"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if cells_dir.is_dir() and len(list(cells_dir.glob("*.json"))) >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = len(list(cells_dir.glob("*.json")))
+    assert 3 <= finished < 9, "the kill should land midway"
+    before = {p.name: p.stat().st_mtime_ns for p in cells_dir.glob("*.json")}
+    subprocess.run([sys.executable, str(script), str(out), "0.3"], check=True)
+    after = {p.name: p.stat().st_mtime_ns for p in cells_dir.glob("*.json")}
+    assert all(after[name] == t for name, t in before.items())  # finished cells not redone
+    sweep = Sweep("t", "arith", {"n": 50, "sleep": 0.3}, {"n": [10, 20, 30]}, [0, 1, 2])
+    store = Store(cells_dir)
+    assert all(store.load(c) is not None for c in sweep.cells())
+    csv = (out / "t.csv").read_text().strip().splitlines()
+    assert len(csv) == 1 + 9
+    keys = [line.split(",")[-1] for line in csv[1:]]
+    assert len(set(keys)) == 9  # every cell exactly once
