@@ -8,7 +8,6 @@ schedule of 10^6 tasks checks in seconds.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +16,9 @@ import numpy as np
 import pandas as pd
 
 from hare_opt.model import Instance, Schedule
+
+#: Sentinel for "no task yet" in integer time arrays (below any time a file can hold).
+NONE = np.iinfo(np.int64).min
 
 #: Kinds of violation, in the order they are reported.
 KINDS = ("unknown", "duplicate", "missing", "eligibility", "duration", "release", "barrier",
@@ -52,13 +54,19 @@ class _Violations:
         self.counts: Counter[str] = Counter()
         self.messages: dict[str, list[str]] = {k: [] for k in KINDS}
 
-    def add(self, kind: str, rows: np.ndarray, fmt) -> None:
+    def add(self, kind: str, rows: np.ndarray, fmt, count: int | None = None) -> None:
+        """Record ``count`` (default ``len(rows)``) violations; ``rows`` feed the messages."""
         rows = np.asarray(rows)
-        if len(rows) == 0:
+        count = len(rows) if count is None else count
+        if count == 0:
             return
-        self.counts[kind] += len(rows)
-        room = len(rows) if self.limit is None else max(0, self.limit - len(self.messages[kind]))
+        self.counts[kind] += count
+        room = self.room(kind)
         self.messages[kind].extend(f"{kind}: {fmt(int(i))}" for i in rows[:room])
+
+    def room(self, kind: str) -> int | None:
+        """How many more messages of ``kind`` are kept (None: all)."""
+        return None if self.limit is None else max(0, self.limit - len(self.messages[kind]))
 
     def as_list(self) -> list[str]:
         out = []
@@ -108,18 +116,20 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     offset = np.concatenate(([0], np.cumsum(size)))
     key = offset[j] + rnd * inst.tasks_per_round[j] + s.task[ok]
     order = np.argsort(key, kind="stable")
-    dup = order[1:][key[order][1:] == key[order][:-1]]
-    v.add("duplicate", ok[dup], lambda i: f"{name(i)} appears more than once")
-    present = np.zeros(int(offset[-1]), dtype=bool)
-    present[key] = True
-    miss = np.flatnonzero(~present)
-    if len(miss):
+    sk = key[order]
+    repeat = sk[1:] == sk[:-1]
+    v.add("duplicate", ok[order[1:][repeat]], lambda i: f"{name(i)} appears more than once")
+    # Sparse over the keys present: an instance may hold far more tasks than memory.
+    n_miss = int(offset[-1]) - (len(sk) - int(repeat.sum()))
+    if n_miss:
+        miss = _first_missing(sk[np.concatenate(([True], ~repeat))] if len(sk) else sk,
+                              int(offset[-1]), v.room("missing"))
         mj = np.searchsorted(offset, miss, side="right") - 1
         local = miss - offset[mj]
         mk = inst.tasks_per_round[mj]
         v.add("missing", np.arange(len(miss)),
               lambda m: f"job {inst.jobs[mj[m]].id!r} round {local[m] // mk[m]} "
-                        f"task {local[m] % mk[m]} is not scheduled")
+                        f"task {local[m] % mk[m]} is not scheduled", count=n_miss)
 
     # Eligibility and duration.
     elig = inst.eligible[j, g]
@@ -137,14 +147,18 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
           lambda i: f"{where(i)}: starts before release {inst.release[jid[i]]}")
 
     # Barriers: round k+1 starts after every task of round k ended and synced.
+    # Integers throughout (NONE marks a round with no task): floats would lose
+    # units past 2^53 and miss a violation by one.
     roff = np.concatenate(([0], np.cumsum(inst.rounds)))
     rk = roff[j] + rnd
-    ready = np.full(int(roff[-1]), -np.inf)
-    np.maximum.at(ready, rk, (end + inst.sync[j, g]).astype(float))
-    prev_ready = np.where(rnd > 0, ready[np.maximum(rk - 1, 0)], -np.inf)
-    v.add("barrier", ok[start < prev_ready],
+    rounds_seen, at = np.unique(rk, return_inverse=True)
+    ready = np.full(len(rounds_seen), NONE, dtype=np.int64)
+    np.maximum.at(ready, at, end + inst.sync[j, g])
+    prev_ready = np.where(rnd > 0, _ready_of(rounds_seen, ready, rk - 1), NONE)
+    bad_b = start < prev_ready
+    v.add("barrier", ok[bad_b],
           lambda i: f"{where(i)}: starts before round {s.round[i] - 1} is synced at "
-                    f"{_fmt(ready[roff[jid[i]] + s.round[i] - 1])}")
+                    f"{prev_ready[np.searchsorted(ok, i)]}")
 
     # One task at a time per GPU, and setups between different jobs.
     by_gpu = np.lexsort((end, start, g))
@@ -167,12 +181,13 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
                     f"{ready_setup[m]}")
 
     # Metrics from the last round's barrier.
-    completion = ready[roff[1:] - 1]
+    last = _ready_of(rounds_seen, ready, roff[1:] - 1)
+    done = last != NONE
     report = CheckReport(feasible=not v.counts, violations=v.as_list(), counts=dict(v.counts),
-                         completion=completion)
-    if np.all(np.isfinite(completion)):
+                         completion=np.where(done, last, -np.inf))
+    if np.all(done):
         # Exact integer arithmetic: float sums lose units past 2^53.
-        c = [int(x) for x in completion]
+        c = last.tolist()
         w = inst.weight.tolist()
         r = inst.release.tolist()
         report.objective = sum(wi * ci for wi, ci in zip(w, c))
@@ -182,10 +197,33 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     return report
 
 
+def _ready_of(seen: np.ndarray, ready: np.ndarray, rounds: np.ndarray) -> np.ndarray:
+    """Barrier time of each global round number in ``rounds`` (NONE if it has no task)."""
+    if not len(seen):
+        return np.full(len(rounds), NONE, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(seen, rounds), len(seen) - 1)
+    return np.where(seen[pos] == rounds, ready[pos], NONE)
+
+
+def _first_missing(present: np.ndarray, total: int, limit: int | None) -> np.ndarray:
+    """The smallest ``limit`` (None: all) keys in [0, total) absent from sorted ``present``."""
+    if limit is None:
+        return np.setdiff1d(np.arange(total), present, assume_unique=True)
+    bounds = np.concatenate(([-1], present, [total]))
+    out: list[np.ndarray] = []
+    left = limit
+    for i in np.flatnonzero(np.diff(bounds) > 1):
+        if left <= 0:
+            break
+        lo = int(bounds[i]) + 1
+        take = min(int(bounds[i + 1]) - lo, left)
+        out.append(np.arange(lo, lo + take))
+        left -= take
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
 def _num(x: float) -> float | int:
     x = float(x)
     return int(x) if x.is_integer() and abs(x) < 2**53 else x
 
 
-def _fmt(x: float) -> str:
-    return str(int(x)) if math.isfinite(x) else str(x)

@@ -13,6 +13,8 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
 
 from hare_opt.model import HareOptError
 
@@ -22,9 +24,28 @@ EXIT_USAGE = 2
 def _commands() -> list:
     import hare_opt.cli.commands as pkg
 
-    mods = [importlib.import_module(f"{pkg.__name__}.{m.name}")
+    mods = [_import_command(f"{pkg.__name__}.{m.name}", m.name)
             for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")]
     return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: m.NAME)
+
+
+def _import_command(module: str, name: str) -> Any:
+    """The command module, or a stand-in that reports why it cannot load.
+
+    One command with a missing optional dependency (or half-written by a
+    colleague) must not take every other command down with it.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        reason = f"command unavailable ({exc})"
+
+        def run(args: argparse.Namespace) -> int:
+            raise HareOptError(reason)
+        def add_arguments(p: argparse.ArgumentParser) -> None:
+            p.add_argument("rest", nargs=argparse.REMAINDER)
+        return SimpleNamespace(NAME=name, HELP=f"[{reason}]", run=run,
+                               add_arguments=add_arguments)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -111,8 +111,9 @@ class Job:
                 raise InstanceError(f"has no entry for GPU type(s) {missing} that task_time names",
                                     field="sync_time", owner=owner)
             object.__setattr__(self, "sync_time", st)
-        else:
-            _check_int(self.sync_time, "sync_time", owner, minimum=0)
+        else:  # a plain int, so that files and hashes never see a numpy scalar
+            object.__setattr__(self, "sync_time",
+                               _check_int(self.sync_time, "sync_time", owner, minimum=0))
         for name in ("weight", "release", "rounds", "tasks_per_round", "switch_overhead"):
             object.__setattr__(self, name, int(getattr(self, name)))
 

@@ -1,0 +1,202 @@
+"""The command line: ``check`` and ``plot`` outputs, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import tempfile
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from matplotlib.figure import Figure
+from strategies import broken_instance_docs, broken_schedule_docs, instances, list_schedule
+
+from hare_opt.cli.main import _import_command, main
+from hare_opt.io import dumps_instance, dumps_result, load_instance, save_result
+from hare_opt.model import GPU, Instance, Job, Result, Schedule
+from hare_opt.plot import gantt
+from hare_opt.plot.gantt import MAX_LABELS
+
+ROOT = Path(__file__).resolve().parents[1]
+FIG1 = ROOT / "instances" / "fig1.json"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def fig1_schedule(name: str) -> str:
+    return str(ROOT / "instances" / "fig1" / f"{name}.schedule.json")
+
+
+def _write(text: str, name: str) -> str:
+    path = Path(tempfile.mkdtemp(prefix="hare-cli-")) / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``hare-opt argv``, in-process."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def one_line_error(argv: list[str], command: str = "check") -> str:
+    """Run ``argv``; it must exit 2 with exactly one line on stderr and nothing on stdout."""
+    code, out, err = run(argv)
+    assert code == 2, (out, err)
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"hare-opt {command}: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# --- check --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, total, seconds", [("a", 21, "10.5"), ("b", 18, "9"),
+                                                  ("c", 17, "8.5")])
+def test_check_fig1(name, total, seconds):
+    code, out, _ = run(["check", str(FIG1), fig1_schedule(name), "--json"])
+    rep = json.loads(out)
+    assert code == 0 and rep["feasible"] is True and rep["violations"] == []
+    assert rep["objective"] == total
+    code, out, _ = run(["check", str(FIG1), fig1_schedule(name)])
+    assert code == 0
+    assert "feasible" in out and f"{total} 0.5s (= {seconds} s)" in out
+
+
+def test_check_reports_violations_and_exits_1():
+    inst = load_instance(FIG1)
+    sched = list_schedule(inst)
+    rows = list(sched.tasks())
+    rows[0] = rows[0]._replace(end=rows[0].end - 1)     # a duration defect
+    bad = _write(dumps_result(Result("t", "feasible", Schedule.from_tasks(rows[:-1]))),
+                 "bad.json")
+    code, out, _ = run(["check", str(FIG1), bad, "--json"])
+    assert code == 1
+    rep = json.loads(out)
+    assert rep["feasible"] is False
+    assert rep["counts"] == {"duration": 1, "missing": 1}
+    assert rep["objective"] is None or isinstance(rep["objective"], int)
+    code, out, _ = run(["check", str(FIG1), bad])
+    assert code == 1
+    assert "INFEASIBLE (2 violations)" in out and "  duration: job" in out
+
+
+@given(broken_instance_docs())
+def test_check_with_broken_instance_prints_one_line(case):
+    doc, field, _ = case
+    path = _write(json.dumps(doc), "inst.json")
+    line = one_line_error(["check", path, fig1_schedule("a")])
+    assert path in line and field in line
+
+
+@given(broken_schedule_docs())
+def test_check_with_broken_schedule_prints_one_line(case):
+    doc, field = case
+    path = _write(json.dumps(doc), "sched.json")
+    line = one_line_error(["check", str(FIG1), path])
+    assert path in line and field in line
+
+
+@pytest.mark.parametrize("text", ["", "{", "[1, 2]", "null", "\"x\"", "{\"format\": 1}"])
+def test_check_with_garbage_files(text):
+    path = _write(text, "garbage.json")
+    one_line_error(["check", path, fig1_schedule("a")])
+    one_line_error(["check", str(FIG1), path])
+
+
+def test_check_missing_files():
+    line = one_line_error(["check", "/nonexistent/i.json", fig1_schedule("a")])
+    assert "/nonexistent/i.json" in line and "no such file" in line
+
+
+# --- plot ---------------------------------------------------------------------------
+
+
+def test_plot_writes_a_png():
+    out = Path(tempfile.mkdtemp()) / "sub" / "fig1c.png"
+    code, stdout, _ = run(["plot", str(FIG1), fig1_schedule("c"), "--out", str(out),
+                           "--title", "Fig. 1 (c)"])
+    assert code == 0 and stdout.strip() == str(out)
+    data = out.read_bytes()
+    assert data.startswith(PNG_MAGIC) and len(data) > 5000
+
+
+def test_plot_errors_are_one_line():
+    out = str(Path(tempfile.mkdtemp()) / "x.png")
+    one_line_error(["plot", "/nonexistent.json", fig1_schedule("c"), "--out", out],
+                   "plot")
+    inst = load_instance(FIG1)
+    res = Result("t", "feasible", Schedule.from_tasks([("J9", 0, 0, "GPU1", 0, 1)]))
+    path = Path(tempfile.mkdtemp()) / "s.json"
+    save_result(res, path)
+    line = one_line_error(["plot", str(FIG1), str(path), "--out", out], "plot")
+    assert "J9" in line and inst.name in line
+    line = one_line_error(["plot", str(FIG1), fig1_schedule("a"), "--out",
+                           out[:-4] + ".notaformat"], "plot")
+    assert "notaformat" in line
+
+
+@given(instances(max_gpus=2, max_jobs=2), st.integers(0, 9))
+def test_plot_any_small_schedule(inst, seed):
+    sched = list_schedule(inst, random.Random(seed))
+    fig = gantt(inst, sched, title="t")
+    assert fig.axes[0].get_title() == "t"
+    assert len(fig.axes[0].collections) >= 1
+
+
+# --- the command registry ------------------------------------------------------------
+
+
+def test_plot_one_task_and_a_dense_schedule():
+    one = Instance((GPU("g", "A"),), (Job("j", {"A": 3}, switch_overhead=1),))
+    fig = gantt(one, Schedule.from_tasks([("j", 0, 0, "g", 1, 4)]))
+    ax = fig.axes[0]
+    assert len(ax.collections) == 2                  # the task and its setup
+    assert [t.get_text() for t in ax.texts if " r" in t.get_text()] == ["j r0"]
+    assert ax.get_xlabel() == "time (s)"
+    host = Figure()
+    _, right = host.subplots(1, 2)
+    assert gantt(one, Schedule.empty(), ax=right) is host and right.get_title() == one.name
+    # 120 GPUs, one job of long tasks among 30 of unit tasks: only long bars get a label.
+    types = ("A", "B", "C")
+    big = Instance(tuple(GPU(f"g{i}", types[i % 3]) for i in range(120)),
+                   (Job("long", dict.fromkeys(types, 60), tasks_per_round=120),
+                    *(Job(f"t{i}", dict.fromkeys(types, 1), rounds=2, tasks_per_round=20,
+                          switch_overhead=1) for i in range(30))))
+    sched = list_schedule(big, random.Random(0))
+    fig = gantt(big, sched)
+    ax = fig.axes[0]
+    assert fig.get_figheight() > 3 * gantt(one, Schedule.empty()).get_figheight()
+    labels = [t.get_text() for t in ax.texts if " r" in t.get_text()]
+    assert labels and set(labels) == {"long r0"} and len(labels) <= MAX_LABELS
+    assert ax.get_legend() is None                             # too many jobs for a legend
+    assert {t.get_text() for t in ax.texts} - {"long r0"} == {"A (40)", "B (40)", "C (40)"}
+    path = Path(tempfile.mkdtemp()) / "big.png"
+    fig.savefig(path)
+    assert path.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_broken_command_module_does_not_take_the_others_down():
+    stub = _import_command("hare_opt.cli.commands._no_such_module", "ghost")
+    assert stub.NAME == "ghost" and "unavailable" in stub.HELP
+    with pytest.raises(Exception, match="command unavailable"):
+        stub.run(None)
+
+
+def test_no_command_prints_help():
+    code, out, _ = run([])
+    assert code == 2 and "check" in out and "plot" in out
+
+
+def test_instance_file_written_by_the_library_loads():
+    # The files the CLI reads are the ones the library writes: one format, one reader.
+    path = _write(dumps_instance(load_instance(FIG1)), "fig1.json")
+    code, out, _ = run(["check", path, fig1_schedule("b"), "--json"])
+    assert code == 0 and json.loads(out)["objective"] == 18
