@@ -11,11 +11,18 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from hare_opt.model import HareOptError
 
 CELLS: dict[str, str] = {
     "solve-random": "hare_opt.experiments.cells:solve_random",
     "arith": "hare_opt.experiments.cells:arith",
+    "simulate": "hare_opt.experiments.cells:simulate_paper",
+    "fig1": "hare_opt.experiments.offline:fig1_cell",
+    "quality": "hare_opt.experiments.offline:quality_cell",
+    "bounds": "hare_opt.experiments.offline:bounds_cell",
+    "runtime": "hare_opt.experiments.offline:runtime_cell",
 }
 
 
@@ -36,7 +43,6 @@ def arith(*, seed: int, n: int = 1000, fail_seed: int | None = None,
         time.sleep(sleep)
     if fail_seed is not None and seed == fail_seed:
         raise RuntimeError(f"cell with seed {seed} fails on purpose")
-    import numpy as np
 
     x = np.random.default_rng(seed).integers(0, 100, size=n)
     return [{"sum": int(x.sum()), "max": int(x.max())}]
@@ -55,4 +61,41 @@ def solve_random(*, seed: int, solvers: list[str], n_jobs: int = 4, n_gpus: int 
         rows.append({"solver": name, "status": res.status, "objective": res.objective,
                      "lower_bound": res.lower_bound, "runtime_s": res.runtime_s,
                      "tasks": inst.num_tasks})
+    return rows
+
+
+def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,
+                   cluster: str = "V100:8,T4:4,K80:1,M60:2", switching: str = "hare",
+                   bandwidth_gbps: float = 25.0, batch_scale: float = 1.0,
+                   mix: list[float] | None = None, arrival: str = "poisson",
+                   mean_interarrival: float = 30.0, keep_jct: bool = False, unit_ms: int = 100,
+                   **_labels: Any) -> list[dict[str, Any]]:
+    """Simulate each policy on one paper-like workload; one row per policy.
+
+    Extra keyword arguments are labels (e.g. ``level="high"``) that only name the cell.
+    Times in the rows are in seconds. With ``keep_jct`` each row carries the
+    per-job JCTs (for CDFs).
+    """
+    from hare_opt.cli.units import unit_seconds
+    from hare_opt.generators import build_instance, paper_jobs
+    from hare_opt.sim import simulate
+
+    jobs = paper_jobs(seed, n_jobs, mix=tuple(mix or (1, 1, 1, 1)), arrival=arrival,
+                      mean_interarrival=mean_interarrival)
+    inst = build_instance(jobs, cluster, switching=switching, bandwidth_gbps=bandwidth_gbps,
+                          batch_scale=batch_scale, unit_ms=unit_ms, name=f"sim-s{seed}")
+    sec = unit_seconds(inst.time_unit) or 1.0
+    rows = []
+    for policy in policies:
+        run = simulate(inst, policy)
+        m = run.metrics
+        jct = run.jobs["jct"].to_numpy() * sec
+        row = {"policy": policy, "total_weighted_jct_s": m["total_weighted_jct"] * sec,
+               "avg_jct_s": float(jct.mean()), "p90_jct_s": float(np.percentile(jct, 90)),
+               "makespan_s": m["makespan"] * sec, "switching_s": float(
+                   run.jobs["setup_time"].sum() * sec), "wall_s": run.wall_s,
+               "gpus": inst.num_gpus, "tasks": inst.num_tasks}
+        if keep_jct:
+            row["jct_s"] = [float(x) for x in jct]
+        rows.append(row)
     return rows
