@@ -1,0 +1,43 @@
+"""Cluster specs such as ``"V100:8,T4:4,K80:1,M60:2"`` and the paper's named clusters."""
+
+from __future__ import annotations
+
+import re
+
+from hare_opt.model import GPU, InstanceError
+
+#: The paper's testbed: 15 GPUs on 4 cloud instances (section 6).
+TESTBED = "V100:8,T4:4,K80:1,M60:2"
+#: Fig. 16's heterogeneity levels on 16 GPUs (our sizes; the paper's counts are not given).
+HETEROGENEITY = {"low": "V100:16", "middle": "V100:8,K80:8",
+                 "high": "V100:4,T4:4,K80:4,M60:4"}
+
+_ITEM = re.compile(r"^(?P<type>[A-Za-z0-9_.\-]+):(?P<count>\d+)(?:@(?P<per>\d+))?$")
+
+
+def parse_cluster(spec: str) -> tuple[GPU, ...]:
+    """GPUs of a spec ``TYPE:COUNT[@PER_NODE],...``; ids ``TYPE-i``.
+
+    With ``@PER_NODE`` the GPUs of that type are packed onto nodes named
+    ``TYPE-n0``, ``TYPE-n1``... of PER_NODE GPUs each (the node is informational).
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise InstanceError(f"empty cluster spec {spec!r}; expected e.g. {TESTBED!r}",
+                            field="cluster")
+    gpus: list[GPU] = []
+    seen: set[str] = set()
+    for item in (s.strip() for s in spec.split(",")):
+        m = _ITEM.match(item)
+        if not m:
+            raise InstanceError(f"bad item {item!r} in {spec!r}; expected TYPE:COUNT "
+                                f"(e.g. {TESTBED!r})", field="cluster")
+        t, count, per = m["type"], int(m["count"]), m["per"]
+        if t in seen:
+            raise InstanceError(f"GPU type {t!r} is listed twice in {spec!r}", field="cluster")
+        if count < 1 or (per is not None and int(per) < 1):
+            raise InstanceError(f"item {item!r}: counts must be >= 1", field="cluster")
+        seen.add(t)
+        for i in range(count):
+            node = None if per is None else f"{t}-n{i // int(per)}"
+            gpus.append(GPU(f"{t}-{i}", t, node))
+    return tuple(gpus)
