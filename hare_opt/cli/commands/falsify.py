@@ -1,0 +1,91 @@
+"""``hare-opt falsify --solver NAME [--against opt|bound] [--budget S] [--seed S] ...``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from hare_opt.falsify import Space, falsify, shrink
+from hare_opt.io import atomic_write_text, save_instance, save_result
+from hare_opt.solvers import get_solver
+
+NAME = "falsify"
+HELP = "search for instances on which a heuristic is worst against OPT or a lower bound"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--solver", required=True, help="heuristic to attack, e.g. hare-paper, hare")
+    p.add_argument("--against", choices=("opt", "bound"), default="opt",
+                   help="reference: proved optimum (small instances) or lower bound")
+    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+                   help="wall-clock budget (default 60)")
+    p.add_argument("--iterations", type=int, default=None, metavar="N",
+                   help="stop after N candidates (with a budget not reached: reproducible)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-tasks", type=int, default=8, metavar="N",
+                   help="most tasks per instance (default 8)")
+    p.add_argument("--max-gpus", type=int, default=3, metavar="N")
+    p.add_argument("--min-gpus", type=int, default=1, metavar="N")
+    p.add_argument("--max-time", type=int, default=20, metavar="T", help="largest task time")
+    p.add_argument("--model", choices=("paper", "full"), default="paper",
+                   help="paper: no setups, sync < task time (the theorem's setting); "
+                        "full: everything the spec allows")
+    p.add_argument("--exact", default="cpsat", help="exact solver giving OPT (default cpsat)")
+    p.add_argument("--exact-time-limit", type=float, default=10.0, metavar="SECONDS")
+    p.add_argument("--solver-time-limit", type=float, default=30.0, metavar="SECONDS",
+                   help="time limit passed to the heuristic (hare-paper's relaxation)")
+    p.add_argument("--out", metavar="FILE", default=None,
+                   help="write the worst instance here (its schedule to FILE.schedule.json)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-shrink", action="store_true",
+                   help="keep a violating instance as found instead of simplifying it")
+
+
+def run(args: argparse.Namespace) -> int:
+    get_solver(args.solver)  # unknown names: one-line error before any search
+    if args.iterations is not None and args.iterations < 1:
+        raise ValueError("--iterations must be positive")
+    space = Space(args.max_tasks, args.max_gpus, args.max_time, args.model, args.min_gpus)
+    f = falsify(args.solver, against=args.against, budget=args.budget,
+                iterations=args.iterations, seed=args.seed, space=space, exact=args.exact,
+                exact_time_limit=args.exact_time_limit, progress=not args.no_progress,
+                solver_time_limit=args.solver_time_limit)
+    if f.violates and not args.no_shrink:
+        tasks, ratio = f.instance.num_tasks, f.ratio
+        f = shrink(f, space, exact=args.exact, exact_time_limit=args.exact_time_limit)
+        print(f"worst ratio found {ratio:.6g}; shrunk that instance from {tasks} to "
+              f"{f.instance.num_tasks} tasks (ratio {f.ratio:.6g}, still violating)")
+    ref = "OPT" if args.against == "opt" else "lower bound"
+    print(f"falsify {args.solver} against {ref}: {f.evaluated} instances evaluated, "
+          f"{f.skipped} skipped (invalid or no proved reference)")
+    for data, msg in f.errors[:3]:
+        print(f"  SOLVER BUG on instance {data['name']!r}: {msg}")
+    if args.out and f.errors:
+        bugs = Path(args.out).with_suffix(".errors.json")
+        atomic_write_text(bugs, json.dumps([{"error": m, "instance": d} for d, m in f.errors],
+                                           indent=1))
+        print(f"  {len(f.errors)} solver error(s) -> {bugs}")
+    if f.instance is None:
+        print("no instance evaluated; raise --budget or --exact-time-limit")
+        return 0
+    print(f"  worst ratio  {f.ratio:.6g}  (objective {f.result.objective:g} / {ref} "
+          f"{f.reference:g}) on {f.instance.num_jobs} jobs, {f.instance.num_gpus} GPUs, "
+          f"{f.instance.num_tasks} tasks")
+    if f.guarantee is None:
+        print("  claimed guarantee: none known for this solver")
+    else:
+        g = "inf" if math.isinf(f.guarantee) else f"{f.guarantee:.6g}"
+        what = "alpha(2+alpha)" if args.solver == "hare-paper" else "bounds.guarantee"
+        print(f"  claimed guarantee {g} = {what}, alpha = {f.alpha:.6g}")
+        if f.violates:
+            print("  VIOLATED: the ratio to the proved optimum exceeds the claimed guarantee")
+        elif args.against == "bound" and args.solver == "hare-paper" and f.ratio > f.guarantee:
+            print("  above the claim, but only against a lower bound: not a proof")
+    if args.out:
+        save_instance(f.instance, args.out)
+        sched = Path(args.out).with_suffix(".schedule.json")
+        save_result(f.result, sched)
+        print(f"  instance -> {args.out}\n  schedule -> {sched}")
+    return 0

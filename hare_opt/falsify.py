@@ -1,0 +1,388 @@
+"""Search for instances on which a heuristic is far from optimal (``hare-opt falsify``).
+
+A claimed approximation ratio is a universal statement; one instance whose
+ratio, measured against a *proved* optimum, exceeds it refutes the claim. The
+search is a seeded random restart plus hill climbing over small instances:
+mutate a number (task or sync time, weight, release, rounds, K, setup), add or
+drop a job or a GPU, keep the change when the ratio does not drop. Against
+``opt`` a candidate counts only if the exact solver proved its optimum;
+against ``bound`` the reference is a lower bound (larger instances, weaker
+evidence: a ratio above a guarantee on OPT then proves nothing).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from hare_opt.io import instance_from_dict
+from hare_opt.model import HareOptError, Instance, Result
+from hare_opt.solvers import SolverError, solve
+
+TYPES = ("A", "B", "C")
+
+
+@dataclass
+class Space:
+    """What instances the search may visit.
+
+    ``paper`` keeps to the paper's assumptions (no setups, sync < task time,
+    sync ratios finite); ``full`` allows everything the spec allows.
+    """
+
+    max_tasks: int = 8
+    max_gpus: int = 3
+    max_time: int = 20
+    model: str = "paper"
+    min_gpus: int = 1
+
+    def __post_init__(self) -> None:
+        if self.model not in ("paper", "full"):
+            raise ValueError(f"model must be 'paper' or 'full', got {self.model!r}")
+        if self.max_tasks < 1 or self.max_gpus < 1 or self.max_time < 1:
+            raise ValueError("max_tasks, max_gpus and max_time must be positive")
+        if not 1 <= self.min_gpus <= self.max_gpus:
+            raise ValueError("min_gpus must be between 1 and max_gpus")
+
+
+@dataclass
+class Finding:
+    """The worst instance seen: the heuristic's result and what it is measured against."""
+
+    solver: str
+    against: str
+    instance: Instance | None = None
+    result: Result | None = None
+    reference: float | None = None
+    ratio: float = 0.0
+    score: float = 0.0
+    guarantee: float | None = None
+    alpha: float | None = None
+    evaluated: int = 0
+    skipped: int = 0
+    history: list[float] = field(default_factory=list)
+    errors: list[tuple[dict, str]] = field(default_factory=list)  # solver bugs met on the way
+
+    @property
+    def violates(self) -> bool:
+        return (self.against == "opt" and self.guarantee is not None
+                and self.ratio > self.guarantee + 1e-9)
+
+
+def claimed_guarantee(instance: Instance, solver: str) -> float | None:
+    """The factor the solver claims: alpha(2+alpha) for hare-paper, bounds.guarantee for hare."""
+    if solver == "hare-paper":
+        a = float(instance.alpha.max())
+        return a * (2 + a)
+    if solver == "hare":
+        try:
+            from hare_opt.bounds import guarantee
+        except ImportError:
+            return None
+        g = guarantee(instance)
+        return float(getattr(g, "value", g))
+    return None
+
+
+def lower_bound(instance: Instance) -> float:
+    """hare_opt.bounds.lower_bound when it exists, else the paper relaxation's proved bound."""
+    try:
+        from hare_opt.bounds import lower_bound as lb
+    except ImportError:
+        from hare_opt.heuristics.relaxation import solve_relaxation
+        return solve_relaxation(instance, time_limit=10).bound
+    v = lb(instance)
+    return float(getattr(v, "value", v))
+
+
+# --- instance generation and mutation (on the JSON form, validated on build) --------
+def _sync(rng: random.Random, times: dict[str, int], space: Space) -> int | dict[str, int]:
+    if space.model == "paper":
+        cap = min(times.values()) - 1  # the paper assumes T^s < T^c
+        if rng.random() < 0.5 or cap < 1:
+            return rng.randint(0, max(0, cap))
+        return {t: rng.randint(1, max(1, p - 1)) for t, p in times.items()}
+    if rng.random() < 0.5:
+        return rng.randint(0, 4)
+    return {t: rng.randint(0, 4) for t in times}
+
+
+def _time(rng: random.Random, space: Space) -> int:
+    return max(1, min(space.max_time, round(math.exp(rng.uniform(0, math.log(space.max_time))))))
+
+
+def _job(rng: random.Random, jid: str, types: list[str], budget: int, space: Space) -> dict:
+    rounds = rng.randint(1, min(3, budget))
+    k = rng.randint(1, max(1, min(3, budget // rounds)))
+    chosen = rng.sample(types, rng.randint(1, len(types)))
+    same = _time(rng, space) if rng.random() < 0.3 else None  # alpha = 1 jobs are common
+    times = {t: same or _time(rng, space) for t in sorted(chosen)}
+    release = rng.choice([0, 0, rng.randint(0, 12)])
+    return {"id": jid, "weight": rng.randint(1, 6), "release": release,
+            "rounds": rounds, "tasks_per_round": k, "task_time": times,
+            "sync_time": _sync(rng, times, space),
+            "switch_overhead": rng.randint(0, 3) if space.model == "full" else 0}
+
+
+def random_instance(rng: random.Random, space: Space, name: str = "falsify") -> dict:
+    """A random instance in JSON form within ``space``."""
+    count = rng.randint(space.min_gpus, space.max_gpus)
+    gpus = [{"id": f"g{i}", "type": rng.choice(TYPES)} for i in range(count)]
+    types = sorted({g["type"] for g in gpus})
+    jobs, budget = [], space.max_tasks
+    for i in range(rng.randint(1, 4)):
+        if budget < 1:
+            break
+        jobs.append(_job(rng, f"j{i}", types, budget, space))
+        budget -= jobs[-1]["rounds"] * jobs[-1]["tasks_per_round"]
+    return {"format": "hare-opt/instance@1", "name": name, "time_unit": "s",
+            "gpus": gpus, "jobs": jobs}
+
+
+def _tasks(data: dict) -> int:
+    return sum(j["rounds"] * j["tasks_per_round"] for j in data["jobs"])
+
+
+def mutate(rng: random.Random, data: dict, space: Space) -> dict:
+    """One random change; the caller validates the result."""
+    d = copy.deepcopy(data)
+    job = rng.choice(d["jobs"])
+    types = sorted({g["type"] for g in d["gpus"]})
+    step = rng.choice([-2, -1, 1, 2])
+    kind = rng.randrange(10)
+    if kind == 0:
+        t = rng.choice(sorted(job["task_time"]))
+        job["task_time"][t] = max(1, min(space.max_time, job["task_time"][t] * rng.choice([2, 3])
+                                         if step > 0 else job["task_time"][t] + step))
+    elif kind == 1:
+        job["weight"] = max(1, job["weight"] + step)
+    elif kind == 2:
+        job["release"] = max(0, job["release"] + 2 * step)
+    elif kind == 3:
+        job["rounds"] = max(1, job["rounds"] + step // abs(step))
+    elif kind == 4:
+        job["tasks_per_round"] = max(1, job["tasks_per_round"] + step // abs(step))
+    elif kind == 5:
+        job["sync_time"] = _sync(rng, job["task_time"], space)
+        if space.model == "full":
+            job["switch_overhead"] = rng.randint(0, 3)
+    elif kind == 6 and len(d["jobs"]) > 1:
+        d["jobs"].remove(job)
+    elif kind == 6:
+        d["jobs"].append(_job(rng, f"j{len(d['jobs'])}x", types, 3, space))
+    elif kind == 7 and len(d["gpus"]) < space.max_gpus and rng.random() < 0.5:
+        d["gpus"].append({"id": f"g{len(d['gpus'])}x", "type": rng.choice(types + list(TYPES))})
+    elif kind == 7 and len(d["gpus"]) > space.min_gpus:
+        d["gpus"].pop(rng.randrange(len(d["gpus"])))
+    elif kind == 8:  # make the job's times equal on all types (alpha of the job -> 1)
+        same = rng.choice(list(job["task_time"].values()))
+        job["task_time"] = {t: same for t in job["task_time"]}
+        job["sync_time"] = _sync(rng, job["task_time"], space)
+    else:
+        t = rng.choice(types)
+        job["task_time"][t] = _time(rng, space)
+        if isinstance(job["sync_time"], dict) or space.model == "paper":
+            job["sync_time"] = _sync(rng, job["task_time"], space)
+    return d
+
+
+def _valid(data: dict, space: Space) -> Instance | None:
+    if _tasks(data) > space.max_tasks or not space.min_gpus <= len(data["gpus"]) <= space.max_gpus:
+        return None
+    try:
+        inst = instance_from_dict(data)
+    except HareOptError:
+        return None
+    if space.model == "paper" and ((inst.sync >= inst.proc) & inst.eligible).any():
+        return None  # mutations may break the paper's T^s < T^c
+    return inst if math.isfinite(float(inst.alpha.max())) else None
+
+
+# --- evaluation and search ---------------------------------------------------------
+def evaluate(inst: Instance, solver: str, against: str, *, exact: str = "cpsat",
+             exact_time_limit: float = 10.0, solver_time_limit: float | None = 30.0,
+             solver_options: dict[str, Any] | None = None) -> tuple[float, float, Result] | None:
+    """(ratio, reference, heuristic result), or None when no proved reference exists."""
+    res = solve(inst, solver, time_limit=solver_time_limit, **(solver_options or {}))
+    if against == "opt":
+        opts = {"hint": res, "num_workers": 1} if exact == "cpsat" else {}
+        ref_res = solve(inst, exact, time_limit=exact_time_limit, **opts)
+        if ref_res.status != "optimal":
+            return None
+        ref = float(ref_res.objective)
+        if res.objective < ref - 1e-6:
+            raise SolverError(f"{solver} scores {res.objective} below the optimum {ref} that "
+                              f"{exact} proved on {inst.name!r}: a bug in one of them")
+    else:
+        ref = lower_bound(inst)
+        if not ref > 0:
+            return None
+    return float(res.objective) / ref, ref, res
+
+
+def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
+            iterations: int | None = None, seed: int = 0, space: Space | None = None,
+            exact: str = "cpsat", exact_time_limit: float = 10.0, restart: float = 0.1,
+            progress: bool = True, solver_time_limit: float | None = 30.0,
+            solver_options: dict[str, Any] | None = None) -> Finding:
+    """Maximise the solver's ratio to OPT (or a lower bound) for ``budget`` s or ``iterations``.
+
+    The score climbed is ratio / claimed guarantee when the solver claims one
+    (so that the search is not rewarded for inflating alpha), else the ratio.
+
+    With ``iterations`` set and a budget that is not reached, the run is
+    determined by ``seed`` (the exact solver runs single-threaded).
+    """
+    if against not in ("opt", "bound"):
+        raise ValueError(f"against must be 'opt' or 'bound', got {against!r}")
+    if budget <= 0:
+        raise ValueError("budget must be positive")
+    space = space or Space()
+    rng = random.Random(seed)
+    best = Finding(solver, against)
+    current: tuple[float, dict] | None = None
+    t0 = time.monotonic()
+    bar = _bar(progress, iterations, budget)
+    it = 0
+    while time.monotonic() - t0 < budget and (iterations is None or it < iterations):
+        it += 1
+        if current is None or rng.random() < restart:
+            data = random_instance(rng, space, f"falsify-{solver}-s{seed}-i{it}")
+        else:
+            data = current[1]
+            for _ in range(rng.randint(1, 3)):
+                data = mutate(rng, data, space)
+            data["name"] = f"falsify-{solver}-s{seed}-i{it}"
+        inst = _valid(data, space)
+        try:
+            out = None if inst is None else evaluate(inst, solver, against, exact=exact,
+                                                     exact_time_limit=exact_time_limit,
+                                                     solver_time_limit=solver_time_limit,
+                                                     solver_options=solver_options)
+        except SolverError as exc:  # a bug in some solver: keep the instance, go on
+            best.errors.append((data, str(exc)))
+            out = None
+        if out is None:
+            best.skipped += 1
+        else:
+            best.evaluated += 1
+            ratio, ref, res = out
+            g = claimed_guarantee(inst, solver)
+            score = ratio / g if g and math.isfinite(g) else ratio
+            if current is None or score >= current[0]:
+                current = (score, data)
+            if score > best.score:
+                best.instance, best.result, best.reference = inst, res, ref
+                best.ratio, best.score, best.guarantee = ratio, score, g
+                best.alpha = float(inst.alpha.max())
+        best.history.append(best.score)
+        _tick(bar, iterations, t0, best)
+    if bar is not None:
+        bar.close()
+    return best
+
+
+def _smaller(data: dict) -> list[dict]:
+    """Candidates one step simpler than ``data`` (fewer jobs, GPUs, tasks; smaller numbers)."""
+    out = []
+    for pos in range(len(data["jobs"])):
+        if len(data["jobs"]) > 1:
+            d = copy.deepcopy(data)
+            del d["jobs"][pos]
+            out.append(d)
+        for key, floor in (("rounds", 1), ("tasks_per_round", 1), ("weight", 1), ("release", 0)):
+            v = data["jobs"][pos][key]
+            for new in sorted({floor, v // 2, v - 1}):
+                if floor <= new < v:
+                    d = copy.deepcopy(data)
+                    d["jobs"][pos][key] = new
+                    out.append(d)
+        for field_ in ("task_time", "sync_time"):
+            value = data["jobs"][pos][field_]
+            for t in sorted(value) if isinstance(value, dict) else [None]:
+                v = value[t] if t else value
+                for new in sorted({1 if field_ == "task_time" else 0, v // 2, v - 1}):
+                    if 0 <= new < v:
+                        d = copy.deepcopy(data)
+                        if t:
+                            d["jobs"][pos][field_][t] = new
+                        else:
+                            d["jobs"][pos][field_] = new
+                        out.append(d)
+    for pos in range(len(data["gpus"])):
+        if len(data["gpus"]) > 1:
+            d = copy.deepcopy(data)
+            del d["gpus"][pos]
+            out.append(d)
+    return out
+
+
+def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
+           exact_time_limit: float = 10.0) -> Finding:
+    """Greedily simplify a violating instance while it still violates (like hypothesis)."""
+    from hare_opt.io import instance_to_dict
+
+    if not finding.violates:
+        return finding
+    data = instance_to_dict(finding.instance)
+    improved = True
+    while improved:
+        improved = False
+        for cand in _smaller(data):
+            inst = _valid(cand, space)
+            try:
+                out = None if inst is None else evaluate(inst, finding.solver, "opt", exact=exact,
+                                                         exact_time_limit=exact_time_limit)
+            except SolverError as exc:
+                finding.errors.append((cand, str(exc)))
+                continue
+            g = None if inst is None else claimed_guarantee(inst, finding.solver)
+            if out is not None and g is not None and out[0] > g + 1e-9:
+                data, improved = cand, True
+                finding.instance, (finding.ratio, finding.reference, finding.result) = inst, out
+                finding.guarantee, finding.alpha = g, float(inst.alpha.max())
+                finding.score = finding.ratio / g
+                break
+    return finding
+
+
+def _bar(progress: bool, iterations: int | None, budget: float):
+    if not progress:
+        return None
+    from tqdm import tqdm
+    if iterations is not None:
+        return tqdm(total=iterations, unit="inst", desc="falsify")
+    return tqdm(total=round(budget, 1), unit="s", desc="falsify", mininterval=0.5,
+                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}")
+
+
+def _tick(bar, iterations: int | None, t0: float, best: Finding) -> None:
+    if bar is None:
+        return
+    claim = f" (claimed {best.guarantee:.3g})" if best.guarantee else ""
+    bar.set_postfix_str(f"worst ratio {best.ratio:.4f}{claim}", refresh=False)
+    # update() honours mininterval, so the bar redraws at most twice a second
+    bar.update(1 if iterations is not None else min(bar.total, time.monotonic() - t0) - bar.n)
+
+
+def smith_counterexample(k: int = 6, heavy: int = 100) -> Instance:
+    """1||sum w_j C_j (one GPU, R = K = 1, alpha = 1) on which Algorithm 1 is (k+2)/2-bad.
+
+    With a single Queyranne inequality per GPU the relaxation puts every start
+    at 0 except that of the job with the least w/p (``c``), so H orders the
+    rest by processing time alone: k light unit jobs run before the heavy job
+    ``d`` that Smith's rule runs first. docs/theory_paper.md gives the numbers.
+    """
+    from hare_opt.model import Model
+
+    m = Model()
+    m.add_gpu("G", id="g0")
+    m.add_job({"G": 1}, weight=1, id="c")
+    for i in range(k):
+        m.add_job({"G": 1}, weight=2, id=f"s{i}")
+    m.add_job({"G": 2}, weight=2 * heavy, id="d")
+    return m.build(f"smith-k{k}-w{heavy}")

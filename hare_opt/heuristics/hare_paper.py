@@ -1,0 +1,107 @@
+"""The paper's Hare heuristic (Algorithm 1 of Chen et al., HPDC '22), implemented as printed.
+
+Kept separate from our own ``hare`` so that the paper's claim can be tested
+as stated: relax (step 1), order tasks by H_i = max_m (x^_i + p_{i,m}/2)
+(step 2), then list-schedule in that order, each task on the eligible GPU that
+becomes free first, *not* the fastest (step 3). The relaxation and the
+choices the paper leaves open are documented in docs/theory_paper.md.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hare_opt.heuristics.listsched import ClusterState
+from hare_opt.heuristics.relaxation import Relaxation, solve_relaxation
+from hare_opt.model import Instance, Result
+
+
+def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
+    """H_i = x^_i + max_m p_{i,m} / 2 over the GPUs that can run task i."""
+    pmax = np.where(inst.eligible, inst.proc, 0).max(axis=1)
+    return relax.x + pmax[relax.tasks.job] / 2.0
+
+
+def task_order(inst: Instance, relax: Relaxation) -> tuple[np.ndarray, int]:
+    """Job of each list position, and how many positions broke a job's round order.
+
+    Sorted by H (ties: relaxed start, then job, round, task). The tasks of a
+    job are identical but for their round, so the k-th position of job n is
+    given to n's k-th task in round order; an H order that put a later round
+    first would thus be repaired without moving any position. For a feasible
+    relaxation this never happens (H_j - H_i = x_j - x_i >= p + s > 0 for a
+    task j of a later round), and the count reported is expected to be 0.
+    """
+    t = relax.tasks
+    h = priorities(inst, relax)
+    order = np.lexsort((t.task, t.round, t.job, relax.x, h))
+    inversions = 0
+    seen: dict[int, int] = {}
+    for i in order.tolist():
+        n = int(t.job[i])
+        if seen.get(n, -1) > t.round[i]:
+            inversions += 1
+        seen[n] = max(seen.get(n, -1), int(t.round[i]))
+    return t.job[order], inversions
+
+
+def list_schedule(inst: Instance, jobs: np.ndarray) -> ClusterState:
+    """Step 3: each task to the eligible GPU free earliest (phi_m), as early as it can start.
+
+    Ties between equally free GPUs go to the earlier start (setup included),
+    then the earlier end, then the lower index; the paper does not say.
+    """
+    state = ClusterState(inst)
+    for n in jobs.tolist():
+        starts = state.starts(n)
+        ok = inst.eligible[n]
+        key = np.lexsort((np.arange(inst.num_gpus), starts + inst.proc[n], starts,
+                          np.where(ok, state.free, np.iinfo(np.int64).max)))
+        state.place(n, int(key[0]))
+    return state
+
+
+def lemma_ratios(inst: Instance, relax: Relaxation, state: ClusterState) -> tuple[float, float]:
+    """Largest (load / 2H, idle / (alpha H)) over list positions: Lemmas 2 and 3 claim <= 1.
+
+    For the j-th placed task on GPU m: load = processing of the tasks placed
+    on m so far (it included), idle = its start minus the processing before it
+    on m; H is the j-th smallest priority, alpha the instance's.
+    """
+    h = np.sort(priorities(inst, relax))
+    alpha = float(inst.alpha.max())
+    load = np.zeros(inst.num_gpus, dtype=np.int64)
+    lemma2 = lemma3 = 0.0
+    sch = state.schedule()  # rows in placement order
+    rows = zip(sch.job_indices(inst).tolist(), sch.gpu_indices(inst).tolist(), sch.start.tolist())
+    for pos, (j, g, start) in enumerate(rows):
+        lemma3 = max(lemma3, (start - load[g]) / (alpha * h[pos]))
+        load[g] += inst.proc[j, g]
+        lemma2 = max(lemma2, load[g] / (2 * h[pos]))
+    return lemma2, lemma3
+
+
+def solve_hare_paper(instance: Instance, *, time_limit: float | None = None,
+                     relaxation_solver: str = "highs", threads: int | None = None,
+                     max_pairs: int = 200_000) -> Result:
+    """Algorithm 1; a time-limited relaxation is flagged ``relaxation_optimal: False``.
+
+    ``lower_bound`` is the relaxation's proved bound (rounded up: objectives
+    are integers), which bounds OPT from below with or without setups.
+    """
+    t0 = time.perf_counter()
+    relax = solve_relaxation(instance, backend=relaxation_solver, time_limit=time_limit,
+                             threads=threads, max_pairs=max_pairs)
+    jobs, inversions = task_order(instance, relax)
+    state = list_schedule(instance, jobs)
+    res = state.result(
+        "hare-paper", time.perf_counter() - t0, relaxation_optimal=relax.optimal,
+        relaxation_objective=relax.objective,
+        relaxation_bound=relax.bound if np.isfinite(relax.bound) else None,
+        relaxation_solver=relax.backend, relaxation_runtime_s=relax.runtime_s,
+        round_inversions=inversions, **{f"relaxation_{k}": v for k, v in relax.stats.items()})
+    if np.isfinite(relax.bound):
+        res.lower_bound = max(0, int(np.ceil(relax.bound - 1e-6 * max(1.0, abs(relax.bound)))))
+    return res
