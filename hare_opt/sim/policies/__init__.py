@@ -1,0 +1,1 @@
+"""Scheduling policies for the simulator; each module names its source and simplifications."""

@@ -1,0 +1,364 @@
+"""Plan-following policies: re-plan the remaining work offline, execute the plan per type.
+
+Source: the Hare paper's online use of Algorithm 1 (HPDC '22, section 5): at each
+arrival the scheduler re-plans everything not yet started. We keep that shape and
+make it cheap (docs/simulator.md has the full story):
+
+* A plan is the offline solver's schedule of a *residual instance*: the arrived
+  jobs' remaining rounds, released at max(now, their barrier); a partly started
+  round is planned whole (a residual cannot express a round of fewer than K
+  tasks) and its surplus entries are dropped once the round is complete. Busy
+  GPUs appear as stand-in jobs pinned to their type, so the plan sees each type's
+  real availability. Tasks already started (or reserved) are kept.
+* The plan is executed as one FIFO queue of (job, round) per GPU *type*; an entry
+  starts on an idle GPU of its type, not before its planned time minus its setup.
+  With all jobs at time 0 and no setups this reproduces the offline schedule's
+  objective exactly (tested).
+* ``replan="arrival"`` re-plans at every arrival time (the paper's rule; the
+  ``auto`` default up to 500 jobs). ``replan="lazy"`` re-plans only when fewer
+  than ``low_water`` tasks are queued, or new jobs arrived while a GPU type idles
+  with an empty queue, at most once per ``min_gap``; its plans hold at most
+  ``plan_tasks`` tasks (``auto``: 4 x GPUs), jobs chosen by Smith ratio, each cut
+  to the budget (or ``horizon_rounds``) with its weight scaled by the kept
+  fraction so that Smith ratios are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from hare_opt.model import Instance, Job
+from hare_opt.model.instance import MAX_COUNT
+from hare_opt.sim.engine import Events, SimulationError, Simulator
+from hare_opt.solvers import get_solver
+
+AUTO_JOBS = 500  # "auto" re-plans at every arrival up to this many jobs
+BUSY = "~busy-gpu-"
+WEIGHT_SCALE = 1000
+
+
+class PlanPolicy:
+    """Re-plan with an offline solver (``solver``) and follow the plan type by type."""
+
+    name = "plan"
+    mode = "relaxed"
+    solver = "hare"
+
+    def __init__(self, *, solver: str | None = None, replan: str = "auto",
+                 plan_tasks: int | None = None, horizon_rounds: int | None = None,
+                 low_water: int | None = None, min_gap: int | None = None,
+                 time_limit: float | None = None, **solver_options: Any):
+        if replan not in ("auto", "arrival", "lazy"):
+            raise ValueError(f"policy {self.name!r}: replan must be auto, arrival or lazy, "
+                             f"got {replan!r}")
+        self.solver = solver or self.solver
+        self.replan = replan
+        self.plan_tasks = plan_tasks
+        self.horizon_rounds = horizon_rounds
+        self.low_water = low_water
+        self.min_gap = min_gap
+        self.time_limit = time_limit
+        self.solver_options = solver_options
+        self.num_plans = 0
+
+    # --- set-up -------------------------------------------------------------------
+    def reset(self, sim: Simulator) -> None:
+        inst = sim.inst
+        self._solve = get_solver(self.solver)
+        self.mode_ = self.replan
+        if self.replan == "auto":
+            self.mode_ = "arrival" if inst.num_jobs <= AUTO_JOBS else "lazy"
+        lazy = self.mode_ == "lazy"
+        self.budget = self.plan_tasks
+        if lazy and self.budget is None and self.replan == "auto":
+            self.budget = 4 * inst.num_gpus
+        self.water = inst.num_gpus if self.low_water is None else self.low_water
+        typical = int(np.median(inst.min_task_time))
+        self.gap = (typical if lazy else 0) if self.min_gap is None else self.min_gap
+        self.last_plan = -self.gap - 1
+        self.types = inst.gpu_type_index
+        self.of_type = [np.flatnonzero(self.types == k) for k in range(len(inst.gpu_types))]
+        self.queues: list[deque[tuple[int, int, int]]] = [deque() for _ in inst.gpu_types]
+        self.blocked: dict[int, set[int]] = {}
+        self.planned_until = np.zeros(inst.num_jobs, dtype=np.int64)
+        self.queued = 0
+        self.new_jobs = False
+        self.starved: set[int] = set()
+        self.waiting: set[int] = set()  # types whose head waits for its planned time
+        self.num_plans = 0
+
+    def stats(self) -> dict[str, Any]:
+        return {"plans": self.num_plans, "replan": self.mode_}
+
+    # --- events -------------------------------------------------------------------
+    def decide(self, sim: Simulator, events: Events) -> None:
+        if events.arrived:
+            self.new_jobs = True
+        every = range(len(self.queues))
+        if self.mode_ == "arrival" and (events.arrived or self.new_jobs):
+            self._replan(sim)  # the paper's rule: re-plan before anything starts
+            self._dispatch(sim, set(every))
+            return
+        work = {int(self.types[g]) for g in events.freed}
+        if events.woken:
+            work |= self.waiting
+            self.waiting = set()
+        self._dispatch(sim, work)
+        if self._should_replan(sim):
+            self._replan(sim)
+            self._dispatch(sim, set(every))
+
+    def _unplanned(self, sim: Simulator) -> bool:
+        return any(self.planned_until[j] < sim.inst.rounds[j] for j in sim.active)
+
+    def _should_replan(self, sim: Simulator) -> bool:
+        if self.queued >= self.water and not (self.new_jobs and self.starved):
+            return False
+        if sim.now < self.last_plan + self.gap:
+            sim.wake_at(self.last_plan + self.gap)
+            return False
+        return self._unplanned(sim)
+
+    def _dispatch(self, sim: Simulator, work: set[int]) -> None:
+        """Run queue heads on idle GPUs of their type, strictly in planned order.
+
+        A type's queue is FIFO: starting a later entry early could take the GPU an
+        earlier one was planned on, and the plan would no longer be reproduced.
+        """
+        state, free, last, now = sim.state, sim.state.free, sim.state.last, sim.now
+        while work:
+            k = work.pop()
+            q = self.queues[k]
+            idle = self.of_type[k][free[self.of_type[k]] <= now]
+            while q and len(idle):
+                not_before, job, rnd = q[0]
+                cur = int(state.round[job])
+                if cur > rnd:  # stale: that round was completed elsewhere
+                    q.popleft()
+                    self.queued -= 1
+                    continue
+                if cur < rnd:  # wait until the previous round is fully started
+                    self.blocked.setdefault(job, set()).add(k)
+                    break
+                if now < not_before:  # not before the plan says (its setup may run first)
+                    sim.wake_at(not_before)
+                    self.waiting.add(k)
+                    break
+                q.popleft()
+                self.queued -= 1
+                same = idle[last[idle] == job]  # no setup on a GPU that ran the job last
+                g = int(same[0]) if len(same) else int(idle[0])
+                sim.start(job, g)
+                idle = idle[idle != g]
+                if int(state.round[job]) != cur:
+                    work.update(self.blocked.pop(job, ()))
+                    if state.round[job] == self.planned_until[job] and not state.done(job):
+                        self.new_jobs = True  # its planned horizon ran out
+            if not q and len(idle):
+                self.starved.add(k)  # idle until the next plan
+
+    # --- planning -----------------------------------------------------------------
+    def planning_instance(self, residual: Instance) -> Instance:
+        """The instance handed to the offline solver (hook for heterogeneity-blind planners)."""
+        return residual
+
+    def _replan(self, sim: Simulator) -> None:
+        inst, state, now = sim.inst, sim.state, sim.now
+        self.last_plan = now
+        self.new_jobs = False
+        self.starved.clear()
+        self.blocked.clear()
+        # A partly started round is planned whole: its surplus entries go stale at once.
+        self.queues = [deque() for _ in self.queues]
+        cand = [(j, int(state.round[j])) for j in sorted(sim.active) if not state.done(j)]
+        self.planned_until[[j for j, _ in cand]] = [f for _, f in cand]
+        if not cand:
+            return
+        # Smith ratio at full speed: best first (only matters when the budget cuts).
+        ratio = {j: inst.weight[j] / ((inst.rounds[j] - f) * inst.round_time_next[j] + 1)
+                 for j, f in cand}
+        cand.sort(key=lambda c: (-ratio[c[0]], c[0]))
+        budget = self.budget
+        chosen = []
+        for j, first in cand:
+            rem = int(inst.rounds[j]) - first
+            k = int(inst.tasks_per_round[j])
+            keep = rem if self.horizon_rounds is None else min(rem, self.horizon_rounds)
+            if budget is not None:
+                if budget < k and chosen:
+                    break
+                keep = max(1, min(keep, budget // k))
+                budget -= keep * k
+            chosen.append((j, first, keep, rem))
+        chosen.sort()  # instance order: planners break ties by it
+        cut = any(keep < rem for _, _, keep, rem in chosen)
+        jobs, offset = [], {}
+        for j, first, keep, rem in chosen:
+            src = inst.jobs[j]
+            w = max(1, round(WEIGHT_SCALE * src.weight * keep / rem)) if cut else src.weight
+            release = max(now, int(state.barrier[j]))
+            jobs.append(Job(src.id, src.task_time, keep, src.tasks_per_round, w, release,
+                            src.sync_time, src.switch_overhead))
+            offset[src.id] = (j, first)
+            self.planned_until[j] = first + keep
+        jobs.extend(self._busy_jobs(sim, self.gap))
+        residual = inst.with_jobs(jobs, name=f"{inst.name}@{now}")
+        _inherit_round_times(residual, inst, [j for j, *_ in chosen])
+        self._check_size(residual)
+        plan = self._solve(self.planning_instance(residual), time_limit=self.time_limit,
+                           **self.solver_options).schedule
+        self.num_plans += 1
+        if len(plan) != residual.num_tasks:
+            raise SimulationError(f"policy {self.name!r}: solver {self.solver!r} planned "
+                                  f"{len(plan)} of {residual.num_tasks} tasks at time {now}")
+        types = self.types[plan.gpu_indices(inst)]
+        for i in np.lexsort((plan.round, plan.start)).tolist():
+            if plan.job[i] not in offset:
+                continue  # a stand-in for a busy GPU
+            j, first = offset[plan.job[i]]
+            not_before = int(plan.start[i]) - int(inst.overhead[j])
+            self.queues[types[i]].append((not_before, j, first + int(plan.round[i])))
+        self.queued = sum(len(q) for q in self.queues)
+
+    def _busy_jobs(self, sim: Simulator, grid: int) -> list[Job]:
+        """Stand-ins for the GPUs still busy: one task per busy GPU lasting its remaining
+        busy time on that GPU type, released now, of overwhelming weight so the planner
+        puts them first.
+
+        An instance cannot say "GPU g is busy until t", but each stand-in task occupies
+        one GPU of the type from now on, so the plan sees each type's real availability;
+        plans are executed per type, so which GPU of the type it is does not matter.
+        GPUs of a type busy for the same time share one stand-in (K = their number);
+        with ``grid`` > 1 busy times are first rounded up to a multiple of it (fewer,
+        slightly pessimistic stand-ins).
+        """
+        inst, now, free = sim.inst, sim.now, sim.state.free
+        busy = np.flatnonzero(free > now)
+        left = free[busy] - now
+        if grid > 1:
+            left = -(-left // grid) * grid
+        groups: dict[tuple[int, int], int] = {}
+        for k, d in zip(self.types[busy].tolist(), left.tolist()):
+            groups[k, d] = groups.get((k, d), 0) + 1
+        return [Job(f"{BUSY}{k}-{d}", {inst.gpu_types[k]: d}, tasks_per_round=c,
+                    weight=MAX_COUNT, release=now) for (k, d), c in groups.items()]
+
+    def _check_size(self, residual: Instance) -> None:
+        """Hook: refuse plans a solver cannot handle."""
+
+
+def _inherit_round_times(residual: Instance, parent: Instance, rows: list[int]) -> None:
+    """Seed the residual's cached minimum round times from the parent's.
+
+    They depend on a job's task/sync times, K and setup and the cluster, none of
+    which a residual changes; recomputing them (an O(M log M) heap per job) was
+    a third of a re-plan on 512 GPUs. Stand-in jobs, after the real ones, are
+    computed by the model's own helper.
+    """
+    for attr, setup in (("round_time_first", True), ("round_time_next", False)):
+        if not isinstance(getattr(type(residual), attr, None), cached_property):
+            continue  # the model no longer caches it this way: let it compute
+        extra = [residual.min_round_time(j, setup=setup)
+                 for j in range(len(rows), residual.num_jobs)]
+        residual.__dict__[attr] = np.concatenate(
+            [getattr(parent, attr)[rows], np.array(extra, dtype=np.int64)])
+
+
+class HarePolicy(PlanPolicy):
+    """``hare``: clairvoyant; re-plans with our offline heuristic (hare_opt.heuristics.hare)."""
+
+    name = "hare"
+    solver = "hare"
+
+    def __init__(self, **options: Any):
+        if options.get("solver", "hare") == "hare":
+            options.setdefault("improve", False)  # the local search is for offline use
+        super().__init__(**options)
+
+
+class HarePaperPolicy(PlanPolicy):
+    """``hare-paper``: re-plans with the paper's Algorithm 1 (MIQP relaxation + list scheduling).
+
+    Only for small workloads: the relaxation is an integer program over every task,
+    so a re-plan larger than ``max_tasks`` is refused with an error.
+    """
+
+    name = "hare-paper"
+    solver = "hare-paper"
+
+    def __init__(self, *, max_tasks: int = 400, time_limit: float | None = 10.0, **options: Any):
+        super().__init__(time_limit=time_limit, **options)
+        self.max_tasks = max_tasks
+
+    def _busy_jobs(self, sim: Simulator, grid: int) -> list[Job]:
+        """Stand-ins for the GPUs still busy: one task per busy GPU lasting its remaining
+        busy time on that GPU type, released now, of overwhelming weight so the planner
+        puts them first.
+
+        An instance cannot say "GPU g is busy until t", but each stand-in task occupies
+        one GPU of the type from now on, so the plan sees each type's real availability;
+        plans are executed per type, so which GPU of the type it is does not matter.
+        GPUs of a type busy for the same time share one stand-in (K = their number);
+        with ``grid`` > 1 busy times are first rounded up to a multiple of it (fewer,
+        slightly pessimistic stand-ins).
+        """
+        inst, now, free = sim.inst, sim.now, sim.state.free
+        busy = np.flatnonzero(free > now)
+        left = free[busy] - now
+        if grid > 1:
+            left = -(-left // grid) * grid
+        groups: dict[tuple[int, int], int] = {}
+        for k, d in zip(self.types[busy].tolist(), left.tolist()):
+            groups[k, d] = groups.get((k, d), 0) + 1
+        return [Job(f"{BUSY}{k}-{d}", {inst.gpu_types[k]: d}, tasks_per_round=c,
+                    weight=MAX_COUNT, release=now) for (k, d), c in groups.items()]
+
+    def reset(self, sim: Simulator) -> None:
+        self._check_size(sim.inst)  # a workload this small keeps every re-plan small
+        super().reset(sim)
+
+    def _check_size(self, residual: Instance) -> None:
+        if residual.num_tasks > self.max_tasks:
+            raise SimulationError(
+                f"policy 'hare-paper' would plan {residual.num_tasks} tasks, more than its limit "
+                f"of {self.max_tasks} (Algorithm 1 solves an integer program over every task); "
+                "use the 'hare' policy for workloads of this size")
+
+
+class SchedHomoPolicy(PlanPolicy):
+    """``sched-homo``: the paper's Sched_Homo baseline, heterogeneity-blind.
+
+    A scheduler for homogeneous clusters that still exploits inter- and intra-job
+    parallelism and minimises weighted JCT (Hare paper, section 7). Simplified: it
+    is our own planner run on a copy of the residual where every GPU a job can use
+    runs it at the job's GPU-count-weighted mean task (and sync) time; the plan's
+    per-GPU queues are then executed on the real, heterogeneous GPUs.
+    """
+
+    name = "sched-homo"
+    solver = "hare"
+
+    def __init__(self, **options: Any):
+        if options.get("solver", "hare") == "hare":
+            options.setdefault("improve", False)
+        super().__init__(**options)
+
+    def planning_instance(self, residual: Instance) -> Instance:
+        count = dict(zip(residual.gpu_types, residual.type_count.tolist()))
+        jobs = []
+        for job in residual.jobs:
+            types = list(job.task_time)
+            n = [count.get(t, 0) for t in types]
+
+            def mean(values: list[int], n: list[int] = n) -> int:
+                return max(0, round(sum(v * c for v, c in zip(values, n)) / max(1, sum(n))))
+
+            p = max(1, mean([job.task_time[t] for t in types]))
+            s = mean([job.sync_on(t) for t in types])
+            jobs.append(Job(job.id, dict.fromkeys(types, p), job.rounds, job.tasks_per_round,
+                            job.weight, job.release, s, job.switch_overhead))
+        return residual.with_jobs(jobs)

@@ -1,0 +1,70 @@
+"""Workloads for simulation and the switching model that binds them to a cluster.
+
+The switching model decides each job's ``switch_overhead`` (what the checker
+enforces): ``default`` / ``pipeswitch`` / ``hare`` are the Hare paper's Table 3
+per-model figures (hare_opt/data/switching_ms.csv), applied by
+``hare_opt.generators.build_instance``; ``none`` is zero. An instance file has
+no model names, so it runs with its own overheads (``instance``) or none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hare_opt.model import Instance
+
+WORKLOADS = ("paper", "philly", "random")
+SWITCHING = ("default", "pipeswitch", "hare", "none")
+
+
+def without_switching(instance: Instance) -> Instance:
+    """The same instance with every switching overhead set to zero."""
+    return instance.with_jobs([replace(j, switch_overhead=0) for j in instance.jobs])
+
+
+def instance_switching(instance: Instance, switching: str | None) -> Instance:
+    """Apply ``--switching`` to an instance file: keep its overheads or drop them."""
+    if switching in (None, "instance"):
+        return instance
+    if switching == "none":
+        return without_switching(instance)
+    raise ValueError(f"--switching {switching}: an instance file names no models, so only "
+                     "'instance' (its own overheads) or 'none' apply; use --workload paper "
+                     "or philly for the Table 3 switching models")
+
+
+def workload_instance(workload: str, *, seed: int = 0, n_jobs: int = 40,
+                      cluster: str = "testbed", switching: str = "hare",
+                      trace: str | None = None, **job_options) -> Instance:
+    """A generated workload bound to ``cluster`` (``testbed`` or a spec like ``V100:8,T4:4``).
+
+    ``paper``: the paper-like generator (Poisson arrivals); ``philly``: a window of
+    the Philly trace in ``trace`` (its submit times and sizes), or without a file
+    the Philly-derived arrival and duration tables shipped in hare_opt/data;
+    ``random``: ``random_instance`` with releases, on the cluster's GPU types.
+    """
+    from hare_opt.generators import TESTBED, build_instance, paper_jobs, parse_cluster
+
+    if workload not in WORKLOADS:
+        raise ValueError(f"--workload: must be one of {', '.join(WORKLOADS)}, got {workload!r}")
+    if switching not in SWITCHING:
+        raise ValueError(f"--switching: must be one of {', '.join(SWITCHING)} for a generated "
+                         f"workload, got {switching!r}")
+    gpus = parse_cluster(TESTBED if cluster == "testbed" else cluster)
+    name = f"{workload}-s{seed}-n{n_jobs}"
+    if workload == "random":
+        from hare_opt.generators import random_instance
+
+        types = tuple(dict.fromkeys(g.type for g in gpus))
+        inst = random_instance(seed, n_jobs=n_jobs, n_gpus=len(gpus), gpu_types=types,
+                               rounds=(1, 6), tasks_per_round=(1, 4), release_spread=20 * n_jobs,
+                               sync=(0, 3), switch_overhead=(0, 3), name=name)
+        return without_switching(inst) if switching == "none" else inst
+    if workload == "philly" and trace is not None:
+        from hare_opt.io.philly import load_philly_jobs, philly_jobs_to_specs
+
+        specs = philly_jobs_to_specs(load_philly_jobs(trace), seed, n_jobs, **job_options)
+    else:
+        arrival = "trace" if workload == "philly" else "poisson"
+        specs = paper_jobs(seed, n_jobs, arrival=arrival, **job_options)
+    return build_instance(specs, gpus, switching=switching, name=name)

@@ -1,0 +1,212 @@
+"""The simulator: exactness against the offline heuristics, checked schedules, gang rounds,
+guards against policies that never finish, results and metrics."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from strategies import instances
+
+from hare_opt.checker import check
+from hare_opt.model import GPU, Instance, Job
+from hare_opt.sim import SimulationError, policy_names, simulate
+from hare_opt.solvers import solve
+
+GANG = ("gavel-fifo", "srtf", "tiresias", "allox", "gavel-las")
+RELAXED = ("hare", "sched-homo", "hlas")
+FAST = RELAXED + GANG  # hare-paper solves an integer program per re-plan: tested apart
+
+
+def at_zero(inst: Instance) -> Instance:
+    return inst.with_jobs([replace(j, release=0, switch_overhead=0) for j in inst.jobs])
+
+
+def gang_ok(inst: Instance, policy: str) -> bool:
+    """Whether a gang policy can ever start every job (else it must say which cannot)."""
+    k = inst.tasks_per_round
+    if policy in ("allox", "gavel-las"):  # one GPU type per round
+        return bool(np.all((inst.eligible_by_type & (k[:, None] <= inst.type_count)).any(1)))
+    return bool(np.all(k <= inst.eligible.sum(axis=1)))
+
+
+def assert_checked(inst: Instance, run) -> None:
+    rep = check(inst, run.result.schedule)
+    assert rep.feasible, rep.violations[:5]
+    assert rep.objective == run.result.objective == run.metrics["objective"]
+
+
+def assert_gang(inst: Instance, run) -> None:
+    s = run.result.schedule
+    rows: dict[tuple[str, int], list[int]] = {}
+    for i, (j, r) in enumerate(zip(s.job, s.round)):
+        rows.setdefault((j, int(r)), []).append(i)
+    for (j, _), idx in rows.items():
+        assert len(idx) == inst.tasks_per_round[inst.job_index(j)]
+        assert len({int(s.start[i]) for i in idx}) == 1, "a gang round started at two times"
+        assert len({s.gpu[i] for i in idx}) == len(idx), "a gang round shared a GPU"
+
+
+@pytest.mark.parametrize("solver", ["hare", "wspt", "eft", "fifo"])
+@given(inst=instances(max_jobs=5, max_gpus=3, max_tasks=14))
+def test_plan_policy_reproduces_offline_heuristic(solver, inst):
+    """All jobs at time 0, no setups: one plan, executed exactly as the offline heuristic."""
+    inst = at_zero(inst)
+    opts = {"improve": False} if solver == "hare" else {}
+    offline = solve(inst, solver, **opts)
+    run = simulate(inst, "hare", solver=solver)
+    assert run.result.objective == offline.objective
+    assert run.result.stats["plans"] == 1
+
+
+def test_hare_policy_reproduces_offline_on_paper_like():
+    from hare_opt.generators import paper_instance
+
+    inst = at_zero(paper_instance(3, 25, switching="none"))
+    assert simulate(inst, "hare").result.objective == solve(inst, "hare",
+                                                            improve=False).objective
+
+
+@pytest.mark.parametrize("policy", FAST)
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(inst=instances(max_jobs=5, max_gpus=4, max_tasks=16))
+def test_every_policy_gives_checked_schedules(policy, inst):
+    if policy in GANG and not gang_ok(inst, policy):
+        with pytest.raises(SimulationError, match="cannot run job"):
+            simulate(inst, policy)
+        return
+    run = simulate(inst, policy)
+    assert_checked(inst, run)
+    if policy in GANG:
+        assert_gang(inst, run)
+    done = run.jobs
+    assert (done["first_start"] >= done["arrival"]).all()
+    assert (done["completion"] > done["first_start"]).all()
+
+
+@settings(max_examples=8)
+@given(inst=instances(max_jobs=3, max_gpus=2, max_tasks=6))
+def test_hare_paper_policy_on_tiny_instances(inst):
+    run = simulate(inst, "hare-paper")
+    assert_checked(inst, run)
+
+
+def test_hare_paper_refuses_large_workloads():
+    from hare_opt.generators import paper_instance
+
+    inst = paper_instance(0, 40)
+    with pytest.raises(SimulationError, match="hare-paper.*use the 'hare' policy"):
+        simulate(inst, "hare-paper")
+
+
+@pytest.fixture(scope="module")
+def paper_runs():
+    from hare_opt.generators import paper_instance
+
+    inst = paper_instance(1, 30, switching="default")
+    return inst, {p: simulate(inst, p) for p in FAST}
+
+
+def test_paper_like_workload_every_policy(paper_runs):
+    inst, runs = paper_runs
+    for name, run in runs.items():
+        assert_checked(inst, run)
+        if name in GANG:
+            assert_gang(inst, run)
+        m = run.metrics
+        assert m["p50_jct"] <= m["p90_jct"] <= m["p99_jct"] <= m["makespan"]
+        assert all(0 <= u <= 1 for u in m["utilisation"].values())
+        assert m["switching_time"] > 0  # default switching: seconds per switch
+        assert m["total_weighted_jct"] == int((run.jobs.weight * run.jobs.jct).sum())
+
+
+def test_runs_are_deterministic(paper_runs):
+    inst, runs = paper_runs
+    for name in ("hare", "hlas", "allox"):
+        again = simulate(inst, name)
+        assert again.jobs.equals(runs[name].jobs)
+        assert again.result.schedule == runs[name].result.schedule
+
+
+def test_records_csv_and_cdf(paper_runs, tmp_path):
+    _, runs = paper_runs
+    run = runs["hlas"]
+    run.to_csv(tmp_path / "jobs.csv")
+    import pandas as pd
+
+    back = pd.read_csv(tmp_path / "jobs.csv")
+    assert list(back.columns)[:6] == ["policy", "job", "weight", "arrival", "first_start",
+                                      "completion"]
+    assert (back["jct"] == back["completion"] - back["arrival"]).all()
+    cdf = run.jct_cdf()
+    assert cdf["jct"].is_monotonic_increasing and cdf["fraction"].iloc[-1] == 1.0
+
+
+# --- policies that misbehave --------------------------------------------------------
+class Idle:
+    """Never starts anything."""
+
+    name, mode = "idle", "relaxed"
+
+    def reset(self, sim):
+        pass
+
+    def decide(self, sim, events):
+        pass
+
+
+class Ticker(Idle):
+    """Wakes itself up forever without starting anything."""
+
+    name = "ticker"
+
+    def decide(self, sim, events):
+        sim.wake_at(sim.now + 1)
+
+
+class Hasty(Idle):
+    """Starts the same GPU twice at one time."""
+
+    name = "hasty"
+
+    def decide(self, sim, events):
+        for j in events.arrived:
+            sim.start(j, 0)
+
+
+def tiny() -> Instance:
+    gpus = (GPU("g0", "A"), GPU("g1", "B"))
+    jobs = (Job("first", {"A": 3, "B": 5}, rounds=2, tasks_per_round=2),
+            Job("late", {"B": 2}, release=4))
+    return Instance(gpus, jobs, "tiny")
+
+
+@pytest.mark.parametrize("policy", [Idle(), Ticker()])
+def test_a_policy_that_never_finishes_is_an_error_naming_the_job(policy):
+    with pytest.raises(SimulationError, match="'first'.*waiting forever"):
+        simulate(tiny(), policy, max_events=10_000)
+
+
+def test_rule_violations_are_errors():
+    inst = tiny().with_jobs([Job("a", {"A": 3}), Job("b", {"A": 3})])
+    with pytest.raises(SimulationError, match="gpu 'g0' is busy"):
+        simulate(inst, Hasty())
+    with pytest.raises(SimulationError, match="cannot run on gpu 'g1'"):
+        simulate(tiny().with_jobs([Job("a", {"A": 3})]), type("H1", (Hasty,), {
+            "decide": lambda self, sim, ev: [sim.start(j, 1) for j in ev.arrived]})())
+
+
+def test_gang_rounds_wait_for_enough_gpus():
+    run = simulate(tiny(), "gavel-fifo")
+    assert_gang(tiny(), run)
+    s = run.result.schedule
+    first = [int(t) for j, t in zip(s.job, s.start) if j == "first"]
+    assert len(first) == 4 and sorted(first)[:2] == [0, 0]
+
+
+def test_unknown_policy_names_the_choices():
+    with pytest.raises(ValueError, match="unknown; choose from"):
+        simulate(tiny(), "nope")
+    assert set(FAST) | {"hare-paper"} <= set(policy_names())
