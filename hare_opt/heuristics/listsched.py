@@ -16,6 +16,31 @@ from hare_opt.model import Instance, Result, Schedule
 INF = np.iinfo(np.int64).max // 4
 
 
+def earliest_start(free: int, same_job: bool, release: int, overhead: int, barrier: int) -> int:
+    """The spec's rule for a task's earliest start on a GPU free at ``free``.
+
+    A GPU that last ran another job (or nothing) first pays the setup, which
+    may overlap the barrier wait but not the release; ``same_job`` says the GPU
+    last ran this job. Plain ints, so that pure-Python engines can share it.
+    """
+    if same_job:
+        return max(free, barrier)
+    return max(max(free, release) + overhead, barrier)
+
+
+def expand_blocks(inst: Instance, blocks: list[tuple[int, int, int, int, int, int]]) -> Schedule:
+    """Schedule from runs (job, round, first task, gpu, count, start): ``count``
+    consecutive tasks of one round on one GPU, numbered from ``first task``."""
+    if not blocks:
+        return Schedule.empty()
+    job, rnd, task0, gpu, count, start = np.array(blocks, dtype=np.int64).T
+    row = np.repeat(np.arange(len(blocks)), count)             # run of every task
+    i = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    j, g = job[row], gpu[row]
+    return Schedule.from_indices(inst, j, rnd[row], task0[row] + i, g,
+                                 start[row] + i * inst.proc[j, g])
+
+
 class ClusterState:
     """GPU availability, the last job on each GPU and each job's progress.
 
@@ -39,11 +64,9 @@ class ClusterState:
 
     def start_on(self, job: int, gpu: int) -> int:
         """Earliest start of ``job``'s next task on ``gpu`` (setup paid on a switch)."""
-        free = int(self.free[gpu])
-        if self.last[gpu] == job:
-            return max(free, int(self.barrier[job]))
-        setup_end = max(free, int(self.inst.release[job])) + int(self.inst.overhead[job])
-        return max(setup_end, int(self.barrier[job]))
+        return earliest_start(int(self.free[gpu]), bool(self.last[gpu] == job),
+                              int(self.inst.release[job]), int(self.inst.overhead[job]),
+                              int(self.barrier[job]))
 
     def starts(self, job: int) -> np.ndarray:
         """(M,) earliest start on every GPU; ``INF`` where the job cannot run."""

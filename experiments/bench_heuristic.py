@@ -1,0 +1,159 @@
+"""Benchmark of the ``hare`` heuristic on paper-like instances of 10^4 .. 10^6 tasks.
+
+Instances: ``paper_jobs`` (200 jobs, the paper's Fig. 14 scale; GPU demand
+uniform in 1..16 so that rounds have several tasks) bound to a 160-GPU
+cluster of the paper's four types, every job's rounds scaled by one factor
+to reach the target task count. For each size it times
+
+* ``core``: one schedule (interleaved dispatch, fluid-Smith order) plus the
+  guarantee's a-priori bound, i.e. ``solve_hare(improve=False)``;
+* ``default``: ``solve_hare()`` with its bounded improvement step;
+* ``check``: the independent checker on the same schedule;
+
+best of ``--repeat`` runs, and the peak Python memory of one ``core`` run
+(tracemalloc, in a separate untimed run). Prints a table and writes
+experiments/results/bench_heuristic.csv.
+
+With ``--quality SET...`` it instead scores heuristics on instance sets (objective
+over ``lower_bound``, and over the optimum where an exact solver proves it within
+``--exact-limit`` s, which also caps every heuristic), writing
+experiments/results/quality_hare.csv.
+
+    python experiments/bench_heuristic.py [--sizes 10000 100000 1000000] [--repeat 1]
+    python experiments/bench_heuristic.py --quality tiny small paper \
+        [--solvers hare,fifo,wspt,eft,hare-paper] [--exact cpsat --exact-limit 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import time
+import tracemalloc
+from pathlib import Path
+
+from hare_opt.checker import check
+from hare_opt.generators import build_instance, paper_jobs
+from hare_opt.heuristics.hare import solve_hare
+from hare_opt.model import Instance
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CLUSTER = "V100:64,T4:48,K80:24,M60:24"
+N_JOBS = 200
+
+
+def bench_instance(num_tasks: int, seed: int = 0) -> Instance:
+    """200 paper-like jobs whose rounds are scaled so the total is about ``num_tasks``."""
+    jobs = paper_jobs(seed, N_JOBS, demand="uniform", max_gpus=16, mean_interarrival=60.0)
+    base = sum(j.rounds * j.tasks_per_round for j in jobs)
+    scale = num_tasks / base
+    jobs = [dataclasses.replace(j, rounds=max(1, round(j.rounds * scale))) for j in jobs]
+    return build_instance(jobs, CLUSTER, name=f"bench-hare-{num_tasks}")
+
+
+def best_time(fn, repeat: int):
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def quality(sets: list[str], solvers: list[str], exact: str | None, limit: float,
+            out: Path) -> None:
+    """Mean objective / lower bound (and / optimum when proved) per solver and set."""
+    from hare_opt.bounds import lower_bound
+    from hare_opt.io import load_instance
+    from hare_opt.solvers import solve
+
+    root = Path(__file__).resolve().parents[1] / "instances"
+    rows = []
+    for name in sets:
+        for path in sorted((root / name).glob("*.json")):
+            if path.name == "manifest.json":
+                continue
+            inst = load_instance(path)
+            row = {"set": name, "instance": path.stem, "tasks": inst.num_tasks,
+                   "lower_bound": lower_bound(inst), "optimum": None}
+            if exact:
+                res = solve(inst, exact, time_limit=limit)
+                row["optimum"] = res.objective if res.status == "optimal" else None
+            for s in solvers:
+                t0 = time.perf_counter()
+                row[s] = solve(inst, s, time_limit=limit).objective
+                row[f"{s}_s"] = round(time.perf_counter() - t0, 3)
+            rows.append(row)
+            print(row, flush=True)
+    print(f"{'set':8s} {'solver':12s} {'obj/LB':>8s} {'obj/OPT':>8s} {'#OPT':>5s}")
+    for name in sets:
+        mine = [r for r in rows if r["set"] == name]
+        for s in solvers:
+            lb = sum(r[s] / r["lower_bound"] for r in mine) / len(mine)
+            opt = [r[s] / r["optimum"] for r in mine if r["optimum"]]
+            mean_opt = f"{sum(opt) / len(opt):8.4f}" if opt else f"{'-':>8s}"
+            print(f"{name:8s} {s:12s} {lb:8.4f} {mean_opt} {len(opt):5d}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"-> {out}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc run")
+    ap.add_argument("--out", type=Path, default=RESULTS / "bench_heuristic.csv")
+    ap.add_argument("--quality", nargs="+", metavar="SET", help="instance sets under instances/")
+    ap.add_argument("--solvers", default="hare,fifo,wspt,eft")
+    ap.add_argument("--exact", default=None, help="exact solver for the optimum, e.g. cpsat")
+    ap.add_argument("--exact-limit", type=float, default=20.0)
+    args = ap.parse_args()
+    if args.quality:
+        quality(args.quality, args.solvers.split(","), args.exact, args.exact_limit,
+                RESULTS / "quality_hare.csv")
+        return
+
+    rows = []
+    for n in args.sizes:
+        inst = bench_instance(n)
+        _ = inst.round_time_next, inst.proc   # instance views are cached model facts, not hare
+        core_s, core = best_time(lambda inst=inst: solve_hare(inst, improve=False), args.repeat)
+        full_s, full = best_time(lambda inst=inst: solve_hare(inst), args.repeat)
+        check_s, rep = best_time(lambda inst=inst, s=core.schedule: check(inst, s), args.repeat)
+        assert rep.feasible and rep.objective == core.objective, rep.violations[:3]
+        peak = float("nan")
+        if not args.no_memory:
+            tracemalloc.start()
+            solve_hare(inst, improve=False)
+            peak = tracemalloc.get_traced_memory()[1] / 2**20
+            tracemalloc.stop()
+        rows.append({
+            "tasks": inst.num_tasks, "jobs": inst.num_jobs, "gpus": inst.num_gpus,
+            "rounds": int(inst.rounds.sum()), "core_s": round(core_s, 3),
+            "tasks_per_s": round(inst.num_tasks / core_s), "default_s": round(full_s, 3),
+            "default_evals": full.stats["evaluations"], "check_s": round(check_s, 3),
+            "core_over_check": round(core_s / check_s, 2), "peak_mib": round(peak, 1),
+            "objective_core": core.objective, "objective_default": full.objective,
+            "guarantee_bound": core.stats["guarantee_bound"]})
+        print(rows[-1], flush=True)
+    for a, b in zip(rows, rows[1:]):
+        b["growth_vs_prev"] = round(b["core_s"] / a["core_s"], 2)
+    keys = list(rows[0]) + ["growth_vs_prev"]
+    print("  ".join(f"{k:>15s}" for k in keys))
+    for r in rows:
+        print("  ".join(f"{r.get(k, ''):>15}" for k in keys))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+    print(f"-> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

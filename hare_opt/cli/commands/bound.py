@@ -1,0 +1,46 @@
+"""``hare-opt bound INSTANCE [--json] [--no-lp]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from hare_opt.bounds import all_bounds, guarantee, guarantee_plan, lower_bound, rho
+from hare_opt.io import load_instance
+
+NAME = "bound"
+HELP = "lower bounds on the optimum and the proved guarantee of the hare heuristic"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("instance", help="instance file (hare-opt/instance@1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--no-lp", action="store_true",
+                   help="skip the LP bound (the only one whose cost grows beyond linear)")
+
+
+def _num(x: float) -> float | int | None:
+    if not math.isfinite(x):
+        return None  # JSON has no infinity; null means "no finite value"
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def run(args: argparse.Namespace) -> int:
+    inst = load_instance(args.instance)
+    bounds = all_bounds(inst, lp=not args.no_lp)
+    lb = lower_bound(inst, bounds=bounds)
+    alpha = inst.alpha
+    out = {"lower_bound": _num(lb), **{k: _num(v) for k, v in bounds.items()},
+           "guarantee": _num(guarantee(inst, lb)),
+           "guarantee_closed_form": _num(1 + 2 * rho(inst)),
+           "hare_upper_bound": guarantee_plan(inst)[1],
+           "alpha_paper_factor": _num(float((alpha * (2 + alpha)).max()))}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{inst.name}: {inst.num_jobs} jobs, {inst.num_gpus} GPUs, {inst.num_tasks} tasks")
+    width = max(len(k) for k in out)
+    for k, v in out.items():
+        print(f"  {k:{width}s} {v}")
+    return 0
