@@ -69,6 +69,7 @@ def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,
                    bandwidth_gbps: float = 25.0, batch_scale: float = 1.0,
                    mix: list[float] | None = None, arrival: str = "poisson",
                    mean_interarrival: float = 30.0, keep_jct: bool = False, unit_ms: int = 100,
+                   max_gpus: int = 8,
                    **_labels: Any) -> list[dict[str, Any]]:
     """Simulate each policy on one paper-like workload; one row per policy.
 
@@ -81,7 +82,7 @@ def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,
     from hare_opt.sim import simulate
 
     jobs = paper_jobs(seed, n_jobs, mix=tuple(mix or (1, 1, 1, 1)), arrival=arrival,
-                      mean_interarrival=mean_interarrival)
+                      mean_interarrival=mean_interarrival, max_gpus=max_gpus)
     inst = build_instance(jobs, cluster, switching=switching, bandwidth_gbps=bandwidth_gbps,
                           batch_scale=batch_scale, unit_ms=unit_ms, name=f"sim-s{seed}")
     sec = unit_seconds(inst.time_unit) or 1.0

@@ -281,7 +281,9 @@ def _register() -> None:
     ITEMS["fig16"] = sim_item(
         "heterogeneity low / middle / high",
         "the gap grows with heterogeneity; Hare close to Sched_Homo at low",
-        [{**testbed(cluster=spec, mean_interarrival=gap_for(16)), "label": level}
+        # At most 4 tasks per round: the high level has 4 GPUs of a type, and gang
+        # baselines that keep a round on one type (allox) could not run wider jobs.
+        [{**testbed(cluster=spec, mean_interarrival=gap_for(16), max_gpus=4), "label": level}
          for level, spec in HETEROGENEITY.items()], policies=PAPER_POLICIES,
         xlabel="heterogeneity")
     ITEMS["fig17"] = sim_item(

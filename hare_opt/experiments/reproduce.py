@@ -50,12 +50,15 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     for name in names:
         item = ITEMS[name]
         t0 = time.perf_counter()
-        cells: list[Cell] = item.cells(quick)
-        df = run_cells(cells, store, executor=executor, workers=workers, address=address,
-                       progress=progress, desc=name) if cells else pd.DataFrame()
-        table, ours, verdict = item.analyse(df, quick)
-        atomic_write_text(out / f"{name}.csv", table.to_csv(index=False))
-        item.plot(table, out / f"{name}.png")
+        try:
+            cells: list[Cell] = item.cells(quick)
+            df = run_cells(cells, store, executor=executor, workers=workers, address=address,
+                           progress=progress, desc=name) if cells else pd.DataFrame()
+            table, ours, verdict = item.analyse(df, quick)
+            atomic_write_text(out / f"{name}.csv", table.to_csv(index=False))
+            item.plot(table, out / f"{name}.png")
+        except Exception as exc:  # one failed item must not cost the others their results
+            table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
                                 time.perf_counter() - t0))
     write_readme(out / "README.md", outcomes, quick)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 NAME = "reproduce"
 HELP = "regenerate the paper's tables and figures (and ours) into paper_figs/"
@@ -33,4 +34,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{o.name:{width}s}  {o.verdict}  ({o.seconds:.0f} s)")
         print(f"{'':{width}s}  ours: {o.ours}")
     print(f"wrote {args.out}/README.md and one CSV + PNG per item")
+    failed = [o.name for o in outcomes if o.verdict == "FAILED"]
+    if failed:
+        print(f"hare-opt reproduce: {len(failed)} item(s) failed: {', '.join(failed)}",
+              file=sys.stderr)
+        return 1
     return 0
