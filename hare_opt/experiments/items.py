@@ -91,7 +91,10 @@ def summarise(df: pd.DataFrame, metric: str = "total_weighted_jct_s") -> pd.Data
     out = g.agg(["mean", "std", "count"]).reset_index()
     out["std"] = out["std"].fillna(0.0)
     out["label"] = pd.Categorical(out["label"], order, ordered=True)
-    return out.sort_values(["label", "policy"]).reset_index(drop=True)
+    out["policy"] = pd.Categorical(out["policy"], list(dict.fromkeys(df["policy"])), ordered=True)
+    out = out.sort_values(["label", "policy"]).reset_index(drop=True)
+    out["policy"] = out["policy"].astype(str)
+    return out
 
 
 def reductions(table: pd.DataFrame) -> pd.DataFrame:
