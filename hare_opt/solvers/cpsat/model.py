@@ -1,0 +1,331 @@
+"""The CP-SAT formulation (docs/formulations.md explains every part and why it is valid).
+
+One start variable per task and one optional fixed-size interval per
+(task, eligible GPU) sharing it; a barrier variable per (job, round); NoOverlap
+per GPU; a circuit per GPU for sequence-dependent switching setups, built only
+where a job with a non-zero overhead may run. Redundant constraints (critical
+path, per-round span, per-job upper bounds from an incumbent) and symmetry
+breaking are switchable so that their effect can be measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from hare_opt.model import Instance
+from hare_opt.solvers.cpsat.tasks import Tasks
+
+
+@dataclass(frozen=True)
+class Features:
+    """Switches for the optional parts of the model (all valid; defaults are the fastest)."""
+
+    symmetry: bool = True     # order identical tasks of a round; value precedence on GPUs
+    redundant: bool = True    # critical-path and per-round span bounds on barriers
+    cumulative: bool = False  # one cumulative over all tasks with capacity = number of GPUs
+    set_times: bool = False   # decision strategy for the "fixed" worker: earliest start first
+    setups: str = "circuit"   # exact; relaxations: "first" (one per job and GPU), "ignore"
+    setup_energy: bool = True  # circuit: each paid setup as an interval in the GPU's NoOverlap
+    time_indexed: int = 0     # add a time-indexed relaxation if it needs at most this many literals
+
+
+@dataclass
+class Built:
+    """The model with handles to its variables, for hints and for reading a solution."""
+
+    model: cp_model.CpModel
+    tasks: Tasks
+    start: list[cp_model.IntVar]
+    assign: list[dict[int, cp_model.IntVar]]          # task -> {gpu: literal}
+    barrier: list[list[cp_model.IntVar]]              # job -> round -> barrier
+    arcs: dict[int, dict[tuple[int, int], cp_model.IntVar]] = field(default_factory=dict)
+    used: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (task, gpu)
+    intervals: list[list[cp_model.IntervalVar]] = field(default_factory=list)  # per GPU
+    switch: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (task, gpu)
+    objective: cp_model.LinearExpr | None = None
+    horizon: int = 0
+    stats: dict = field(default_factory=dict)
+    window: list[tuple[int, int]] = field(default_factory=list)  # start domain per task
+
+
+def barrier_lower_bounds(inst: Instance) -> list[list[int]]:
+    """Earliest possible barrier of every round: release plus minimum round times."""
+    first, nxt = inst.round_time_first, inst.round_time_next
+    return [[int(inst.release[j] + first[j] + r * nxt[j]) for r in range(int(inst.rounds[j]))]
+            for j in range(inst.num_jobs)]
+
+
+def latest_start(inst: Instance, j: int, r: int, c_max: int) -> int:
+    """Latest start of a round-r task of job j if j completes by ``c_max``.
+
+    The task ends and syncs before barrier r, and each later round lasts at
+    least the minimum round time.
+    """
+    ok = inst.eligible[j]
+    tail = int((inst.proc[j, ok] + inst.sync[j, ok]).min())
+    return c_max - (int(inst.rounds[j]) - 1 - r) * int(inst.round_time_next[j]) - tail
+
+
+def serial_horizon(inst: Instance) -> int:
+    """A time by which some schedule has finished: every task alone, slowest GPU, fresh setup."""
+    per_task = np.where(inst.eligible, inst.proc + inst.sync, 0).max(axis=1) + inst.overhead
+    return int(inst.release.max() + (per_task * inst.rounds * inst.tasks_per_round).sum())
+
+
+def build(inst: Instance, features: Features = Features(), upper_bound: int | None = None
+          ) -> Built:
+    """The CP-SAT model; with ``upper_bound`` only schedules scoring at most that are kept."""
+    m = cp_model.CpModel()
+    tasks = Tasks(inst)
+    n = tasks.count
+    lb = barrier_lower_bounds(inst)
+    w = [int(x) for x in inst.weight]
+    last_lb = [lb[j][-1] for j in range(inst.num_jobs)]
+    if upper_bound is None:
+        horizon = serial_horizon(inst)
+        c_max = [horizon] * inst.num_jobs
+    else:
+        # w_j C_j <= U - sum_{i != j} w_i LB_i: a tight horizon per job.
+        total = sum(wi * li for wi, li in zip(w, last_lb))
+        c_max = [max(last_lb[j], (upper_bound - total + w[j] * last_lb[j]) // w[j])
+                 for j in range(inst.num_jobs)]
+        horizon = max(c_max)
+
+    barrier = [[m.NewIntVar(lb[j][r], c_max[j], f"B{j}_{r}") for r in range(len(lb[j]))]
+               for j in range(inst.num_jobs)]
+    start, assign, window = [], [], []
+    intervals: list[list[cp_model.IntervalVar]] = [[] for _ in range(inst.num_gpus)]
+    for i in range(n):
+        j, r = int(tasks.job[i]), int(tasks.round[i])
+        # Every task of j follows a setup of j on its GPU at or after r_j (docs: "first on GPU").
+        earliest = lb[j][r - 1] if r else int(inst.release[j] + inst.overhead[j])
+        latest = latest_start(inst, j, r, c_max[j])
+        window.append((earliest, max(earliest, latest)))
+        s = m.NewIntVar(*window[-1], f"s{i}")
+        lits = {}
+        for g in np.flatnonzero(inst.eligible[j]).tolist():
+            lit = m.NewBoolVar(f"x{i}_{g}")
+            lits[g] = lit
+            intervals[g].append(m.NewOptionalFixedSizeIntervalVar(
+                s, int(inst.proc[j, g]), lit, f"I{i}_{g}"))
+        m.AddExactlyOne(lits.values())
+        ready = s + sum(int(inst.proc[j, g] + inst.sync[j, g]) * lit for g, lit in lits.items())
+        m.Add(barrier[j][r] >= ready)
+        if r:
+            m.Add(s >= barrier[j][r - 1])
+        start.append(s)
+        assign.append(lits)
+    built = Built(m, tasks, start, assign, barrier, intervals=intervals, horizon=horizon,
+                  window=window)
+
+    if features.redundant:
+        _add_redundant(built, inst)
+    if features.symmetry:
+        _add_task_order(built, inst)
+        _add_gpu_precedence(built)
+    if features.cumulative:
+        _add_cumulative(built, inst, horizon)
+    if (inst.overhead > 0).any() and features.setups != "ignore":
+        for g in range(inst.num_gpus):
+            nodes = [i for i, lits in enumerate(assign) if g in lits]
+            if not (inst.overhead[tasks.job[nodes]] > 0).any():
+                continue
+            if features.setups == "first":
+                _add_first_setups(built, inst, g, nodes)
+            else:
+                _add_circuit(built, inst, g, nodes, ordered=features.symmetry,
+                             energy=features.setup_energy)
+    for g in range(inst.num_gpus):
+        m.AddNoOverlap(built.intervals[g])
+
+    if features.time_indexed:
+        built.stats["time_indexed"] = _add_time_indexed(built, inst, features.time_indexed)
+    if features.set_times:
+        m.AddDecisionStrategy(start, cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
+    built.objective = sum(w[j] * barrier[j][-1] for j in range(inst.num_jobs))
+    if upper_bound is not None:
+        m.Add(built.objective <= upper_bound)
+    m.Minimize(built.objective)
+    return built
+
+
+def _add_redundant(b: Built, inst: Instance) -> None:
+    """Barriers at least a minimum round time apart (critical path of the job)."""
+    nxt = inst.round_time_next
+    for j, rounds in enumerate(b.barrier):
+        for r in range(1, len(rounds)):
+            b.model.Add(rounds[r] >= rounds[r - 1] + int(nxt[j]))
+
+
+def _add_task_order(b: Built, inst: Instance) -> None:
+    """Identical tasks of a round: (start, GPU type) non-decreasing in task number.
+
+    Task 0 then starts first, so the round cannot end before its start plus the
+    minimum round time (valid only together with this ordering).
+    """
+    tasks, m = b.tasks, b.model
+    n_types = len(inst.gpu_types)
+    tix = inst.gpu_type_index
+    for j in range(inst.num_jobs):
+        K = int(inst.tasks_per_round[j])
+        for r in range(int(inst.rounds[j])):
+            first = tasks.index(j, r, 0)
+            m.Add(b.barrier[j][r] >= b.start[first] + int(inst.round_time_next[j]))
+            keys = [n_types * b.start[i] + sum(int(tix[g]) * lit for g, lit in b.assign[i].items())
+                    for i in range(first, first + K)]
+            for a, c in zip(keys, keys[1:]):
+                m.Add(a <= c)
+
+
+def _add_gpu_precedence(b: Built) -> None:
+    """GPUs of one type: GPU h may run task i only if GPU h-1 ran some task before i."""
+    m = b.model
+    for group in b.tasks.type_groups():
+        if len(group) < 2:
+            continue
+        prev: dict[int, cp_model.IntVar | None] = dict.fromkeys(group)
+        for i, lits in enumerate(b.assign):
+            if group[0] not in lits:
+                continue  # the job cannot run on this type
+            for h in range(1, len(group)):
+                before = prev[group[h - 1]]
+                if before is None:
+                    m.Add(lits[group[h]] == 0)
+                else:
+                    m.AddImplication(lits[group[h]], before)
+            for g in group[:-1]:
+                if prev[g] is None:
+                    prev[g] = lits[g]
+                else:
+                    u = m.NewBoolVar(f"u{i}_{g}")
+                    m.AddBoolOr([prev[g], lits[g]]).OnlyEnforceIf(u)
+                    m.AddImplication(prev[g], u)
+                    m.AddImplication(lits[g], u)
+                    prev[g] = u
+                    b.used[(i, g)] = u
+
+
+def _add_cumulative(b: Built, inst: Instance, horizon: int) -> None:
+    """All tasks on the cluster as a whole: at most M run at once (energetic reasoning)."""
+    m = b.model
+    ivs = []
+    for i, lits in enumerate(b.assign):
+        j = int(b.tasks.job[i])
+        p = [int(inst.proc[j, g]) for g in lits]
+        size = m.NewIntVar(min(p), max(p), f"d{i}")
+        m.Add(size == sum(int(inst.proc[j, g]) * lit for g, lit in lits.items()))
+        end = m.NewIntVar(0, horizon + max(p), f"e{i}")
+        ivs.append(m.NewIntervalVar(b.start[i], size, end, f"J{i}"))
+    m.AddCumulative(ivs, [1] * len(ivs), inst.num_gpus)
+
+
+def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered: bool,
+                 energy: bool) -> None:
+    """Sequence-dependent setups on GPU g: a circuit through the tasks it runs.
+
+    Node 0 is the GPU's empty state; an arc a -> c means c runs right after a.
+    A switch of job costs c's overhead; a first task pays it through its start
+    domain (release + overhead). Arcs that the task order makes impossible
+    (a later round, or a higher-numbered task of the same round, before) are
+    left out. With ``energy`` every paid setup is also an interval [s - o, s)
+    in the GPU's NoOverlap, so that its propagation and cuts see setup time.
+    """
+    m, tasks = b.model, b.tasks
+    jobs, rounds, nums = tasks.job, tasks.round, tasks.task
+    arcs: list[tuple[int, int, cp_model.IntVar]] = []
+    empty = m.NewBoolVar(f"empty{g}")
+    arcs.append((0, 0, empty))
+    b.arcs[g] = {(-1, -1): empty}
+    for i in nodes:
+        m.AddImplication(b.assign[i][g], empty.Not())
+    m.AddBoolOr([b.assign[i][g] for i in nodes] + [empty])
+    into: dict[int, list[cp_model.IntVar]] = {c: [] for c in nodes}  # arcs that switch job
+    for a_pos, a in enumerate(nodes, start=1):
+        arcs.append((a_pos, a_pos, b.assign[a][g].Not()))
+        first, last = m.NewBoolVar(f"f{a}_{g}"), m.NewBoolVar(f"l{a}_{g}")
+        arcs += [(0, a_pos, first), (a_pos, 0, last)]
+        b.arcs[g][(-1, a)], b.arcs[g][(a, -1)] = first, last
+        into[a].append(first)
+        for c_pos, c in enumerate(nodes, start=1):
+            if a == c or jobs[a] == jobs[c] and (
+                    rounds[a] > rounds[c] or
+                    ordered and rounds[a] == rounds[c] and nums[a] > nums[c]):
+                continue
+            lit = m.NewBoolVar(f"a{a}_{c}_{g}")
+            arcs.append((a_pos, c_pos, lit))
+            b.arcs[g][(a, c)] = lit
+            gap = int(inst.proc[jobs[a], g])
+            if jobs[a] != jobs[c]:
+                gap += int(inst.overhead[jobs[c]])
+                into[c].append(lit)
+            m.Add(b.start[c] >= b.start[a] + gap).OnlyEnforceIf(lit)
+    m.AddCircuit(arcs)
+    if not energy:
+        return
+    for c in nodes:
+        o = int(inst.overhead[jobs[c]])
+        if o:
+            sw = m.NewBoolVar(f"sw{c}_{g}")
+            m.Add(sw == sum(into[c]))
+            b.switch[(c, g)] = sw
+            b.intervals[g].append(m.NewOptionalFixedSizeIntervalVar(
+                b.start[c] - o, o, sw, f"S{c}_{g}"))
+
+
+def _add_first_setups(b: Built, inst: Instance, g: int, nodes: list[int]) -> None:
+    """A relaxation of setups: one of job j on GPU g before j's first task there.
+
+    The first task of j on g follows another job or nothing, so [start - o_j,
+    start) is free of tasks and after r_j; these windows of different jobs are
+    disjoint. Later switches back to j are not charged.
+    """
+    m, jobs = b.model, b.tasks.job
+    for j in sorted(set(jobs[nodes].tolist())):
+        o = int(inst.overhead[j])
+        if not o:
+            continue
+        mine = [i for i in nodes if jobs[i] == j]
+        used = m.NewBoolVar(f"y{j}_{g}")
+        m.AddBoolOr([b.assign[i][g] for i in mine]).OnlyEnforceIf(used)
+        for i in mine:
+            m.AddImplication(b.assign[i][g], used)
+        at = m.NewIntVar(int(inst.release[j]), b.horizon, f"F{j}_{g}")
+        for i in mine:
+            m.Add(at + o <= b.start[i]).OnlyEnforceIf(b.assign[i][g])
+        b.intervals[g].append(m.NewOptionalFixedSizeIntervalVar(at, o, used, f"S{j}_{g}"))
+
+
+def _add_time_indexed(b: Built, inst: Instance, max_literals: int) -> int:
+    """Channel each start into literals y[i, g, t] (task i starts on g at t).
+
+    At most one task in process on a GPU at each time (setups left out: still
+    a relaxation) gives CP-SAT's LP the strong time-indexed bound for weighted
+    completion times that disjunctive reasoning lacks. Returns the number of
+    literals, 0 when the windows would need more than ``max_literals``.
+    """
+    m, jobs = b.model, b.tasks.job
+    windows = b.window
+    size = sum((hi - lo + 1) * len(b.assign[i]) for i, (lo, hi) in enumerate(windows))
+    if size > max_literals:
+        return 0
+    busy: dict[tuple[int, int], list[cp_model.IntVar]] = {}
+    for i, (lo, hi) in enumerate(windows):
+        terms = []
+        for g, x in b.assign[i].items():
+            p = int(inst.proc[jobs[i], g])
+            ys = []
+            for t in range(lo, hi + 1):
+                y = m.NewBoolVar(f"y{i}_{g}_{t}")
+                ys.append(y)
+                terms.append(t * y)
+                for u in range(t, t + p):
+                    busy.setdefault((g, u), []).append(y)
+            m.Add(x == sum(ys))
+        m.Add(b.start[i] == sum(terms))
+    for lits in busy.values():
+        if len(lits) > 1:
+            m.AddAtMostOne(lits)
+    return size
