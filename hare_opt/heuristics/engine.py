@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left, bisect_right, insort
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,10 +28,26 @@ _BIG = 1 << 62
 STREAM_LIMIT = 256
 
 
+@dataclass(frozen=True)
+class Warm:
+    """A cluster already running: the state an online planner starts from.
+
+    An instance alone describes an empty cluster at time 0; a re-plan must start
+    from busy GPUs, setups already paid and rounds partly started, or it counts
+    running tasks twice and misjudges which GPUs are free. Job indices are the
+    instance's; ``last[g] = -1`` means GPU g last ran no job of the instance.
+    """
+
+    free: list[int]     # per GPU: free from this time
+    last: list[int]     # per GPU: job it ran last (no setup for it), or -1
+    left: list[int]     # per job: tasks of its current round still to place
+    carry: list[int]    # per job: max end + sync over that round's tasks already placed
+
+
 class RoundEngine:
     """GPU free times, last jobs and job barriers as plain lists; runs recorded as blocks."""
 
-    def __init__(self, inst: Instance, *, sync_first: bool = True):
+    def __init__(self, inst: Instance, *, sync_first: bool = True, warm: Warm | None = None):
         self.inst = inst
         # False: rounds take the slots that free GPUs first, not those that sync first
         self.sync_first = sync_first
@@ -46,13 +63,19 @@ class RoundEngine:
         self.ov = inst.overhead.tolist()
         self.barrier = inst.release.tolist()
         self.round = [0] * n
-        self.free = [0] * m
-        self.last = [-1] * m
+        self.free = list(warm.free) if warm else [0] * m
+        self.last = list(warm.last) if warm else [-1] * m
+        self.left = list(warm.left) if warm else list(self.k)  # tasks left in current round
+        self.carry = list(warm.carry) if warm else [0] * n
         # sorted (free, GPU) per type, and per job and type for the GPUs it ran last
         self.by_type: list[list[tuple[int, int]]] = [[] for _ in inst.gpu_types]
-        for g, k in enumerate(self.gtype):
-            self.by_type[k].append((0, g))
         self.by_job: list[dict[int, list[tuple[int, int]]]] = [{} for _ in range(n)]
+        for g, k in enumerate(self.gtype):
+            self.by_type[k].append((self.free[g], g))
+            if self.last[g] >= 0:
+                self.by_job[self.last[g]].setdefault(k, []).append((self.free[g], g))
+        for lst in (*self.by_type, *(x for d in self.by_job for x in d.values())):
+            lst.sort()
         self.blocks: list[tuple[int, int, int, int, int, int]] = []
 
     def type_free(self, k: int) -> int:
@@ -72,7 +95,7 @@ class RoundEngine:
         touched. GPUs idle long enough all tie; the stream gives the one freed
         last first (best fit), keeping long idle gaps for jobs placed later.
         """
-        K, b, r, o = self.k[j], self.barrier[j], self.rel[j], self.ov[j]
+        K, b, r, o = self.left[j], self.barrier[j], self.rel[j], self.ov[j]
         free, last = self.free, self.last
         mine_by_type = self.by_job[j]
         streams = {}
@@ -107,7 +130,7 @@ class RoundEngine:
                     f2, g2 = nxt
                     st2 = earliest_start(f2, sid & 1 == 1, r, o, b)
                     _heappush(merge, (st2 + e - st, -f2, g2, st2, p, sid))
-        rnd, task0, end_sync, sj = self.round[j], 0, 0, self.stab[j]
+        rnd, task0, end_sync, sj = self.round[j], self.k[j] - K, self.carry[j], self.stab[j]
         gtype = self.gtype
         for g, (st, n, p) in runs.items():
             self.blocks.append((j, rnd, task0, g, n, st))
@@ -123,6 +146,8 @@ class RoundEngine:
             free[g], last[g] = end, j
         self.barrier[j] = end_sync
         self.round[j] = rnd + 1
+        if self.k[j] != K:  # a partly started round is complete: the next ones are whole
+            self.left[j], self.carry[j] = self.k[j], 0
         return end_sync
 
     def objective(self) -> int:
@@ -170,9 +195,10 @@ def _smallest_slots(cands: list[tuple[int, int]], count: int) -> list[int]:
     return n.tolist()
 
 
-def run_serial(inst: Instance, order, *, sync_first: bool = True) -> RoundEngine:
+def run_serial(inst: Instance, order, *, sync_first: bool = True,
+               warm: Warm | None = None) -> RoundEngine:
     """Each job in turn, all its rounds, each round with the earliest barrier."""
-    eng = RoundEngine(inst, sync_first=sync_first)
+    eng = RoundEngine(inst, sync_first=sync_first, warm=warm)
     rounds = inst.rounds.tolist()
     for j in np.asarray(order).tolist():
         for _ in range(rounds[j]):
@@ -180,7 +206,8 @@ def run_serial(inst: Instance, order, *, sync_first: bool = True) -> RoundEngine
     return eng
 
 
-def run_interleaved(inst: Instance, order, *, sync_first: bool = True) -> RoundEngine:
+def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
+                    warm: Warm | None = None) -> RoundEngine:
     """Round by round: let t be the earliest time a waiting job could start its next
     round (barrier passed and an eligible GPU free); every job whose barrier is <= t
     becomes ready, and the first ready job in ``order`` places its next round.
@@ -188,7 +215,7 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True) -> RoundE
     Jobs are grouped by the set of types they may use, each group a heap by
     barrier, so a step costs O(groups x types + log N), not O(N).
     """
-    eng = RoundEngine(inst, sync_first=sync_first)
+    eng = RoundEngine(inst, sync_first=sync_first, warm=warm)
     rank = [0] * inst.num_jobs
     for i, j in enumerate(np.asarray(order).tolist()):
         rank[j] = i
@@ -223,6 +250,7 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True) -> RoundE
 DISPATCH = {
     "interleaved": run_interleaved,
     "serial": run_serial,
-    "interleaved-eft": lambda inst, order: run_interleaved(inst, order, sync_first=False),
-    "serial-eft": lambda inst, order: run_serial(inst, order, sync_first=False),
+    "interleaved-eft": lambda inst, order, **kw: run_interleaved(inst, order, sync_first=False,
+                                                                 **kw),
+    "serial-eft": lambda inst, order, **kw: run_serial(inst, order, sync_first=False, **kw),
 }

@@ -28,7 +28,7 @@ import numpy as np
 from hare_opt.bounds import lower_bound
 from hare_opt.bounds.combinatorial import cluster_work
 from hare_opt.bounds.guarantee import guarantee_plan, lp_order, solo_span
-from hare_opt.heuristics.engine import DISPATCH, RoundEngine
+from hare_opt.heuristics.engine import DISPATCH, RoundEngine, Warm
 from hare_opt.model import Instance, Result
 
 #: Round placements the portfolio and the local search may spend (tens of us each).
@@ -44,13 +44,18 @@ def fluid_size(inst: Instance) -> np.ndarray:
     return inst.rounds * inst.tasks_per_round / speed + inst.overhead
 
 
+def fluid_order(inst: Instance) -> np.ndarray:
+    """Smith's order on the fluid size: the first schedule's (ties: release, index)."""
+    return np.lexsort((np.arange(inst.num_jobs), inst.release, fluid_size(inst) / inst.weight))
+
+
 def candidate_orders(inst: Instance) -> dict[str, np.ndarray]:
     """Job orders worth a try, best-first by a priori quality; ties go to release, then index."""
     idx, rel, w = np.arange(inst.num_jobs), inst.release, inst.weight
-    smith = {"fluid": fluid_size(inst),                            # heterogeneity-aware
-             "span": np.maximum(solo_span(inst), fluid_size(inst)),  # critical path counts too
+    smith = {"span": np.maximum(solo_span(inst), fluid_size(inst)),  # critical path counts too
              "work": cluster_work(inst).astype(float)}             # fastest-type work
-    out = {name: np.lexsort((idx, rel, size / w)) for name, size in smith.items()}
+    out = {"fluid": fluid_order(inst)}                             # heterogeneity-aware
+    out.update({name: np.lexsort((idx, rel, size / w)) for name, size in smith.items()})
     out["lp"] = lp_order(inst)
     out["fifo"] = np.lexsort((idx, -w, rel))
     return out
@@ -59,8 +64,8 @@ def candidate_orders(inst: Instance) -> dict[str, np.ndarray]:
 class _Search:
     """Evaluates (dispatcher, order) pairs within a budget of round placements."""
 
-    def __init__(self, inst: Instance, budget: int, deadline: float):
-        self.inst, self.budget, self.deadline = inst, budget, deadline
+    def __init__(self, inst: Instance, budget: int, deadline: float, warm: Warm | None = None):
+        self.inst, self.budget, self.deadline, self.warm = inst, budget, deadline, warm
         self.cost = int(inst.rounds.sum())
         self.evals = 0
         self.best: tuple[int, str, np.ndarray, RoundEngine] | None = None
@@ -71,7 +76,7 @@ class _Search:
     def eval(self, mode: str, order: np.ndarray) -> int:
         self.budget -= self.cost
         self.evals += 1
-        eng = DISPATCH[mode](self.inst, order)
+        eng = DISPATCH[mode](self.inst, order, warm=self.warm)
         value = eng.objective()
         if self.best is None or value < self.best[0]:
             self.best = (value, mode, np.array(order), eng)
@@ -111,6 +116,29 @@ class _Search:
                         order[[i, i + d]] = order[[i + d, i]]
 
 
+def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool = True,
+                budget: int = DEFAULT_BUDGET, seed: int = 0,
+                deadline: float | None = None) -> tuple[_Search, int]:
+    """The best (dispatcher, order) found, and the first schedule's objective.
+
+    ``warm`` starts every schedule from a running cluster (online re-plans); the
+    engines then hold only the work still to place, so no checked ``Result`` is made.
+    """
+    deadline = time.perf_counter() + 60.0 if deadline is None else deadline
+    search = _Search(instance, budget if improve else 0, deadline, warm)
+    if not improve:
+        return search, search.eval("interleaved", fluid_order(instance))
+    orders = candidate_orders(instance)
+    first = search.eval("interleaved", orders["fluid"])
+    for name, order in orders.items():
+        for mode in DISPATCH:
+            if (mode, name) != ("interleaved", "fluid") and search.can():
+                search.eval(mode, order)
+    value, mode, order, _ = search.best
+    search.iterated_search(mode, order, value, seed)
+    return search, first
+
+
 def solve_hare(instance: Instance, *, time_limit: float | None = None, improve: bool = True,
                budget: int = DEFAULT_BUDGET, seed: int = 0, **options) -> Result:
     """Portfolio of priority orders x dispatchers, then local search, then the guarantee.
@@ -124,17 +152,8 @@ def solve_hare(instance: Instance, *, time_limit: float | None = None, improve: 
         raise ValueError(f"hare: unknown option(s) {sorted(options)}")
     t0 = time.perf_counter()
     inst = instance
-    deadline = t0 + (time_limit if time_limit is not None else 60.0)
-    orders = candidate_orders(inst)
-    search = _Search(inst, budget if improve else 0, deadline)
-    first = search.eval("interleaved", orders["fluid"])
-    if improve:
-        for name, order in orders.items():
-            for mode in DISPATCH:
-                if (mode, name) != ("interleaved", "fluid") and search.can():
-                    search.eval(mode, order)
-        value, mode, order, _ = search.best
-        search.iterated_search(mode, order, value, seed)
+    search, first = search_hare(inst, improve=improve, budget=budget, seed=seed,
+                                deadline=t0 + (time_limit if time_limit is not None else 60.0))
     value, mode, order, eng = search.best
     g_order, bound = guarantee_plan(inst)
     if value > bound:  # the theorem must not rely on the search: fall back to its schedule

@@ -25,13 +25,16 @@ make it cheap (docs/simulator.md has the full story):
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from hare_opt.model import Instance, Job
+from hare_opt.heuristics.engine import Warm
+from hare_opt.heuristics.hare import search_hare
+from hare_opt.model import Instance, Job, Schedule
 from hare_opt.model.instance import MAX_COUNT
 from hare_opt.sim.engine import Events, SimulationError, Simulator
 from hare_opt.solvers import get_solver
@@ -51,7 +54,8 @@ class PlanPolicy:
     def __init__(self, *, solver: str | None = None, replan: str = "auto",
                  plan_tasks: int | None = None, horizon_rounds: int | None = None,
                  low_water: int | None = None, min_gap: int | None = None,
-                 time_limit: float | None = None, **solver_options: Any):
+                 time_limit: float | None = None, plan_evals: int = 20,
+                 **solver_options: Any):
         if replan not in ("auto", "arrival", "lazy"):
             raise ValueError(f"policy {self.name!r}: replan must be auto, arrival or lazy, "
                              f"got {replan!r}")
@@ -62,6 +66,7 @@ class PlanPolicy:
         self.low_water = low_water
         self.min_gap = min_gap
         self.time_limit = time_limit
+        self.plan_evals = plan_evals
         self.solver_options = solver_options
         self.num_plans = 0
 
@@ -205,16 +210,14 @@ class PlanPolicy:
                             src.sync_time, src.switch_overhead))
             offset[src.id] = (j, first)
             self.planned_until[j] = first + keep
-        jobs.extend(self._busy_jobs(sim, self.gap))
+        warm = self._warm(sim, [j for j, *_ in chosen]) if self.solver == "hare" else None
+        if warm is None:
+            jobs.extend(self._busy_jobs(sim, self.gap))
         residual = inst.with_jobs(jobs, name=f"{inst.name}@{now}")
         _inherit_round_times(residual, inst, [j for j, *_ in chosen])
         self._check_size(residual)
-        plan = self._solve(self.planning_instance(residual), time_limit=self.time_limit,
-                           **self.solver_options).schedule
+        plan = self._plan(residual, warm)
         self.num_plans += 1
-        if len(plan) != residual.num_tasks:
-            raise SimulationError(f"policy {self.name!r}: solver {self.solver!r} planned "
-                                  f"{len(plan)} of {residual.num_tasks} tasks at time {now}")
         types = self.types[plan.gpu_indices(inst)]
         for i in np.lexsort((plan.round, plan.start)).tolist():
             if plan.job[i] not in offset:
@@ -223,6 +226,38 @@ class PlanPolicy:
             not_before = int(plan.start[i]) - int(inst.overhead[j])
             self.queues[types[i]].append((not_before, j, first + int(plan.round[i])))
         self.queued = sum(len(q) for q in self.queues)
+
+    def _plan(self, residual: Instance, warm: Warm | None) -> Schedule:
+        """The planner's schedule of the residual (from ``warm``: only the tasks left)."""
+        planning = self.planning_instance(residual)
+        opts = dict(self.solver_options)
+        if self.solver == "hare" and opts.get("improve", True) and "budget" not in opts:
+            opts["budget"] = self.plan_evals * int(residual.rounds.sum())
+        if warm is not None:
+            limit = 60.0 if self.time_limit is None else self.time_limit
+            search, _ = search_hare(planning, warm=warm,
+                                    deadline=time.perf_counter() + limit, **opts)
+            return search.best[3].schedule()
+        plan = self._solve(planning, time_limit=self.time_limit, **opts).schedule
+        if len(plan) != residual.num_tasks:
+            raise SimulationError(f"policy {self.name!r}: solver {self.solver!r} planned "
+                                  f"{len(plan)} of {residual.num_tasks} tasks for "
+                                  f"{residual.name!r}")
+        return plan
+
+    def _warm(self, sim: Simulator, rows: list[int]) -> Warm | None:
+        """The running cluster as seen by the residual's jobs ``rows``, for our heuristic;
+        None when nothing running matters (then the residual alone is exact)."""
+        state, now = sim.state, sim.now
+        pos = np.full(sim.inst.num_jobs + 1, -1, dtype=np.int64)   # [-1] for "no job"
+        pos[rows] = np.arange(len(rows))
+        last = pos[state.last]
+        placed = state.placed[rows]
+        if not (state.free > now).any() and (last < 0).all() and not placed.any():
+            return None
+        k = sim.inst.tasks_per_round[rows]
+        return Warm(free=np.maximum(state.free, now).tolist(), last=last.tolist(),
+                    left=(k - placed).tolist(), carry=state.round_end[rows].tolist())
 
     def _busy_jobs(self, sim: Simulator, grid: int) -> list[Job]:
         """Stand-ins for the GPUs still busy: one task per busy GPU lasting its remaining

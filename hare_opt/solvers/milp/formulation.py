@@ -1,4 +1,4 @@
-"""The time-indexed MILP, aggregated per GPU type, with setup "holds" (docs/formulations_milp.md).
+"""The time-indexed MILP, aggregated per GPU type, with setup "holds" (docs/formulations.md).
 
 Variables (all times integer, inside ``Windows``):
 

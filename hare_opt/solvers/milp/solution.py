@@ -1,7 +1,7 @@
 """Between model values and schedules: decode a MILP solution, encode a schedule as a start.
 
 Decoding is the constructive half of the exactness proof in
-docs/formulations_milp.md: sweeping time per GPU type, holds end only when idle
+docs/formulations.md, MILP part: sweeping time per GPU type, holds end only when idle
 and past their setup, tasks take an idle held GPU (or a free one when their job
 has no overhead), so every integer solution becomes a per-GPU schedule with the
 same starts. Encoding is the other half: any feasible schedule within the
