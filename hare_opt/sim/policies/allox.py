@@ -18,7 +18,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from hare_opt.sim.engine import Events, Simulator
-from hare_opt.sim.policies.gang import GangPolicy
+from hare_opt.sim.policies.gang import GangPolicy, single_type_fits
 
 BIG = 1e18
 
@@ -32,15 +32,7 @@ class AlloXPolicy(GangPolicy):
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst
         # A round on one type: the job must fit in that type's GPUs.
-        self.fits = inst.eligible_by_type & (inst.tasks_per_round[:, None]
-                                             <= inst.type_count[None, :])
-        wide = np.flatnonzero(~self.fits.any(axis=1))
-        if len(wide):
-            from hare_opt.sim.engine import SimulationError
-            j = int(wide[0])
-            raise SimulationError(
-                f"policy 'allox' (one GPU type per round) cannot run job {inst.jobs[j].id!r}: "
-                f"no GPU type it can use has {int(inst.tasks_per_round[j])} GPUs")
+        self.fits = single_type_fits(sim, self.name)
         self.span = inst.proc_by_type + inst.sync_by_type  # a gang round on one type
         self.waiting: set[int] = set()
 

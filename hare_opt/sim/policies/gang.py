@@ -25,6 +25,22 @@ def check_gang_feasible(sim: Simulator, policy: str) -> None:
             f"{int(inst.eligible[j].sum())} it can run on")
 
 
+def single_type_fits(sim: Simulator, policy: str) -> np.ndarray:
+    """(N, T) whether a job's round fits on the GPUs of one type; raises if none fits.
+
+    Policies that keep a gang round on one GPU type (allox, gavel-las) need this.
+    """
+    inst = sim.inst
+    fits = inst.eligible_by_type & (inst.tasks_per_round[:, None] <= inst.type_count[None, :])
+    wide = np.flatnonzero(~fits.any(axis=1))
+    if len(wide):
+        j = int(wide[0])
+        raise SimulationError(
+            f"policy {policy!r} (one GPU type per round) cannot run job {inst.jobs[j].id!r}: "
+            f"no GPU type it can use has {int(inst.tasks_per_round[j])} GPUs")
+    return fits
+
+
 def gang_round_time(sim: Simulator) -> np.ndarray:
     """(N,) a round's span on the job's K fastest eligible GPUs (straggler plus sync)."""
     inst = sim.inst

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog
 
-from hare_opt.sim.engine import Events, SimulationError, Simulator
-from hare_opt.sim.policies.gang import GangPolicy
+from hare_opt.sim.engine import Events, Simulator
+from hare_opt.sim.policies.gang import GangPolicy, single_type_fits
 
 
 class GavelLASPolicy(GangPolicy):
@@ -26,15 +26,7 @@ class GavelLASPolicy(GangPolicy):
 
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst
-        self.fits = inst.eligible_by_type & (inst.tasks_per_round[:, None]
-                                             <= inst.type_count[None, :])
-        wide = np.flatnonzero(~self.fits.any(axis=1))
-        if len(wide):
-            j = int(wide[0])
-            raise SimulationError(
-                f"policy 'gavel-las' (one GPU type per round) cannot run job "
-                f"{inst.jobs[j].id!r}: no GPU type it can use has "
-                f"{int(inst.tasks_per_round[j])} GPUs")
+        self.fits = single_type_fits(sim, self.name)
         span = (inst.proc_by_type + inst.sync_by_type).astype(float)
         self.thr = np.where(self.fits, 1.0 / np.maximum(span, 1), 0.0)
         self.received = np.zeros_like(self.thr)  # time spent on each type
