@@ -7,12 +7,15 @@ Hypothesis profiles (choose with HYPOTHESIS_PROFILE or --hypothesis-profile):
 * ``hunt``: many random examples for local bug and worst-case hunting, e.g.
   ``HYPOTHESIS_PROFILE=hunt pytest -m "not slow" tests/test_bounds.py``.
 
-Slow or exhaustive tests carry ``@pytest.mark.slow``; CI runs them only on a
-bounded sample (``--slow-sample``, default from SLOW_SAMPLE or 1 in CI).
+Slow or exhaustive tests carry ``@pytest.mark.slow``. By default a bounded,
+deterministic sample of them runs (``--slow-sample N``, default from the
+SLOW_SAMPLE variable, else 2): the same ones every run, chosen by a hash of
+their id. ``--slow-sample all`` (or ``-m slow``) runs every one of them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -37,6 +40,29 @@ EXACT = ("cpsat", "milp")
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--solvers", default=",".join(EXACT),
                      help="comma-separated exact solvers to parametrise over (default: all)")
+    parser.addoption("--slow-sample", default=os.environ.get("SLOW_SAMPLE", "2"),
+                     help="how many @slow tests to run (a fixed sample), or 'all'")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    sample = config.getoption("--slow-sample")
+    if sample == "all" or "slow" in (config.getoption("-m") or ""):
+        return
+    slow = [it for it in items if it.get_closest_marker("slow")]
+    keep = {it.nodeid for it in sorted(slow, key=lambda it: hashlib.sha1(
+        it.nodeid.encode()).hexdigest())[:int(sample)]}
+    dropped = [it for it in slow if it.nodeid not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [it for it in items if it not in dropped]
+        config._slow_dropped = len(dropped)  # type: ignore[attr-defined]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
+    n = getattr(config, "_slow_dropped", 0)
+    if n:
+        terminalreporter.write_line(f"{n} @slow test(s) not in the bounded sample; run them "
+                                    "with --slow-sample all")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -160,6 +160,7 @@ CPSAT_VARIANTS = [dict(symmetry=False), dict(redundant=False), dict(cumulative=T
                   dict(time_indexed=5000), dict(set_times=True)]
 
 
+@pytest.mark.slow
 @given(instances(max_tasks=6))
 def test_cpsat_variants_agree(inst):
     opt = _optimal(inst, "cpsat")
@@ -167,6 +168,7 @@ def test_cpsat_variants_agree(inst):
         assert _optimal(inst, "cpsat", **options) == opt, options
 
 
+@pytest.mark.slow
 @given(instances(max_tasks=6))
 def test_cpsat_setup_relaxations_bound_the_optimum(inst):
     opt = _optimal(inst, "cpsat")
