@@ -2,8 +2,9 @@
 
     python experiments/bench_sim.py                  # 1k, 2k, 5k, 10k jobs on 512 GPUs
     python experiments/bench_sim.py --jobs 1000 2000 # a subset
-    python experiments/bench_sim.py --compare        # every policy: testbed 40 jobs and
-                                                     # 200 jobs on 160 GPUs, 3 seeds each
+    python experiments/bench_sim.py --compare        # every policy on fig12's workloads:
+                                                     # testbed 40 jobs, 160 GPUs 200 jobs
+    python experiments/bench_sim.py --compare --seeds 0 1 2 3 4 5   # more seeds
 
 Workload: paper-like jobs (hare_opt.generators.paper_jobs, Poisson arrivals,
 Hare switching) on a 512-GPU cluster of the testbed's four types; the mean
@@ -29,22 +30,34 @@ def workload(n_jobs: int, seed: int, cluster: str = CLUSTER):
     return build_instance(specs, gpus, switching="hare", name=f"bench-{n_jobs}")
 
 
-COMPARE = {  # name: (cluster, jobs); arrivals keep the testbed's load per GPU
-    "testbed-40": ("V100:8,T4:4,K80:1,M60:2", 40),
-    "160gpu-200": ("V100:40,T4:40,K80:40,M60:40", 200),
-}
+def compare_settings() -> dict[str, tuple[str, int, float]]:
+    """name: (cluster, jobs, mean inter-arrival s), as ``hare-opt reproduce`` fig12 has them:
+    the testbed, and 160 GPUs in its type proportions with arrivals 15/160 as far apart."""
+    from hare_opt.experiments.items import TESTBED, TESTBED_GAP_S, cluster_of, gap_for
+
+    return {"testbed-40": (TESTBED, 40, TESTBED_GAP_S),
+            "160gpu-200": (cluster_of(160), 200, gap_for(160))}
 
 
 def compare(seeds: list[int], policies: list[str]) -> None:
-    """Total weighted JCT (sum w (C - arrival)) of every policy; Hare switching."""
+    """Total weighted JCT (sum w (C - arrival)) of every policy; Hare switching.
+
+    The workloads are those of the simulate cell of ``hare-opt reproduce``
+    (hare_opt.experiments.cells.simulate_paper, default arguments). ``bound`` is
+    sum w (critical path - arrival), a lower bound no policy can beat.
+    """
     import pandas as pd
 
+    from hare_opt.bounds.combinatorial import critical_path_bound
     from hare_opt.sim import SimulationError
 
     rows = []
-    for setting, (cluster, n) in COMPARE.items():
+    for setting, (cluster, n, gap) in compare_settings().items():
         for seed in seeds:
-            inst = workload(n, seed, cluster)
+            specs = paper_jobs(seed, n, mean_interarrival=gap)
+            inst = build_instance(specs, cluster, switching="hare", name=f"sim-s{seed}")
+            bound = float(critical_path_bound(inst)) - int((inst.weight * inst.release).sum())
+            rows.append({"setting": setting, "seed": seed, "policy": "bound", "wjct": bound})
             for p in policies:
                 t0 = time.perf_counter()
                 try:
@@ -58,9 +71,11 @@ def compare(seeds: list[int], policies: list[str]) -> None:
     df = pd.DataFrame(rows)
     table = df.pivot_table(index="policy", columns=["setting", "seed"], values="wjct")
     hare = table.loc["hare"]
-    print("\ntotal weighted JCT (time unit 100 ms):")
+    print("\ntotal weighted JCT (time unit 100 ms; bound: a lower bound):")
     print(table.to_string(float_format=lambda x: f"{x:.0f}"))
-    print("\nhare's reduction vs each policy, % (mean over seeds):")
+    print("\nbest policy per workload:",
+          table.drop(index="bound").idxmin().to_dict())
+    print("\nhare's reduction vs each policy, % (mean over seeds; < 0: hare worse):")
     print(((1 - hare / table).T.groupby(level=0).mean().T * 100).round(1).to_string())
 
 

@@ -19,9 +19,10 @@ from hare_opt.bounds import (
 )
 from hare_opt.checker import check
 from hare_opt.generators import paper_instance, random_instance
-from hare_opt.heuristics.engine import DISPATCH, RoundEngine, run_serial
-from hare_opt.heuristics.hare import solve_hare
-from hare_opt.model import GPU, Instance, Job
+from hare_opt.heuristics.engine import DISPATCH, RoundEngine, Warm, run_serial
+from hare_opt.heuristics.hare import search_hare, solve_hare
+from hare_opt.heuristics.listsched import ClusterState
+from hare_opt.model import GPU, Instance, Job, Schedule
 from hare_opt.solvers import solve
 
 
@@ -121,3 +122,51 @@ def test_falls_back_to_the_guaranteed_schedule(monkeypatch):
     res = solve(inst, "hare")
     assert res.stats["dispatch"] == "serial"
     assert res.objective == run_serial(inst, order).objective()
+
+
+def warm_residual(inst: Instance, state: ClusterState) -> tuple[Instance, Warm, list[int]]:
+    """What an online planner sees: the unfinished jobs' remaining rounds and the cluster."""
+    rows = [j for j in range(inst.num_jobs) if not state.done(j)]
+    jobs = [Job(inst.jobs[j].id, inst.jobs[j].task_time, int(inst.rounds[j] - state.round[j]),
+                inst.jobs[j].tasks_per_round, inst.jobs[j].weight,
+                int(max(inst.release[j], state.barrier[j])), inst.jobs[j].sync_time,
+                inst.jobs[j].switch_overhead) for j in rows]
+    pos = np.full(inst.num_jobs + 1, -1)
+    pos[rows] = np.arange(len(rows))
+    warm = Warm(free=state.free.tolist(), last=pos[state.last].tolist(),
+                left=(inst.tasks_per_round[rows] - state.placed[rows]).tolist(),
+                carry=state.round_end[rows].tolist())
+    return inst.with_jobs(jobs), warm, rows
+
+
+@given(inst=instances(max_jobs=5, max_gpus=3, max_tasks=16),
+       rnd=st.randoms(use_true_random=False), frac=st.floats(0, 1))
+def test_warm_plan_continues_a_running_cluster(inst, rnd, frac):
+    """Part of the tasks placed (rounds left half-done, GPUs busy, setups paid): every
+    dispatcher's warm plan of the rest, appended, is a feasible schedule of the whole
+    instance and scores what the engine says; an idle, empty state plans as a cold one."""
+    state = ClusterState(inst)
+    for _ in range(int(frac * inst.num_tasks)):
+        j = rnd.choice([j for j in range(inst.num_jobs) if not state.done(j)])
+        state.place(j, rnd.choice(np.flatnonzero(inst.eligible[j]).tolist()))
+    if all(state.done(j) for j in range(inst.num_jobs)):
+        return
+    residual, warm, rows = warm_residual(inst, state)
+    order = list(range(residual.num_jobs))
+    rnd.shuffle(order)
+    done = sum(int(inst.weight[j]) * state.completion(j)
+               for j in range(inst.num_jobs) if state.done(j))
+    for run in DISPATCH.values():
+        eng = run(residual, order, warm=warm)
+        plan, past = eng.schedule(), state.schedule()
+        first = np.array([int(state.round[rows[residual.job_index(j)]]) for j in plan.job])
+        whole = Schedule(*(np.concatenate([a, b]) for a, b in (
+            (past.job, plan.job), (past.round, plan.round + first), (past.task, plan.task),
+            (past.gpu, plan.gpu), (past.start, plan.start), (past.end, plan.end))))
+        rep = check(inst, whole)
+        assert rep.feasible, rep.violations[:3]
+        assert rep.objective == done + eng.objective()
+    cold = Warm([0] * inst.num_gpus, [-1] * inst.num_gpus, inst.tasks_per_round.tolist(),
+                [0] * inst.num_jobs)
+    assert (search_hare(inst, warm=cold, budget=2000)[0].best[0]
+            == search_hare(inst, budget=2000)[0].best[0])

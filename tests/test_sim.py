@@ -11,8 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from strategies import instances
 
 from hare_opt.checker import check
+from hare_opt.heuristics.hare import DEFAULT_BUDGET
 from hare_opt.model import GPU, Instance, Job
 from hare_opt.sim import SimulationError, policy_names, simulate
+from hare_opt.sim.policies.plan import PLAN_EVALS
 from hare_opt.solvers import solve
 
 GANG = ("gavel-fifo", "srtf", "tiresias", "allox", "gavel-las")
@@ -49,15 +51,22 @@ def assert_gang(inst: Instance, run) -> None:
         assert len({s.gpu[i] for i in idx}) == len(idx), "a gang round shared a GPU"
 
 
-@pytest.mark.parametrize("solver", ["hare", "wspt", "eft", "fifo"])
+def offline_twin(inst: Instance, solver: str, evals: int = PLAN_EVALS):
+    """The offline run the policy's single plan must reproduce (hare: same portfolio)."""
+    if solver != "hare":
+        return solve(inst, solver)
+    return solve(inst, "hare", improve=evals > 1,
+                 budget=min(evals * int(inst.rounds.sum()), DEFAULT_BUDGET))
+
+
+@pytest.mark.parametrize("solver,evals", [("hare", PLAN_EVALS), ("hare", 1), ("wspt", None),
+                                          ("eft", None), ("fifo", None)])
 @given(inst=instances(max_jobs=5, max_gpus=3, max_tasks=14))
-def test_plan_policy_reproduces_offline_heuristic(solver, inst):
+def test_plan_policy_reproduces_offline_heuristic(solver, evals, inst):
     """All jobs at time 0, no setups: one plan, executed exactly as the offline heuristic."""
     inst = at_zero(inst)
-    opts = {"improve": False} if solver == "hare" else {}
-    offline = solve(inst, solver, **opts)
-    run = simulate(inst, "hare", solver=solver)
-    assert run.result.objective == offline.objective
+    run = simulate(inst, "hare", solver=solver, plan_evals=evals)
+    assert run.result.objective == offline_twin(inst, solver, evals or 1).objective
     assert run.result.stats["plans"] == 1
 
 
@@ -65,8 +74,7 @@ def test_hare_policy_reproduces_offline_on_paper_like():
     from hare_opt.generators import paper_instance
 
     inst = at_zero(paper_instance(3, 25, switching="none"))
-    assert simulate(inst, "hare").result.objective == solve(inst, "hare",
-                                                            improve=False).objective
+    assert simulate(inst, "hare").result.objective == offline_twin(inst, "hare").objective
 
 
 @pytest.mark.parametrize("policy", FAST)
@@ -210,3 +218,34 @@ def test_unknown_policy_names_the_choices():
     with pytest.raises(ValueError, match="unknown; choose from"):
         simulate(tiny(), "nope")
     assert set(FAST) | {"hare-paper"} <= set(policy_names())
+
+
+@pytest.mark.parametrize("replan", ["arrival", "lazy"])
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(inst=instances(max_jobs=5, max_gpus=3, max_tasks=16))
+def test_hare_plans_exactly_the_work_left(replan, inst):
+    """A re-plan starts from the running cluster: the queues hold each arrived job's
+    remaining tasks once, a partly started round only its missing tasks (lazy plans,
+    cut to 3 tasks here, hold at most that)."""
+    from hare_opt.sim.policies.plan import HarePolicy
+
+    class Probe(HarePolicy):
+        def _replan(self, sim):
+            super()._replan(sim)
+            queued = np.zeros(sim.inst.num_jobs, dtype=np.int64)
+            for q in self.queues:
+                for _, j, _ in q:
+                    queued[j] += 1
+            st, k = sim.state, sim.inst.tasks_per_round
+            left = (sim.inst.rounds - st.round) * k - st.placed
+            active = sorted(sim.active)
+            if replan == "arrival":
+                assert queued[active].tolist() == left[active].tolist()
+            assert (queued[active] <= left[active]).all()
+            self.checks += 1
+
+    probe = Probe(replan=replan, plan_tasks=3 if replan == "lazy" else None)
+    probe.checks = 0
+    run = simulate(inst, probe)
+    assert_checked(inst, run)
+    assert probe.checks == run.result.stats["plans"] >= 1

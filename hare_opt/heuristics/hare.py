@@ -17,6 +17,9 @@ Why it is built this way:
   ``bounds.guarantee_plan`` provably scores at most U(instance); whenever the
   schedule found is worse than U, that serial schedule is built and returned
   instead, so the result never exceeds U whatever the search did.
+* ``search_hare`` (steps without the guarantee) also plans from a cluster
+  already running (``engine.Warm``): the online simulator's re-plans. U bounds
+  schedules of an empty cluster only, so warm plans carry no guarantee.
 """
 
 from __future__ import annotations

@@ -5,11 +5,16 @@ arrival the scheduler re-plans everything not yet started. We keep that shape an
 make it cheap (docs/simulator.md has the full story):
 
 * A plan is the offline solver's schedule of a *residual instance*: the arrived
-  jobs' remaining rounds, released at max(now, their barrier); a partly started
-  round is planned whole (a residual cannot express a round of fewer than K
-  tasks) and its surplus entries are dropped once the round is complete. Busy
-  GPUs appear as stand-in jobs pinned to their type, so the plan sees each type's
-  real availability. Tasks already started (or reserved) are kept.
+  jobs' remaining rounds, released at max(now, their barrier). Our heuristic
+  (``solver="hare"``) plans it from the running cluster (``engine.Warm``: each
+  GPU's free time and last job, each partly started round's missing tasks and
+  its end so far), so nothing running is counted twice. Other solvers see an
+  instance only: a partly started round is planned whole and its surplus
+  entries are dropped once the round is complete, and busy GPUs appear as
+  stand-in jobs pinned to their type. Tasks already started (or reserved) are kept.
+* Our heuristic tries its portfolio (``plan_evals`` schedules: 5 orders x 4
+  dispatchers) and the plan with the lowest planned weighted completion time of
+  the residual wins: a clairvoyant planner may compare its own plans.
 * The plan is executed as one FIFO queue of (job, round) per GPU *type*; an entry
   starts on an idle GPU of its type, not before its planned time minus its setup.
   With all jobs at time 0 and no setups this reproduces the offline schedule's
@@ -33,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from hare_opt.heuristics.engine import Warm
-from hare_opt.heuristics.hare import search_hare
+from hare_opt.heuristics.hare import DEFAULT_BUDGET, search_hare
 from hare_opt.model import Instance, Job, Schedule
 from hare_opt.model.instance import MAX_COUNT
 from hare_opt.sim.engine import Events, SimulationError, Simulator
@@ -42,6 +47,10 @@ from hare_opt.solvers import get_solver
 AUTO_JOBS = 500  # "auto" re-plans at every arrival up to this many jobs
 BUSY = "~busy-gpu-"
 WEIGHT_SCALE = 1000
+#: Schedules our heuristic tries per re-plan (arrival mode): its portfolio of
+#: 5 orders x 4 dispatchers, the best planned objective kept; at most
+#: ``DEFAULT_BUDGET`` round placements per re-plan (big residuals get fewer).
+PLAN_EVALS = 20
 
 
 class PlanPolicy:
@@ -54,7 +63,7 @@ class PlanPolicy:
     def __init__(self, *, solver: str | None = None, replan: str = "auto",
                  plan_tasks: int | None = None, horizon_rounds: int | None = None,
                  low_water: int | None = None, min_gap: int | None = None,
-                 time_limit: float | None = None, plan_evals: int = 20,
+                 time_limit: float | None = None, plan_evals: int | None = None,
                  **solver_options: Any):
         if replan not in ("auto", "arrival", "lazy"):
             raise ValueError(f"policy {self.name!r}: replan must be auto, arrival or lazy, "
@@ -84,6 +93,7 @@ class PlanPolicy:
         self.water = inst.num_gpus if self.low_water is None else self.low_water
         typical = int(np.median(inst.min_task_time))
         self.gap = (typical if lazy else 0) if self.min_gap is None else self.min_gap
+        self.evals = self.plan_evals or (1 if lazy else PLAN_EVALS)
         self.last_plan = -self.gap - 1
         self.types = inst.gpu_type_index
         self.of_type = [np.flatnonzero(self.types == k) for k in range(len(inst.gpu_types))]
@@ -177,7 +187,8 @@ class PlanPolicy:
         self.new_jobs = False
         self.starved.clear()
         self.blocked.clear()
-        # A partly started round is planned whole: its surplus entries go stale at once.
+        # Without a warm start a partly started round is planned whole: its surplus
+        # entries go stale at once.
         self.queues = [deque() for _ in self.queues]
         cand = [(j, int(state.round[j])) for j in sorted(sim.active) if not state.done(j)]
         self.planned_until[[j for j, _ in cand]] = [f for _, f in cand]
@@ -231,8 +242,10 @@ class PlanPolicy:
         """The planner's schedule of the residual (from ``warm``: only the tasks left)."""
         planning = self.planning_instance(residual)
         opts = dict(self.solver_options)
-        if self.solver == "hare" and opts.get("improve", True) and "budget" not in opts:
-            opts["budget"] = self.plan_evals * int(residual.rounds.sum())
+        if self.solver == "hare" and not {"improve", "budget"} & set(opts):
+            # Candidate plans compared by their planned objective: hare's portfolio.
+            opts["improve"] = self.evals > 1
+            opts["budget"] = min(self.evals * int(residual.rounds.sum()), DEFAULT_BUDGET)
         if warm is not None:
             limit = 60.0 if self.time_limit is None else self.time_limit
             search, _ = search_hare(planning, warm=warm,
@@ -309,10 +322,6 @@ class HarePolicy(PlanPolicy):
     name = "hare"
     solver = "hare"
 
-    def __init__(self, **options: Any):
-        if options.get("solver", "hare") == "hare":
-            options.setdefault("improve", False)  # the local search is for offline use
-        super().__init__(**options)
 
 
 class HarePaperPolicy(PlanPolicy):
@@ -328,29 +337,6 @@ class HarePaperPolicy(PlanPolicy):
     def __init__(self, *, max_tasks: int = 400, time_limit: float | None = 10.0, **options: Any):
         super().__init__(time_limit=time_limit, **options)
         self.max_tasks = max_tasks
-
-    def _busy_jobs(self, sim: Simulator, grid: int) -> list[Job]:
-        """Stand-ins for the GPUs still busy: one task per busy GPU lasting its remaining
-        busy time on that GPU type, released now, of overwhelming weight so the planner
-        puts them first.
-
-        An instance cannot say "GPU g is busy until t", but each stand-in task occupies
-        one GPU of the type from now on, so the plan sees each type's real availability;
-        plans are executed per type, so which GPU of the type it is does not matter.
-        GPUs of a type busy for the same time share one stand-in (K = their number);
-        with ``grid`` > 1 busy times are first rounded up to a multiple of it (fewer,
-        slightly pessimistic stand-ins).
-        """
-        inst, now, free = sim.inst, sim.now, sim.state.free
-        busy = np.flatnonzero(free > now)
-        left = free[busy] - now
-        if grid > 1:
-            left = -(-left // grid) * grid
-        groups: dict[tuple[int, int], int] = {}
-        for k, d in zip(self.types[busy].tolist(), left.tolist()):
-            groups[k, d] = groups.get((k, d), 0) + 1
-        return [Job(f"{BUSY}{k}-{d}", {inst.gpu_types[k]: d}, tasks_per_round=c,
-                    weight=MAX_COUNT, release=now) for (k, d), c in groups.items()]
 
     def reset(self, sim: Simulator) -> None:
         self._check_size(sim.inst)  # a workload this small keeps every re-plan small
@@ -371,16 +357,16 @@ class SchedHomoPolicy(PlanPolicy):
     parallelism and minimises weighted JCT (Hare paper, section 7). Simplified: it
     is our own planner run on a copy of the residual where every GPU a job can use
     runs it at the job's GPU-count-weighted mean task (and sync) time; the plan's
-    per-GPU queues are then executed on the real, heterogeneous GPUs.
+    per-GPU queues are then executed on the real, heterogeneous GPUs. One schedule
+    per re-plan (``plan_evals=1``): candidates would be compared by their objective on
+    the homogenised copy, not the real cluster, and each costs a schedule.
     """
 
     name = "sched-homo"
     solver = "hare"
 
-    def __init__(self, **options: Any):
-        if options.get("solver", "hare") == "hare":
-            options.setdefault("improve", False)
-        super().__init__(**options)
+    def __init__(self, *, plan_evals: int | None = 1, **options: Any):
+        super().__init__(plan_evals=plan_evals, **options)
 
     def planning_instance(self, residual: Instance) -> Instance:
         count = dict(zip(residual.gpu_types, residual.type_count.tolist()))
