@@ -375,7 +375,7 @@ def smith_counterexample(k: int = 6, heavy: int = 100) -> Instance:
     With a single Queyranne inequality per GPU the relaxation puts every start
     at 0 except that of the job with the least w/p (``c``), so H orders the
     rest by processing time alone: k light unit jobs run before the heavy job
-    ``d`` that Smith's rule runs first. docs/theory_paper.md gives the numbers.
+    ``d`` that Smith's rule runs first. docs/theory.md (a) gives the numbers.
     """
     from hare_opt.model import Model
 

@@ -1,6 +1,6 @@
 """Lower bounds on the optimum and the a-priori guarantee of ``hare``.
 
-Every bound is valid for every instance (proofs: docs/theory_hare.md), and
+Every bound is valid for every instance (proofs: docs/theory.md (b)), and
 ``lower_bound`` is the best of them, rounded up to an integer because every
 objective is one.
 """

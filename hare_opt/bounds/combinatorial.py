@@ -1,6 +1,6 @@
 """Combinatorial lower bounds: each job's critical path, and the cluster's load.
 
-Both are valid for every feasible schedule (proofs in docs/theory_hare.md,
+Both are valid for every feasible schedule (proofs in docs/theory.md (b),
 section "Lower bounds"); both are exact integer or rational arithmetic, so a
 bound can never exceed the optimum by a rounding error.
 """

@@ -1,7 +1,7 @@
 """The a-priori guarantee of ``hare``: objective <= U(instance) <= (1 + 2 rho) * load bound.
 
 U is the value of a one-machine recurrence over jobs, computed from the
-instance alone (the heuristic is never run for it); docs/theory_hare.md proves
+instance alone (the heuristic is never run for it); docs/theory.md (b) proves
 that the schedule ``hare`` returns never scores more.
 """
 

@@ -8,7 +8,7 @@ completing by b_l do all their type-k work in [rho, b_l], at most m_k (b_l - rho
 in interval l has C_j > b_{l-1} and C_j >= its critical path. The optimum
 schedule gives a feasible y, so the LP optimum is a lower bound. Type-k work of
 job j is y (N_j p_jk + o_j): the setup is paid at least once on any type it uses.
-Proof: docs/theory_hare.md (LB3).
+Proof: docs/theory.md (b) (LB3).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Why it is built this way:
   Each also comes in an "-eft" form that ranks a round's slots by when the
   GPU frees up rather than by when the task has synced.
 * A bounded, seeded local search on the job order re-runs the dispatcher.
-* The guarantee (docs/theory_hare.md): the serial schedule in the order of
+* The guarantee (docs/theory.md (b)): the serial schedule in the order of
   ``bounds.guarantee_plan`` provably scores at most U(instance); whenever the
   schedule found is worse than U, that serial schedule is built and returned
   instead, so the result never exceeds U whatever the search did.

@@ -4,7 +4,7 @@ Kept separate from our own ``hare`` so that the paper's claim can be tested
 as stated: relax (step 1), order tasks by H_i = max_m (x^_i + p_{i,m}/2)
 (step 2), then list-schedule in that order, each task on the eligible GPU that
 becomes free first, *not* the fastest (step 3). The relaxation and the
-choices the paper leaves open are documented in docs/theory_paper.md.
+choices the paper leaves open are documented in docs/theory.md (a).
 """
 
 from __future__ import annotations

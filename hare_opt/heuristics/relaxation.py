@@ -8,7 +8,7 @@ of (8), one Queyranne inequality per GPU m,
 
 With y binary (y^2 = y) it simplifies to sum_i p[i,m] (y[i,m] x[i]) >=
 sum_{i<k} p[i,m] p[k,m] (y[i,m] y[k,m]), and the two kinds of products are
-linearised *exactly* (docs/theory_paper.md gives the proof):
+linearised *exactly* (docs/theory.md (a) gives the proof):
 
 * w[i,m] stands for y[i,m] x[i], with w <= x and w <= U_n y (U_n a valid
   horizon for job n). Any w allowed is <= y x, and w = y x is allowed, so
@@ -91,7 +91,7 @@ class Relaxation:
 
     ``optimal``: the backend proved ``objective`` optimal. ``bound`` is the
     backend's proved lower bound on the relaxation's optimum, hence on OPT
-    (see docs/theory_paper.md). ``x`` and ``gpu`` are per task of ``tasks``.
+    (see docs/theory.md (a)). ``x`` and ``gpu`` are per task of ``tasks``.
     """
 
     tasks: RelaxedTasks
