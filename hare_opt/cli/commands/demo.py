@@ -52,9 +52,15 @@ def _row(inst: Instance, name: str, res: Result | None, err: str | None) -> str:
     if res is None:
         return f"  {name:11s} {'-':>10s}  {'error':9s} {err}"
     obj = "-" if res.objective is None else f"{res.objective:g}"
-    lb = "" if res.lower_bound is None else f"  bound {res.lower_bound:g}"
-    return (f"  {name:11s} {obj:>10s}  {res.status:9s} {res.runtime_s:7.2f} s{lb}"
-            f"{in_seconds(res.objective, inst.time_unit) if res.objective is not None else ''}")
+    sec = in_seconds(res.objective, inst.time_unit) if res.objective is not None else ""
+    lb = "" if res.lower_bound is None else f"  lower bound {res.lower_bound:g}"
+    note = ""
+    relax = str(res.stats.get("relaxation_status", ""))
+    if relax.startswith("not built"):
+        note = "  (relaxation too large to build: Algorithm 1 fell back to an EFT order)"
+    elif res.stats.get("relaxation_optimal") is False:
+        note = "  (relaxation not solved to optimality in the time limit)"
+    return f"  {name:11s} {obj:>10s}{sec:12s} {res.status:9s} {res.runtime_s:7.2f} s{lb}{note}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
               f"{inst.num_gpus} GPUs ({', '.join(inst.gpu_types)}), time unit {inst.time_unit}")
         if note:
             print(f"  {note}")
-        print(f"  {'solver':11s} {'objective':>10s}  {'status':9s} {'runtime':>9s}")
+        print(f"  {'solver':11s} {'objective':>10s}{'':12s} {'status':9s} {'runtime':>9s}")
         best: Result | None = None
         for name in _solvers_for(inst):
             limit = args.time_limit if name in EXACT_SOLVERS or name == "hare-paper" else None
