@@ -60,7 +60,7 @@ def _row(inst: Instance, name: str, res: Result | None, err: str | None) -> str:
         note = "  (relaxation too large to build: Algorithm 1 fell back to an EFT order)"
     elif res.stats.get("relaxation_optimal") is False:
         note = "  (relaxation not solved to optimality in the time limit)"
-    return f"  {name:11s} {obj:>10s}{sec:12s} {res.status:9s} {res.runtime_s:7.2f} s{lb}{note}"
+    return f"  {name:11s} {obj:>10s}{sec:15s} {res.status:9s} {res.runtime_s:7.2f} s{lb}{note}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
               f"{inst.num_gpus} GPUs ({', '.join(inst.gpu_types)}), time unit {inst.time_unit}")
         if note:
             print(f"  {note}")
-        print(f"  {'solver':11s} {'objective':>10s}{'':12s} {'status':9s} {'runtime':>9s}")
+        print(f"  {'solver':11s} {'objective':>10s}{'':15s} {'status':9s} {'runtime':>9s}")
         best: Result | None = None
         for name in _solvers_for(inst):
             limit = args.time_limit if name in EXACT_SOLVERS or name == "hare-paper" else None
