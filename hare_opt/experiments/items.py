@@ -128,6 +128,14 @@ def verdict_best(table: pd.DataFrame, claim_range: tuple[float, float] | None
     return ours, "partly: hare best everywhere, gains smaller than claimed"
 
 
+_OTHERS = [f"C{i}" for i in range(10) if i != 3]
+
+
+def policy_color(policy: str, index: int) -> str:
+    """hare is always red (C3); the others cycle through the remaining colours."""
+    return "C3" if policy == "hare" else _OTHERS[index % len(_OTHERS)]
+
+
 def plot_bars(table: pd.DataFrame, path: Path, ylabel: str = "total weighted JCT (s)",
               xlabel: str = "") -> None:
     labels = list(table["label"].cat.categories if hasattr(table["label"], "cat")
@@ -140,7 +148,7 @@ def plot_bars(table: pd.DataFrame, path: Path, ylabel: str = "total weighted JCT
     for i, p in enumerate(policies):
         sub = table[table["policy"] == p].set_index("label").reindex(labels)
         ax.bar(x + i * width - 0.4 + width / 2, sub["mean"], width, yerr=sub["std"],
-               label=p, capsize=2, color="C3" if p == "hare" else f"C{i % 10}")
+               label=p, capsize=2, color=policy_color(p, i))
     ax.set_xticks(x, [str(lab) for lab in labels])
     ax.set_ylabel(ylabel)
     if xlabel:
@@ -199,7 +207,7 @@ def _cdf_item() -> Item:
         for i, row in table.iterrows():
             jct = np.array([float(x) for x in row["jct_s"].split()]) / 60
             ax.step(jct, np.arange(1, len(jct) + 1) / len(jct), where="post", label=row["policy"],
-                    color="C3" if row["policy"] == "hare" else f"C{i % 10}")
+                    color=policy_color(row["policy"], i))
         ax.axvline(limit_s / 60, ls=":", color="grey")
         ax.set_xlabel("job completion time (min)")
         ax.set_ylabel("fraction of jobs")
