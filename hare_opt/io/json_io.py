@@ -137,6 +137,12 @@ def _dump_lines(header: dict[str, Any], list_key: str, rows: list[str]) -> str:
         f"{head}{sep}  \"{list_key}\": []\n}}\n"
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write via a temporary file in the same folder, then rename: all or nothing."""
     path = Path(path)
@@ -145,6 +151,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
