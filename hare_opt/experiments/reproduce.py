@@ -88,8 +88,8 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool) -> None:
         "",
         f"This run: {'quick' if quick else 'full'} mode, {len(outcomes)} items, "
         f"{total / 60:.1f} min of wall time ({per_item}); {n_cells - n_cached} of {n_cells} "
-        "cells computed, the rest reused from the cell cache of an earlier run. A full run "
-        "from an empty cache takes about 15 min on 2 cores, a quick one about 4 min.",
+        "cells computed in this run (any others were reused from the cell cache). A full run "
+        "from an empty cache takes about 12-15 min on 2 cores, a quick one about 4 min.",
         "",
         "| item | what | paper's claim | ours | verdict |",
         "| --- | --- | --- | --- | --- |",
