@@ -119,3 +119,35 @@ def test_killed_run_resumes_with_every_cell_once(tmp_path):
     assert len(csv) == 1 + 9
     keys = [line.split(",")[-1] for line in csv[1:]]
     assert len(set(keys)) == 9  # every cell exactly once
+
+
+def test_sweep_command_runs_and_resumes(tmp_path, capsys):
+    from hare_opt.cli.main import main
+
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('name = "cli"\nfn = "arith"\nseeds = 2\n[grid]\nn = [5, 6]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(cfg), "--out", str(out), "--no-progress"]) == 0
+    first = (out / "cli.csv").read_text()
+    assert len(first.strip().splitlines()) == 1 + 4
+    assert main(["sweep", str(cfg), "--out", str(out), "--no-progress"]) == 0
+    assert (out / "cli.csv").read_text() == first
+    bad = tmp_path / "bad.toml"
+    bad.write_text('fn = "arith"\nnope = 1\n')
+    capsys.readouterr()
+    assert main(["sweep", str(bad), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nope" in err[0]
+
+
+def test_committed_configs_are_valid():
+    from pathlib import Path
+
+    from hare_opt.experiments.cells import CELLS
+
+    configs = sorted((Path(__file__).parents[1] / "experiments" / "configs").glob("*.toml"))
+    assert configs
+    for path in configs:
+        sweep = Sweep.load(path)
+        assert sweep.fn in CELLS, path
+        assert sweep.cells()
