@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hare_opt.bounds import lower_bound
 from hare_opt.io import load_instance
 from hare_opt.solvers import available_solvers, solve
 
@@ -44,12 +45,7 @@ def reference(inst, results: dict, exact: str, time_limit: float) -> tuple[float
     ex = solve(inst, exact, time_limit=time_limit, **opts)
     if ex.status == "optimal":
         return float(ex.objective), "opt", {"exact_status": "optimal"}
-    bounds = {"exact": ex.lower_bound}
-    try:
-        from hare_opt.bounds import lower_bound
-        bounds["bounds"] = lower_bound(inst)
-    except ImportError:
-        pass
+    bounds = {"exact": ex.lower_bound, "bounds": lower_bound(inst)}
     paper = results.get("hare-paper")
     if paper is not None:
         bounds["relaxation"] = paper.lower_bound

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hare_opt.bounds import guarantee, lower_bound
 from hare_opt.io import instance_from_dict
 from hare_opt.model import HareOptError, Instance, Result
 from hare_opt.solvers import SolverError, solve
@@ -79,24 +80,8 @@ def claimed_guarantee(instance: Instance, solver: str) -> float | None:
         a = float(instance.alpha.max())
         return a * (2 + a)
     if solver == "hare":
-        try:
-            from hare_opt.bounds import guarantee
-        except ImportError:
-            return None
-        g = guarantee(instance)
-        return float(getattr(g, "value", g))
+        return float(guarantee(instance))
     return None
-
-
-def lower_bound(instance: Instance) -> float:
-    """hare_opt.bounds.lower_bound when it exists, else the paper relaxation's proved bound."""
-    try:
-        from hare_opt.bounds import lower_bound as lb
-    except ImportError:
-        from hare_opt.heuristics.relaxation import solve_relaxation
-        return solve_relaxation(instance, time_limit=10).bound
-    v = lb(instance)
-    return float(getattr(v, "value", v))
 
 
 # --- instance generation and mutation (on the JSON form, validated on build) --------
@@ -218,7 +203,7 @@ def evaluate(inst: Instance, solver: str, against: str, *, exact: str = "cpsat",
             raise SolverError(f"{solver} scores {res.objective} below the optimum {ref} that "
                               f"{exact} proved on {inst.name!r}: a bug in one of them")
     else:
-        ref = lower_bound(inst)
+        ref = float(lower_bound(inst))
         if not ref > 0:
             return None
     return float(res.objective) / ref, ref, res
