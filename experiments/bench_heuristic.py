@@ -3,16 +3,18 @@
 Instances: ``paper_jobs`` (200 jobs, the paper's Fig. 14 scale; GPU demand
 uniform in 1..16 so that rounds have several tasks) bound to a 160-GPU
 cluster of the paper's four types, every job's rounds scaled by one factor
-to reach the target task count. For each size it times
+to reach the target task count. It first prints the one-off numba cost of the
+round engine (first call in this process: a cache load, or a compile; and a cold
+compile in a subprocess with an empty cache), kept out of the timings below. For
+each size it times, best of ``--repeat`` runs,
 
 * ``core``: one schedule (interleaved dispatch, fluid-Smith order) plus the
   guarantee's a-priori bound, i.e. ``solve_hare(improve=False)``;
 * ``default``: ``solve_hare()`` with its bounded improvement step;
 * ``check``: the independent checker on the same schedule;
 
-best of ``--repeat`` runs, and the peak Python memory of one ``core`` run
-(tracemalloc, in a separate untimed run). Prints a table and writes
-experiments/results/bench_heuristic.csv.
+and the peak Python memory of one ``core`` run (tracemalloc, in a separate
+untimed run). Prints a table and writes experiments/results/bench_heuristic.csv.
 
 With ``--quality SET...`` it instead scores heuristics on instance sets (objective
 over ``lower_bound``, and over the optimum where an exact solver proves it within
@@ -29,6 +31,10 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import os
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -59,6 +65,29 @@ def best_time(fn, repeat: int):
         out = fn()
         best = min(best, time.perf_counter() - t0)
     return best, out
+
+
+def first_call_s() -> float:
+    """Time of the engine's first use in this process (numba loads or compiles the
+    kernels): paid once per process, so kept out of ``core_s``."""
+    from hare_opt.heuristics.engine import DISPATCH, RoundEngine
+
+    inst = bench_instance(2000)
+    t0 = time.perf_counter()
+    for run in DISPATCH.values():
+        run(inst, range(inst.num_jobs))
+    RoundEngine(inst).place_round(0)
+    return time.perf_counter() - t0
+
+
+def cold_compile_s() -> float:
+    """``first_call_s`` in a fresh process whose numba cache folder is empty."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(
+            [sys.executable, "-c", "import bench_heuristic as b; print(b.first_call_s())"],
+            cwd=Path(__file__).resolve().parent, env={**os.environ, "NUMBA_CACHE_DIR": tmp},
+            capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
 
 
 def quality(sets: list[str], solvers: list[str], exact: str | None, limit: float,
@@ -118,6 +147,8 @@ def main() -> None:
                 RESULTS / "quality_hare.csv")
         return
 
+    print(f"numba first call (cache load, or compile if no cache): {first_call_s():.2f} s; "
+          f"cold compile (empty cache, subprocess): {cold_compile_s():.2f} s", flush=True)
     rows = []
     for n in args.sizes:
         inst = bench_instance(n)

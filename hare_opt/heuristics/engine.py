@@ -1,31 +1,30 @@
-"""A fast round-level list scheduler: a whole round is placed at once, in pure Python.
+"""A fast round-level list scheduler: a whole round is placed at once, compiled with numba.
 
 ``ClusterState`` does one numpy call over all M GPUs per task; on 10^6 tasks
 and hundreds of GPUs that is too slow for the default heuristic. Here GPUs of
 one type are interchangeable but for their free time and the job they ran
-last, so each type keeps its GPUs sorted by free time, and so does each job
-for the GPUs it ran last (no setup there). A round merges those streams slot
-by slot and touches only the GPUs it uses: O((K + T) log M) per round of K
-tasks on T eligible types (plus list moves of at most M entries). The start
-rule is ``listsched.earliest_start``, the same as ``ClusterState``'s; the
-schedule is ``listsched.expand_blocks`` of the runs.
+last, so a round merges, type by type, two streams of GPUs sorted by free
+time (those that ran the job last, needing no setup, and the others) slot by
+slot, touching only the GPUs it uses. The start rule is
+``listsched.earliest_start``, the same as ``ClusterState``'s; the schedule is
+``listsched.expand_blocks`` of the runs. The loops live in ``_kernels`` (numba)
+so that a whole dispatch (10^5 rounds) runs compiled; this module holds the
+state and the Python API.
 """
 
 from __future__ import annotations
 
-import heapq
-from bisect import bisect_left, bisect_right, insort
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
-from hare_opt.heuristics.listsched import earliest_start, expand_blocks
+from hare_opt.heuristics import _kernels as kern
+from hare_opt.heuristics._kernels import STREAM_LIMIT
+from hare_opt.heuristics.listsched import expand_blocks
 from hare_opt.model import Instance, Schedule
 
-_heappop, _heappush, _heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
-_BIG = 1 << 62
-#: Rounds with more tasks than this are filled by bisection on the barrier, not slot by slot.
-STREAM_LIMIT = 256
+__all__ = ["DISPATCH", "STREAM_LIMIT", "RoundEngine", "Warm", "run_interleaved", "run_serial"]
 
 
 @dataclass(frozen=True)
@@ -44,43 +43,83 @@ class Warm:
     carry: list[int]    # per job: max end + sync over that round's tasks already placed
 
 
-class RoundEngine:
-    """GPU free times, last jobs and job barriers as plain lists; runs recorded as blocks."""
+def _i64(a) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)
 
-    def __init__(self, inst: Instance, *, sync_first: bool = True, warm: Warm | None = None):
+
+@dataclass(frozen=True)
+class _Fixed:
+    """The kernels' read-only view of an instance."""
+
+    gtype: np.ndarray    # (M,) type of each GPU
+    tptr: np.ndarray     # (T + 1,) type k's GPUs are segment tptr[k]:tptr[k + 1] of ``srt``
+    fix: np.ndarray      # (3, N) tasks per round, release, overhead
+    ptab: np.ndarray     # (N, T) task time, 0: not eligible
+    stab: np.ndarray     # (N, T) sync time
+    rounds: np.ndarray   # (N,)
+    group: np.ndarray    # (N,) group of jobs with the same eligible types
+    gtypes: np.ndarray   # (G, T) those types
+    runs: int            # most runs a whole dispatch can make: min(K, eligible GPUs) a round
+
+
+_fixed_memo: dict[int, tuple[weakref.ref, _Fixed]] = {}
+
+
+def _fixed(inst: Instance) -> _Fixed:
+    """Built once per instance: the local search runs thousands of dispatches on one
+    instance, and building these costs more than a small dispatch."""
+    hit = _fixed_memo.get(id(inst))
+    if hit is not None and hit[0]() is inst:
+        return hit[1]
+    gtypes, group = np.unique(inst.eligible_by_type, axis=0, return_inverse=True)
+    fixed = _Fixed(
+        _i64(inst.gpu_type_index), _i64(np.concatenate([[0], np.cumsum(inst.type_count)])),
+        _i64(np.stack([inst.tasks_per_round, inst.release, inst.overhead])),
+        _i64(inst.proc_by_type), _i64(inst.sync_by_type), _i64(inst.rounds),
+        _i64(group.ravel()), np.ascontiguousarray(gtypes),
+        int(inst.rounds @ np.minimum(inst.tasks_per_round, inst.eligible.sum(axis=1))))
+    _fixed_memo[id(inst)] = (weakref.ref(inst), fixed)
+    weakref.finalize(inst, _fixed_memo.pop, id(inst), None)
+    return fixed
+
+
+class RoundEngine:
+    """GPU free times, last jobs and job barriers as int64 arrays; runs recorded as blocks."""
+
+    def __init__(self, inst: Instance, *, sync_first: bool = True, warm: Warm | None = None,
+                 capacity: int = 64):
         self.inst = inst
         # False: rounds take the slots that free GPUs first, not those that sync first
-        self.sync_first = sync_first
+        self.sync_first = bool(sync_first)
         n, m = inst.num_jobs, inst.num_gpus
-        self.gtype = inst.gpu_type_index.tolist()
-        # per job: [(type, task time, sync)] over the types it may run on
-        p, s, ok = inst.proc_by_type.tolist(), inst.sync_by_type.tolist(), inst.eligible_by_type
-        self.types = [[(k, p[j][k], s[j][k]) for k in np.flatnonzero(ok[j]).tolist()]
-                      for j in range(n)]
-        self.ptab, self.stab = p, s
-        self.k = inst.tasks_per_round.tolist()
-        self.rel = inst.release.tolist()
-        self.ov = inst.overhead.tolist()
-        self.barrier = inst.release.tolist()
-        self.round = [0] * n
-        self.free = list(warm.free) if warm else [0] * m
-        self.last = list(warm.last) if warm else [-1] * m
-        self.left = list(warm.left) if warm else list(self.k)  # tasks left in current round
-        self.carry = list(warm.carry) if warm else [0] * n
-        # sorted (free, GPU) per type, and per job and type for the GPUs it ran last
-        self.by_type: list[list[tuple[int, int]]] = [[] for _ in inst.gpu_types]
-        self.by_job: list[dict[int, list[tuple[int, int]]]] = [{} for _ in range(n)]
-        for g, k in enumerate(self.gtype):
-            self.by_type[k].append((self.free[g], g))
-            if self.last[g] >= 0:
-                self.by_job[self.last[g]].setdefault(k, []).append((self.free[g], g))
-        for lst in (*self.by_type, *(x for d in self.by_job for x in d.values())):
-            lst.sort()
-        self.blocks: list[tuple[int, int, int, int, int, int]] = []
+        fixed = _fixed(inst)
+        free = _i64(warm.free) if warm else np.zeros(m, np.int64)
+        last = _i64(warm.last) if warm else np.full(m, -1, np.int64)
+        srt = np.lexsort((np.arange(m), free, fixed.gtype))   # (type, free, gpu)
+        self._gst = np.stack([free, last, srt]).astype(np.int64)
+        left = _i64(warm.left) if warm else inst.tasks_per_round
+        carry = _i64(warm.carry) if warm else np.zeros(n, np.int64)
+        self._jst = np.stack([inst.release, np.zeros(n, np.int64), left, carry]).astype(np.int64)
+        self._static = (fixed.gtype, fixed.tptr, fixed.fix, fixed.ptab, fixed.stab)
+        width = m + 2 * len(inst.gpu_types)
+        self._ws = np.zeros((5, width), np.int64)          # per-round scratch of the kernels
+        self._heap = np.zeros((width, 5), np.int64)
+        self._buf = np.empty((max(capacity, 16), 6), np.int64)
+        self._nb = 0
 
-    def type_free(self, k: int) -> int:
-        """Earliest free time of a GPU of type k."""
-        return self.by_type[k][0][0]
+    @property
+    def barrier(self) -> np.ndarray:
+        """(N,) each job's last barrier: its completion once all its rounds are placed."""
+        return self._jst[0]
+
+    @property
+    def blocks(self) -> np.ndarray:
+        """(B, 6) runs (job, round, first task, gpu, count, start) in placement order."""
+        return self._buf[:self._nb]
+
+    def _args(self) -> tuple:
+        return (self.sync_first, *self._static, self._gst, self._jst, self._ws, self._heap,
+                self._buf, self._nb)
 
     def place_round(self, j: int) -> int:
         """Place job j's next round with the earliest barrier the GPUs allow; return it.
@@ -91,118 +130,31 @@ class RoundEngine:
         Within one type, the first slot depends only on the free time, and does
         not decrease with it, among GPUs that need a setup and among GPUs that
         ran j last: each is a stream, and the slots come out of a merge of the
-        streams, so only the GPUs used (plus one look-ahead per stream) are
-        touched. GPUs idle long enough all tie; the stream gives the one freed
-        last first (best fit), keeping long idle gaps for jobs placed later.
+        streams (ties: later-freed GPU, then lower index), so only the GPUs used
+        (plus one look-ahead per stream) are touched. GPUs idle long enough all
+        tie; the stream gives the one freed last first (best fit), keeping long
+        idle gaps for jobs placed later. Rounds of more than ``STREAM_LIMIT``
+        tasks are filled by bisection on the barrier instead.
         """
-        K, b, r, o = self.left[j], self.barrier[j], self.rel[j], self.ov[j]
-        free, last = self.free, self.last
-        mine_by_type = self.by_job[j]
-        streams = {}
-        merge = []                                   # (slot end, -free, gpu, start, p, stream)
-        for k, p, s in self.types[j]:
-            s = s if self.sync_first else 0
-            # setup needed: start = max(max(f, r) + o, b), least for f <= max(r, b - o)
-            for sid, lst, tie, skip in ((2 * k + 1, mine_by_type.get(k, ()), b, -2),
-                                        (2 * k, self.by_type[k], max(r, b - o), j)):
-                it = streams[sid] = _stream(lst, tie, skip, last)
-                for f, g in it:
-                    st = earliest_start(f, sid & 1 == 1, r, o, b)
-                    merge.append((st + p + s, -f, g, st, p, sid))
-                    if K <= STREAM_LIMIT:
-                        break                        # huge rounds: every GPU is a candidate
-        runs: dict[int, list[int]] = {}              # gpu -> [start, count, p]
-        if K > STREAM_LIMIT:
-            for c, n in zip(merge, _smallest_slots([(c[0], c[4]) for c in merge], K)):
-                if n:
-                    runs[c[2]] = [c[3], n, c[4]]
-        else:
-            heapq.heapify(merge)
-            for _ in range(K):
-                e, nf, g, st, p, sid = merge[0]
-                run = runs.get(g)
-                if run is None:
-                    runs[g] = [st, 1, p]
-                else:
-                    run[1] += 1
-                _heapreplace(merge, (e + p, nf, g, st, p, -1))
-                if sid >= 0 and (nxt := next(streams[sid], None)) is not None:
-                    f2, g2 = nxt
-                    st2 = earliest_start(f2, sid & 1 == 1, r, o, b)
-                    _heappush(merge, (st2 + e - st, -f2, g2, st2, p, sid))
-        rnd, task0, end_sync, sj = self.round[j], self.k[j] - K, self.carry[j], self.stab[j]
-        gtype = self.gtype
-        for g, (st, n, p) in runs.items():
-            self.blocks.append((j, rnd, task0, g, n, st))
-            task0 += n
-            k, f = gtype[g], free[g]
-            end = st + n * p
-            end_sync = max(end_sync, end + sj[k])
-            _remove(self.by_type[k], (f, g))
-            if last[g] >= 0:
-                _remove(self.by_job[last[g]][k], (f, g))
-            insort(self.by_type[k], (end, g))
-            insort(mine_by_type.setdefault(k, []), (end, g))
-            free[g], last[g] = end, j
-        self.barrier[j] = end_sync
-        self.round[j] = rnd + 1
-        if self.k[j] != K:  # a partly started round is complete: the next ones are whole
-            self.left[j], self.carry[j] = self.k[j], 0
-        return end_sync
+        end, self._buf, self._nb = kern.place_round(j, *self._args())
+        return int(end)
 
     def objective(self) -> int:
-        return sum(w * c for w, c in zip(self.inst.weight.tolist(), self.barrier))
+        return sum(w * c for w, c in zip(self.inst.weight.tolist(), self.barrier.tolist()))
 
     def schedule(self) -> Schedule:
         return expand_blocks(self.inst, self.blocks)
 
 
-def _stream(lst: list[tuple[int, int]], tie: int, skip: int, last: list[int]):
-    """(free, GPU) of ``lst`` (sorted by free) in order of first slot: those free by
-    ``tie`` (whose slots are equal) latest first, then the rest by free time; GPUs
-    whose last job is ``skip`` are left out."""
-    i = bisect_right(lst, (tie, _BIG))
-    for idx in range(i - 1, -1, -1):
-        f, g = lst[idx]
-        if last[g] != skip:
-            yield f, g
-    for idx in range(i, len(lst)):
-        f, g = lst[idx]
-        if last[g] != skip:
-            yield f, g
-
-
-def _remove(lst: list[tuple[int, int]], item: tuple[int, int]) -> None:
-    del lst[bisect_left(lst, item)]
-
-
-def _smallest_slots(cands: list[tuple[int, int]], count: int) -> list[int]:
-    """Tasks per candidate (first slot end, p) so that the ``count`` earliest slots are used:
-    the smallest barrier T with ``count`` slots ending by T, found by bisection."""
-    first = np.array([c[0] for c in cands], dtype=np.int64)
-    p = np.array([c[1] for c in cands], dtype=np.int64)
-    lo = int(first.min())
-    hi = lo + (count - 1) * int(p[np.argmin(first)])
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if np.maximum((mid - first) // p + 1, 0).sum() >= count:
-            hi = mid
-        else:
-            lo = mid + 1
-    n = np.maximum((lo - first) // p + 1, 0)
-    surplus = int(n.sum()) - count                   # slots ending exactly at the barrier
-    n[np.flatnonzero((n > 0) & (first + (n - 1) * p == lo))[:surplus]] -= 1
-    return n.tolist()
+def _engine(inst: Instance, sync_first: bool, warm: Warm | None) -> RoundEngine:
+    return RoundEngine(inst, sync_first=sync_first, warm=warm, capacity=_fixed(inst).runs)
 
 
 def run_serial(inst: Instance, order, *, sync_first: bool = True,
                warm: Warm | None = None) -> RoundEngine:
     """Each job in turn, all its rounds, each round with the earliest barrier."""
-    eng = RoundEngine(inst, sync_first=sync_first, warm=warm)
-    rounds = inst.rounds.tolist()
-    for j in np.asarray(order).tolist():
-        for _ in range(rounds[j]):
-            eng.place_round(j)
+    eng = _engine(inst, sync_first, warm)
+    eng._buf, eng._nb = kern.run_serial(_i64(order), _fixed(inst).rounds, *eng._args())
     return eng
 
 
@@ -215,35 +167,9 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
     Jobs are grouped by the set of types they may use, each group a heap by
     barrier, so a step costs O(groups x types + log N), not O(N).
     """
-    eng = RoundEngine(inst, sync_first=sync_first, warm=warm)
-    rank = [0] * inst.num_jobs
-    for i, j in enumerate(np.asarray(order).tolist()):
-        rank[j] = i
-    left = inst.rounds.tolist()
-    groups: dict[tuple[int, ...], list[tuple[int, int, int]]] = {}
-    for j in range(inst.num_jobs):
-        key = tuple(k for k, _, _ in eng.types[j])
-        groups.setdefault(key, []).append((eng.barrier[j], rank[j], j))
-    group_of = {j: key for key, items in groups.items() for _, _, j in items}
-    for items in groups.values():
-        heapq.heapify(items)
-    ready: list[tuple[int, int]] = []
-    todo = inst.num_jobs
-    while todo:
-        waiting = [(key, h) for key, h in groups.items() if h]
-        if waiting:
-            t = min(max(h[0][0], min(eng.type_free(k) for k in key)) for key, h in waiting)
-            for _, h in waiting:
-                while h and h[0][0] <= t:
-                    _, rk, j = _heappop(h)
-                    _heappush(ready, (rk, j))
-        _, j = _heappop(ready)
-        eng.place_round(j)
-        left[j] -= 1
-        if left[j]:
-            _heappush(groups[group_of[j]], (eng.barrier[j], rank[j], j))
-        else:
-            todo -= 1
+    eng, fixed = _engine(inst, sync_first, warm), _fixed(inst)
+    eng._buf, eng._nb = kern.run_interleaved(_i64(order), fixed.rounds, fixed.group,
+                                             fixed.gtypes, *eng._args())
     return eng
 
 

@@ -28,17 +28,18 @@ def earliest_start(free: int, same_job: bool, release: int, overhead: int, barri
     return max(max(free, release) + overhead, barrier)
 
 
-def expand_blocks(inst: Instance, blocks: list[tuple[int, int, int, int, int, int]]) -> Schedule:
-    """Schedule from runs (job, round, first task, gpu, count, start): ``count``
-    consecutive tasks of one round on one GPU, numbered from ``first task``."""
-    if not blocks:
+def expand_blocks(inst: Instance, blocks) -> Schedule:
+    """Schedule from runs (job, round, first task, gpu, count, start), a (B, 6) array or
+    a list of such rows: ``count`` consecutive tasks of one round on one GPU, numbered
+    from ``first task``."""
+    from hare_opt.heuristics._kernels import expand_runs  # numba; it imports this module
+
+    blocks = np.ascontiguousarray(blocks, dtype=np.int64).reshape(-1, 6)
+    if not len(blocks):
         return Schedule.empty()
-    job, rnd, task0, gpu, count, start = np.array(blocks, dtype=np.int64).T
-    row = np.repeat(np.arange(len(blocks)), count)             # run of every task
-    i = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
-    j, g = job[row], gpu[row]
-    return Schedule.from_indices(inst, j, rnd[row], task0[row] + i, g,
-                                 start[row] + i * inst.proc[j, g])
+    rows = np.empty((5, int(blocks[:, 4].sum())), dtype=np.int64)
+    expand_runs(blocks, inst.gpu_type_index, inst.proc_by_type, rows)
+    return Schedule.from_indices(inst, *rows)
 
 
 class ClusterState:

@@ -1,0 +1,395 @@
+"""Numba kernels of the round engine: ``engine.py`` says what a round placement is.
+
+Why plain arrays: the dispatch loop runs ~10^5 rounds of a few tasks each, so it
+must compile as a whole; numba compiles loops over int64 arrays, not Python
+objects. State layout (built by ``engine.RoundEngine``):
+
+* ``gst`` (3, M): per GPU ``free`` and ``last`` job (-1: none); row 2 (``srt``)
+  holds every GPU sorted by (free, gpu) within its type's segment
+  ``tptr[k]:tptr[k + 1]``. A type's two streams (GPUs that ran the job last,
+  and the others) are filters of that segment: an O(M_k) scan at worst, cheaper
+  than keeping sorted lists per job.
+* ``jst`` (4, N): per job ``barrier``, ``rnd`` (round being placed), ``left``
+  (tasks of that round still to place), ``carry`` (max end + sync of its tasks
+  already placed); ``fix`` (3, N): tasks per round, release, overhead.
+* ``buf``: the runs (job, round, first task, gpu, count, start), grown by doubling.
+
+Compiled with ``cache=True`` so processes after the first load the machine code;
+where no cache directory is writable they compile once each (one warning). numba
+keys the cache on this file's text only, not on ``listsched.earliest_start`` that is
+compiled in: ``START_RULE_SHA`` pins that rule's source, so editing the rule means
+editing this file (until then the cache is off, with a warning; a test checks the pin).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import warnings
+
+import numpy as np
+from numba import njit
+
+from hare_opt.heuristics.listsched import earliest_start
+
+#: Rounds with more tasks than this are filled by bisection on the barrier, not slot by slot.
+STREAM_LIMIT = 256
+_BIG = np.int64(1 << 62)
+#: First 16 hex digits of the sha256 of ``listsched.earliest_start``'s source.
+START_RULE_SHA = "9382e7301981c6ae"
+
+
+def start_rule_sha() -> str:
+    try:
+        return hashlib.sha256(inspect.getsource(earliest_start).encode()).hexdigest()[:16]
+    except OSError:  # no source: numba could not cache anyway
+        return ""
+
+
+_cache = start_rule_sha() == START_RULE_SHA
+if not _cache:
+    warnings.warn("hare_opt: listsched.earliest_start differs from START_RULE_SHA in "
+                  "heuristics/_kernels.py: numba cache off until the pin is updated",
+                  RuntimeWarning, stacklevel=1)
+
+
+def _jit(fn):
+    """``njit(cache=True)``, or plain ``njit`` when numba finds no writable cache folder
+    (it raises then, at decoration): a read-only install must still run."""
+    global _cache
+    if _cache:
+        try:
+            return njit(cache=True)(fn)
+        except RuntimeError as exc:  # "cannot cache function ...: no locator available"
+            _cache = False
+            warnings.warn(f"hare_opt: numba cache unavailable, compiling in every process "
+                          f"({exc})", RuntimeWarning, stacklevel=2)
+    return njit(fn)
+
+
+_start = _jit(earliest_start)
+
+
+@_jit
+def _count_free_by(free, srt, lo, hi, tie):
+    """How many GPUs of the segment are free by ``tie`` (bisection on the sorted segment)."""
+    a, b = lo, hi
+    while a < b:
+        mid = (a + b) // 2
+        if free[srt[mid]] <= tie:
+            a = mid + 1
+        else:
+            b = mid
+    return a - lo
+
+
+@_jit
+def _next(sid, j, srt, lo, hi, last, tie_n, step):
+    """Next GPU of stream ``sid`` (-1 when exhausted): the first ``tie_n`` GPUs of the
+    segment (their first slots tie) latest-freed first, then the rest by free time;
+    odd ``sid``: GPUs whose last job is j, even: the others."""
+    mine = sid & 1 == 1
+    i, s, n = tie_n[sid], step[sid], hi - lo
+    while s < n:
+        g = srt[lo + (i - 1 - s if s < i else s)]
+        s += 1
+        if (last[g] == j) == mine:
+            step[sid] = s
+            return g
+    step[sid] = s
+    return -1
+
+
+@_jit
+def _less(h, a, b):
+    """Heap order of slots: end, then later-freed GPU first, then GPU index."""
+    for c in range(3):
+        if h[a, c] != h[b, c]:
+            return h[a, c] < h[b, c]
+    return False
+
+
+@_jit
+def _sift_down(h, n):
+    """Restore the heap order of ``h[:n]`` after its top changed."""
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and _less(h, c + 1, c):
+            c += 1
+        if not _less(h, c, i):
+            return
+        for x in range(h.shape[1]):
+            h[i, x], h[c, x] = h[c, x], h[i, x]
+        i = c
+
+
+@_jit
+def _sift_up(h, i):
+    """Restore the heap order after an entry was appended at ``h[i]``."""
+    while i > 0:
+        p = (i - 1) // 2
+        if not _less(h, i, p):
+            return
+        for x in range(h.shape[1]):
+            h[i, x], h[p, x] = h[p, x], h[i, x]
+        i = p
+
+
+@_jit
+def _push_block(buf, nb, j, rnd, task0, g, count, start):
+    if nb == buf.shape[0]:
+        bigger = np.empty((2 * nb + 16, 6), dtype=np.int64)
+        bigger[:nb] = buf[:nb]
+        buf = bigger
+    buf[nb, 0], buf[nb, 1], buf[nb, 2] = j, rnd, task0
+    buf[nb, 3], buf[nb, 4], buf[nb, 5] = g, count, start
+    return buf, nb + 1
+
+
+@_jit
+def _move(free, srt, lo, hi, g, end):
+    """GPU g becomes free at ``end`` (later than now): keep its segment sorted."""
+    a, b = lo, hi                       # find g: bisection on (free, gpu)
+    f = free[g]
+    while a < b:
+        mid = (a + b) // 2
+        h = srt[mid]
+        if free[h] < f or (free[h] == f and h < g):
+            a = mid + 1
+        else:
+            b = mid
+    x = a
+    while x + 1 < hi:
+        h = srt[x + 1]
+        if free[h] > end or (free[h] == end and h > g):
+            break
+        srt[x] = h
+        x += 1
+    srt[x] = g
+    free[g] = end
+
+
+@_jit
+def _smallest_slots(cand, nc, count, cnt):
+    """Tasks per candidate (rows: first slot end, p, gpu, start) so that the ``count``
+    earliest slots are used: the least barrier T with ``count`` slots ending by T,
+    found by bisection; slots ending exactly at T are dropped from the first
+    candidates (in stream order) until ``count`` remain. Writes ``cnt[gpu]``."""
+    best = 0
+    for c in range(1, nc):
+        if cand[c, 0] < cand[best, 0]:
+            best = c
+    lo = cand[best, 0]
+    hi = lo + (count - 1) * cand[best, 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        tot = 0
+        for c in range(nc):
+            tot += max((mid - cand[c, 0]) // cand[c, 1] + 1, 0)
+        if tot >= count:
+            hi = mid
+        else:
+            lo = mid + 1
+    surplus = -count
+    for c in range(nc):
+        n = max((lo - cand[c, 0]) // cand[c, 1] + 1, 0)
+        cnt[cand[c, 2]] = n
+        surplus += n
+    for c in range(nc):
+        if surplus == 0:
+            break
+        g = cand[c, 2]
+        if cnt[g] > 0 and cand[c, 0] + (cnt[g] - 1) * cand[c, 1] == lo:
+            cnt[g] -= 1
+            surplus -= 1
+
+
+@_jit
+def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb):
+    """Place job j's next round (see ``RoundEngine.place_round``); returns
+    (barrier, buf, nb). ``ws`` (5, M + 2T) and ``heap`` (M + 2T, 5) are scratch."""
+    free, last, srt = gst[0], gst[1], gst[2]
+    barrier, rnd, left, carry = jst[0], jst[1], jst[2], jst[3]
+    K, b, r, o = left[j], barrier[j], fix[1, j], fix[2, j]
+    ntypes = tptr.size - 1
+    tie_n, step, cnt, run_st, order = ws[0], ws[1], ws[2], ws[3], ws[4]
+    for k in range(ntypes):
+        if ptab[j, k] > 0:
+            lo, hi = tptr[k], tptr[k + 1]
+            tie_n[2 * k + 1] = _count_free_by(free, srt, lo, hi, b)
+            tie_n[2 * k] = _count_free_by(free, srt, lo, hi, max(r, b - o))
+            step[2 * k + 1] = 0
+            step[2 * k] = 0
+    nruns = 0
+    if K > STREAM_LIMIT:                       # huge rounds: every GPU is a candidate
+        nc = 0
+        for k in range(ntypes):
+            p = ptab[j, k]
+            if p == 0:
+                continue
+            s = stab[j, k] if sync_first else 0
+            for sid in (2 * k + 1, 2 * k):
+                while True:
+                    g = _next(sid, j, srt, tptr[k], tptr[k + 1], last, tie_n, step)
+                    if g < 0:
+                        break
+                    st = _start(free[g], sid & 1 == 1, r, o, b)
+                    heap[nc, 0], heap[nc, 1], heap[nc, 2], heap[nc, 3] = st + p + s, p, g, st
+                    nc += 1
+        _smallest_slots(heap, nc, K, cnt)
+        for c in range(nc):
+            g = heap[c, 2]
+            if cnt[g] > 0:
+                run_st[g] = heap[c, 3]
+                order[nruns] = g
+                nruns += 1
+    else:                                      # merge the streams slot by slot
+        hn = 0
+        for k in range(ntypes):
+            p = ptab[j, k]
+            if p == 0:
+                continue
+            s = stab[j, k] if sync_first else 0
+            for sid in (2 * k + 1, 2 * k):
+                g = _next(sid, j, srt, tptr[k], tptr[k + 1], last, tie_n, step)
+                if g >= 0:
+                    st = _start(free[g], sid & 1 == 1, r, o, b)
+                    heap[hn, 0], heap[hn, 1], heap[hn, 2] = st + p + s, -free[g], g
+                    heap[hn, 3], heap[hn, 4] = st, sid
+                    hn += 1
+                    _sift_up(heap, hn - 1)
+        for _ in range(K):
+            e, g, st, sid = heap[0, 0], heap[0, 2], heap[0, 3], heap[0, 4]
+            if cnt[g] == 0:
+                run_st[g] = st
+                order[nruns] = g
+                nruns += 1
+            cnt[g] += 1
+            k = gtype[g]
+            p = ptab[j, k]
+            heap[0, 0], heap[0, 4] = e + p, -1   # the GPU's next slot
+            _sift_down(heap, hn)
+            if sid >= 0:
+                g2 = _next(sid, j, srt, tptr[k], tptr[k + 1], last, tie_n, step)
+                if g2 >= 0:
+                    st2 = _start(free[g2], sid & 1 == 1, r, o, b)
+                    heap[hn, 0], heap[hn, 1], heap[hn, 2] = st2 + e - st, -free[g2], g2
+                    heap[hn, 3], heap[hn, 4] = st2, sid
+                    hn += 1
+                    _sift_up(heap, hn - 1)
+    rd, task0, end_sync = rnd[j], fix[0, j] - K, carry[j]
+    for q in range(nruns):
+        g = order[q]
+        n, st = cnt[g], run_st[g]
+        cnt[g] = 0
+        buf, nb = _push_block(buf, nb, j, rd, task0, g, n, st)
+        task0 += n
+        k = gtype[g]
+        end = st + n * ptab[j, k]
+        end_sync = max(end_sync, end + stab[j, k])
+        _move(free, srt, tptr[k], tptr[k + 1], g, end)
+        last[g] = j
+    barrier[j] = end_sync
+    rnd[j] = rd + 1
+    if fix[0, j] != K:  # a partly started round is complete: the next ones are whole
+        left[j], carry[j] = fix[0, j], 0
+    return end_sync, buf, nb
+
+
+@_jit
+def run_serial(order, rounds, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
+               buf, nb):
+    """Each job of ``order`` in turn, all its rounds."""
+    for j in order:
+        for _ in range(rounds[j]):
+            _, buf, nb = place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst,
+                                     ws, heap, buf, nb)
+    return buf, nb
+
+
+@_jit
+def _pop(h, n):
+    """Drop the top of the heap ``h[:n]``; returns the new size."""
+    n -= 1
+    h[0] = h[n]
+    _sift_down(h, n)
+    return n
+
+
+@_jit
+def run_interleaved(order, rounds, group, gtypes, sync_first, gtype, tptr, fix, ptab, stab,
+                    gst, jst, ws, heap, buf, nb):
+    """``engine.run_interleaved``'s loop. ``group[j]``: job j's group of jobs with the same
+    eligible types (``gtypes[group]``), each a heap of (barrier, rank, job) in a slice of
+    ``gheap``; ready jobs are a heap of (rank, job). The groups' order does not matter:
+    t is a minimum over them and the ready heap has a total order."""
+    n_jobs, n_groups = rounds.size, gtypes.shape[0]
+    free, srt, barrier = gst[0], gst[2], jst[0]
+    rank = np.zeros(n_jobs, dtype=np.int64)
+    for i in range(order.size):
+        rank[order[i]] = i
+    left = rounds.copy()
+    gptr = np.zeros(n_groups + 1, dtype=np.int64)
+    for j in range(n_jobs):
+        gptr[group[j] + 1] += 1
+    for q in range(n_groups):
+        gptr[q + 1] += gptr[q]
+    gsize = np.zeros(n_groups, dtype=np.int64)
+    gheap = np.empty((n_jobs, 3), dtype=np.int64)
+    for j in range(n_jobs):
+        q = group[j]
+        h = gheap[gptr[q]:gptr[q + 1]]
+        h[gsize[q], 0], h[gsize[q], 1], h[gsize[q], 2] = barrier[j], rank[j], j
+        gsize[q] += 1
+        _sift_up(h, gsize[q] - 1)
+    ready = np.empty((n_jobs, 3), dtype=np.int64)
+    nready = 0
+    todo = n_jobs
+    while todo:
+        t = _BIG
+        for q in range(n_groups):
+            if gsize[q]:
+                tf = _BIG
+                for k in range(tptr.size - 1):
+                    if gtypes[q, k]:
+                        tf = min(tf, free[srt[tptr[k]]])
+                t = min(t, max(gheap[gptr[q], 0], tf))
+        for q in range(n_groups):
+            h = gheap[gptr[q]:gptr[q + 1]]
+            while gsize[q] and h[0, 0] <= t:
+                ready[nready, 0], ready[nready, 1], ready[nready, 2] = h[0, 1], h[0, 2], 0
+                nready += 1
+                _sift_up(ready, nready - 1)
+                gsize[q] = _pop(h, gsize[q])
+        j = ready[0, 1]
+        nready = _pop(ready, nready)
+        _, buf, nb = place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws,
+                                 heap, buf, nb)
+        left[j] -= 1
+        if left[j]:
+            q = group[j]
+            h = gheap[gptr[q]:gptr[q + 1]]
+            h[gsize[q], 0], h[gsize[q], 1], h[gsize[q], 2] = barrier[j], rank[j], j
+            gsize[q] += 1
+            _sift_up(h, gsize[q] - 1)
+        else:
+            todo -= 1
+    return buf, nb
+
+
+@_jit
+def expand_runs(blocks, gtype, ptab, out):
+    """Fill ``out`` (5, tasks) with the task rows (job, round, task, gpu, start) of the
+    runs ``blocks`` (see ``listsched.expand_blocks``) in one pass. ``out`` comes from
+    the caller so that tracemalloc counts it."""
+    i = 0
+    for b in range(blocks.shape[0]):
+        j, g = blocks[b, 0], blocks[b, 3]
+        p = ptab[j, gtype[g]]
+        for n in range(blocks[b, 4]):
+            out[0, i], out[1, i], out[2, i] = j, blocks[b, 1], blocks[b, 2] + n
+            out[3, i], out[4, i] = g, blocks[b, 5] + n * p
+            i += 1

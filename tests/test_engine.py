@@ -1,0 +1,144 @@
+"""The numba round engine against a brute-force oracle, and its schedules against the checker."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import instances
+
+from hare_opt.checker import check
+from hare_opt.generators import random_instance
+from hare_opt.heuristics import _kernels
+from hare_opt.heuristics.engine import DISPATCH, STREAM_LIMIT, RoundEngine, Warm
+from hare_opt.model import GPU, Instance, Job
+
+
+def oracle_slots(inst, j, free, last, barrier, K, sync_first):
+    """Every slot of every eligible GPU, from the spec alone: (gpu start, ranking key of
+    each slot, end + sync of each slot), K slots per GPU (more are never needed)."""
+    g = np.flatnonzero(inst.eligible[j])
+    r, o = inst.release[j], inst.overhead[j]
+    start = np.where(last[g] == j, np.maximum(free[g], barrier),
+                     np.maximum(np.maximum(free[g], r) + o, barrier))
+    p, s = inst.proc[j, g], inst.sync[j, g]
+    ends = start[:, None] + p[:, None] * np.arange(1, K + 1)          # (GPUs, K)
+    synced = ends + s[:, None]
+    return dict(zip(g.tolist(), start.tolist())), (synced if sync_first else ends), synced
+
+
+@st.composite
+def warm_runs(draw):
+    """An instance (some rounds larger than STREAM_LIMIT), a running cluster consistent
+    with it, and a sequence of jobs whose rounds get placed one by one."""
+    inst = draw(instances(max_jobs=4, max_gpus=4, max_rounds=3, max_k=4, max_tasks=None))
+    if draw(st.booleans()):   # a huge round: the bisection path
+        j = draw(st.integers(0, inst.num_jobs - 1))
+        jobs = list(inst.jobs)
+        jobs[j] = dataclasses.replace(jobs[j], tasks_per_round=draw(
+            st.integers(STREAM_LIMIT - 2, 2 * STREAM_LIMIT + 50)))
+        inst = inst.with_jobs(jobs)
+    m, n = inst.num_gpus, inst.num_jobs
+    free = draw(st.lists(st.integers(0, 25), min_size=m, max_size=m))
+    last = draw(st.lists(st.integers(-1, n - 1), min_size=m, max_size=m))
+    k = inst.tasks_per_round.tolist()
+    left = [draw(st.integers(1, kj)) for kj in k]
+    carry = [draw(st.integers(0, 40)) if lj < kj else 0 for lj, kj in zip(left, k)]
+    warm = Warm(free, last, left, carry) if draw(st.booleans()) else None
+    seq = draw(st.lists(st.sampled_from(range(n)), min_size=1, max_size=8))
+    return inst, warm, seq, draw(st.booleans())
+
+
+def assert_rounds_match_oracle(inst, warm, seq, sync_first):
+    """Each round uses exactly the K smallest slots (by end + sync, or by end in the
+    -eft form) of all eligible GPUs, each run starting at its GPU's earliest start;
+    with sync first, the barrier is the K-th smallest end + sync: the least possible."""
+    eng = RoundEngine(inst, sync_first=sync_first, warm=warm)
+    free = np.array(warm.free if warm else [0] * inst.num_gpus)
+    last = np.array(warm.last if warm else [-1] * inst.num_gpus)
+    k = inst.tasks_per_round
+    left = np.array(warm.left if warm else k)
+    carry = np.array(warm.carry if warm else [0] * inst.num_jobs)
+    barrier, rnd = inst.release.copy(), np.zeros(inst.num_jobs, int)
+    for j in seq:
+        K = int(left[j])
+        starts, key, synced = oracle_slots(inst, j, free, last, barrier[j], K, sync_first)
+        before = len(eng.blocks)
+        got = eng.place_round(j)
+        runs = eng.blocks[before:]
+        assert (runs[:, 0] == j).all() and (runs[:, 1] == rnd[j]).all()
+        assert runs[:, 2].tolist() == (k[j] - K + np.cumsum(runs[:, 4]) - runs[:, 4]).tolist()
+        assert len(set(runs[:, 3].tolist())) == len(runs) and runs[:, 4].sum() == K
+        used_key, used_end = [], []
+        for _, _, _, g, cnt, start in runs.tolist():
+            assert start == starts[g]                  # the GPU's earliest start
+            p, s = int(inst.proc[j, g]), int(inst.sync[j, g])
+            ends = start + p * np.arange(1, cnt + 1)
+            used_key += (ends + s if sync_first else ends).tolist()
+            used_end.append(int(ends[-1]) + s)
+            free[g], last[g] = ends[-1], j
+        assert sorted(used_key) == np.sort(key, axis=None)[:K].tolist()
+        assert got == max(int(carry[j]), *used_end)
+        if sync_first:
+            assert got == max(int(carry[j]), int(np.sort(synced, axis=None)[K - 1]))
+        else:
+            assert got >= max(int(carry[j]), int(np.sort(synced, axis=None)[K - 1]))
+        barrier[j], rnd[j], left[j], carry[j] = got, rnd[j] + 1, k[j], 0
+    assert eng.barrier.tolist() == barrier.tolist()
+
+
+@given(case=warm_runs())
+def test_place_round_takes_the_earliest_slots(case):
+    assert_rounds_match_oracle(*case)
+
+
+def test_setup_ties_end_where_the_setup_fits_before_the_barrier():
+    # round 2 (barrier 13, setup 3): GPUs freed at 11 and 12 by another job do not tie
+    # (starts 14 and 15); the earlier one must win the second slot (barrier 19, not 20)
+    inst = Instance((GPU("a", "A"), GPU("b", "A"), GPU("c", "A")),
+                    (Job("j", {"A": 5}, rounds=2, tasks_per_round=2, switch_overhead=3),))
+    warm = Warm([0, 11, 12], [-1, -1, -1], [2], [0])
+    assert_rounds_match_oracle(inst, warm, [0, 0], True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_dispatch_is_checked_with_its_objective(seed):
+    # rounds on both sides of STREAM_LIMIT, setups, per-type syncs, releases, eligibility
+    inst = random_instance(seed, n_jobs=8, n_gpus=9, rounds=(1, 5),
+                           tasks_per_round=(1, 2 * STREAM_LIMIT if seed % 2 else 12),
+                           heterogeneity=1.5, release_spread=60, sync=(0, 4), sync_map=True,
+                           switch_overhead=(0, 6), eligibility=0.3, max_task_time=6)
+    order = np.random.default_rng(seed).permutation(inst.num_jobs)
+    for mode, run in DISPATCH.items():
+        eng = run(inst, order)
+        rep = check(inst, eng.schedule())
+        assert rep.feasible, (mode, rep.violations[:3])
+        assert rep.objective == eng.objective()
+        assert eng.blocks[:, 4].sum() == inst.num_tasks
+
+
+def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
+    """numba raises at decoration when no cache folder is writable: fall back, one warning."""
+    def njit(fn=None, cache=False):
+        if cache:
+            raise RuntimeError("cannot cache function 'f': no locator available")
+        return fn
+
+    monkeypatch.setattr(_kernels, "njit", njit)
+    monkeypatch.setattr(_kernels, "_cache", True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f = _kernels._jit(lambda x: x + 1)
+        g = _kernels._jit(lambda x: x * 2)
+    assert f(1) == 2 and g(2) == 4
+    assert len(caught) == 1 and "cache unavailable" in str(caught[0].message)
+
+
+def test_start_rule_is_pinned_for_the_numba_cache():
+    """numba's cache of the kernels would keep a stale copy of an edited start rule;
+    the pin makes such an edit visible here (update START_RULE_SHA with the rule)."""
+    assert _kernels.start_rule_sha() == _kernels.START_RULE_SHA
