@@ -126,6 +126,9 @@ def main() -> None:
                     help="solver option (JSON value), e.g. num_workers=2; repeatable")
     ap.add_argument("--tag", default="default", help="label of this configuration in the CSV")
     ap.add_argument("--out", default=None, help="CSV path (default: experiments/results/...)")
+    ap.add_argument("--replace", action="store_true",
+                    help="overwrite the CSV (default: replace only the rows of this run's "
+                         "instances x solvers x tag, keep the others)")
     args = ap.parse_args()
     solvers = (args.solvers.split(",") if args.solvers
                else [s for s in EXACT_SOLVERS if s in available_solvers()])
@@ -148,9 +151,15 @@ def main() -> None:
     out = Path(args.out) if args.out else RESULTS / ("frontier.csv" if args.frontier
                                                      else "bench_exact.csv")
     out.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out, index=False)
+    merged = df
+    if out.exists() and not args.replace:  # keep rows of other solvers / tags: runs add up
+        old = pd.read_csv(out)
+        key = ["instance", "solver", "tag"]
+        stale = old.set_index(key).index.isin(df.set_index(key).index)
+        merged = pd.concat([old[~stale], df], ignore_index=True)
+    merged.to_csv(out, index=False)
     print()
-    summarise_frontier(df) if args.frontier else summarise_library(df, solvers)
+    summarise_frontier(merged) if args.frontier else summarise_library(df, solvers)
     print(f"\nwrote {out}")
 
 

@@ -16,14 +16,9 @@ each size it times, best of ``--repeat`` runs,
 and the peak Python memory of one ``core`` run (tracemalloc, in a separate
 untimed run). Prints a table and writes experiments/results/bench_heuristic.csv.
 
-With ``--quality SET...`` it instead scores heuristics on instance sets (objective
-over ``lower_bound``, and over the optimum where an exact solver proves it within
-``--exact-limit`` s, which also caps every heuristic), writing
-experiments/results/quality_hare.csv.
+Heuristic quality (objective / OPT) is measured by experiments/quality.py.
 
     python experiments/bench_heuristic.py [--sizes 10000 100000 1000000] [--repeat 1]
-    python experiments/bench_heuristic.py --quality tiny small paper \
-        [--solvers hare,fifo,wspt,eft,hare-paper] [--exact cpsat --exact-limit 20]
 """
 
 from __future__ import annotations
@@ -90,63 +85,13 @@ def cold_compile_s() -> float:
     return float(out.stdout.split()[-1])
 
 
-def quality(sets: list[str], solvers: list[str], exact: str | None, limit: float,
-            out: Path) -> None:
-    """Mean objective / lower bound (and / optimum when proved) per solver and set."""
-    from hare_opt.bounds import lower_bound
-    from hare_opt.io import load_instance
-    from hare_opt.solvers import solve
-
-    root = Path(__file__).resolve().parents[1] / "instances"
-    rows = []
-    for name in sets:
-        for path in sorted((root / name).glob("*.json")):
-            if path.name == "manifest.json":
-                continue
-            inst = load_instance(path)
-            row = {"set": name, "instance": path.stem, "tasks": inst.num_tasks,
-                   "lower_bound": lower_bound(inst), "optimum": None}
-            if exact:
-                res = solve(inst, exact, time_limit=limit)
-                row["optimum"] = res.objective if res.status == "optimal" else None
-            for s in solvers:
-                t0 = time.perf_counter()
-                row[s] = solve(inst, s, time_limit=limit).objective
-                row[f"{s}_s"] = round(time.perf_counter() - t0, 3)
-            rows.append(row)
-            print(row, flush=True)
-    print(f"{'set':8s} {'solver':12s} {'obj/LB':>8s} {'obj/OPT':>8s} {'#OPT':>5s}")
-    for name in sets:
-        mine = [r for r in rows if r["set"] == name]
-        for s in solvers:
-            lb = sum(r[s] / r["lower_bound"] for r in mine) / len(mine)
-            opt = [r[s] / r["optimum"] for r in mine if r["optimum"]]
-            mean_opt = f"{sum(opt) / len(opt):8.4f}" if opt else f"{'-':>8s}"
-            print(f"{name:8s} {s:12s} {lb:8.4f} {mean_opt} {len(opt):5d}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"-> {out}")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc run")
     ap.add_argument("--out", type=Path, default=RESULTS / "bench_heuristic.csv")
-    ap.add_argument("--quality", nargs="+", metavar="SET", help="instance sets under instances/")
-    ap.add_argument("--solvers", default="hare,fifo,wspt,eft")
-    ap.add_argument("--exact", default=None, help="exact solver for the optimum, e.g. cpsat")
-    ap.add_argument("--exact-limit", type=float, default=20.0)
     args = ap.parse_args()
-    if args.quality:
-        quality(args.quality, args.solvers.split(","), args.exact, args.exact_limit,
-                RESULTS / "quality_hare.csv")
-        return
-
     print(f"numba first call (cache load, or compile if no cache): {first_call_s():.2f} s; "
           f"cold compile (empty cache, subprocess): {cold_compile_s():.2f} s", flush=True)
     rows = []

@@ -33,13 +33,14 @@ class UnknownSolverError(HareOptError, ValueError):
 _REGISTRY: dict[str, str] = {
     "cpsat": "hare_opt.solvers.cpsat:solve_cpsat",
     "milp": "hare_opt.solvers.milp:solve_milp",
+    "portfolio": "hare_opt.solvers.portfolio:solve_portfolio",
     "hare": "hare_opt.heuristics.hare:solve_hare",
     "hare-paper": "hare_opt.heuristics.hare_paper:solve_hare_paper",
     "fifo": "hare_opt.heuristics.rules:solve_fifo",
     "wspt": "hare_opt.heuristics.rules:solve_wspt",
     "eft": "hare_opt.heuristics.rules:solve_eft",
 }
-EXACT_SOLVERS = ("cpsat", "milp")
+EXACT_SOLVERS = ("cpsat", "milp", "portfolio")
 
 
 def register(name: str, target: str | Solver) -> None:

@@ -1,0 +1,79 @@
+"""Heuristic quality: objective / OPT, or / the best proved lower bound where OPT is not proved.
+
+The one home of this measurement: ``experiments/quality.py`` (instance files)
+and the reproduction item ``ours-quality`` (random instances) both call
+``score``. A ratio to a lower bound over-states the true ratio to OPT, so a
+mean taken over such ratios is an upper bound on the mean true ratio; each row
+says which reference it used.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import pandas as pd
+
+from hare_opt.model import Instance, Result
+
+HEURISTICS = ("hare", "hare-paper", "wspt", "fifo", "eft")
+
+
+def reference(inst: Instance, exact: Result | None, results: dict[str, Result] | None = None
+              ) -> tuple[float, str, str]:
+    """(value, 'opt' | 'lb', source): OPT when ``exact`` proved it, else the highest proved
+    lower bound among ``hare_opt.bounds``, the exact run's and hare-paper's relaxation's."""
+    from hare_opt.bounds import lower_bound
+
+    if exact is not None and exact.status == "optimal":
+        return float(exact.objective), "opt", exact.solver
+    found = {"bounds": lower_bound(inst)}
+    if exact is not None:
+        found["exact"] = exact.lower_bound
+    paper = (results or {}).get("hare-paper")
+    if paper is not None:
+        found["relaxation"] = paper.lower_bound
+    valid = {k: float(v) for k, v in found.items() if v is not None and math.isfinite(v)}
+    source = max(valid, key=valid.get)
+    return valid[source], "lb", source
+
+
+def score(inst: Instance, *, heuristics: tuple[str, ...] | list[str] = HEURISTICS,
+          exact: str | None = "portfolio", time_limit: float = 60.0,
+          heuristic_time_limit: float | None = None) -> list[dict[str, Any]]:
+    """One row per heuristic: objective, reference, ratio, runtime.
+
+    The exact solver gets the best heuristic schedule as warm start, so its
+    result is never worse than the heuristics'. ``heuristic_time_limit`` caps
+    heuristics that search (hare-paper's relaxation); default ``time_limit``.
+    """
+    from hare_opt.solvers import solve
+
+    results = {}
+    for name in heuristics:
+        t0 = time.perf_counter()
+        results[name] = solve(inst, name, time_limit=heuristic_time_limit or time_limit)
+        results[name].runtime_s = time.perf_counter() - t0
+    best = min(results.values(), key=lambda r: r.objective)
+    ex = None if exact is None else solve(inst, exact, time_limit=time_limit, hint=best)
+    ref, kind, source = reference(inst, ex, results)
+    return [{"solver": name, "tasks": inst.num_tasks, "objective": r.objective,
+             "reference": ref, "reference_kind": kind, "reference_from": source,
+             "ratio": r.objective / ref, "runtime_s": round(r.runtime_s, 3),
+             "exact_status": None if ex is None else ex.status,
+             "relaxation_optimal": r.stats.get("relaxation_optimal", "")}
+            for name, r in results.items()]
+
+
+def summarise(df: pd.DataFrame, by: tuple[str, ...] = ("set",)) -> pd.DataFrame:
+    """Per group and heuristic: mean and max ratio, mean where OPT is proved, counts."""
+    keys = [k for k in by if k in df.columns] + ["solver"]
+    g = df.groupby(keys, sort=False)
+    opt = df[df["reference_kind"] == "opt"].groupby(keys, sort=False)["ratio"]
+    out = pd.DataFrame({"instances": g.size(), "mean_ratio": g["ratio"].mean(),
+                        "max_ratio": g["ratio"].max(), "mean_ratio_opt": opt.mean(),
+                        "vs_opt": opt.size()})
+    out["vs_opt"] = out["vs_opt"].fillna(0).astype(int)
+    out["vs_lb"] = out["instances"] - out["vs_opt"]
+    return out.round(4).reset_index()

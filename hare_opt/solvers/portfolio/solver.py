@@ -1,0 +1,168 @@
+"""``solve_portfolio``: CP-SAT and the MILP at once, one per core, sharing what they prove.
+
+Why: the two formulations fail on different instances. CP-SAT finds good
+schedules fast but its bound for a weighted sum of completion times stays
+near the critical path; the MILP's time-indexed LP bound is strong but its
+search is slow. On two cores, one run of each in parallel proves whatever
+either proves within the limit, its best schedule is the better of the two,
+and its bound the higher. A short in-process CP-SAT phase first settles the
+easy instances without starting processes, and its schedule is the warm start
+(and, for the MILP, the horizon) of both runs.
+
+The backends run in spawned processes (neither OR-Tools nor HiGHS is safe to
+fork with threads running); the instance travels as its JSON document and the
+results come back pickled. When one backend proves optimality the other is
+stopped. A backend that fails is reported in ``stats``; the portfolio fails
+only if every backend does.
+"""
+
+from __future__ import annotations
+
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+from hare_opt.checker import check
+from hare_opt.io.json_io import instance_from_dict, instance_to_dict
+from hare_opt.model import Instance, Result
+from hare_opt.solvers.base import SolverError, get_solver
+
+#: Share of the time limit for the in-process CP-SAT phase (and its cap in seconds).
+QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
+#: Seconds a backend may overrun the limit (process start, model build) before it is stopped.
+GRACE_S = 15.0
+BACKENDS = ("cpsat", "milp")
+
+
+def _worker() -> None:
+    """Child process (``python -m hare_opt.solvers.portfolio.solver``): read (backend,
+    instance document, time limit, options) pickled on stdin, write ("ok", Result) or
+    ("error", text) pickled on stdout."""
+    name, doc, time_limit, options = pickle.load(sys.stdin.buffer)
+    try:
+        out = ("ok", get_solver(name)(instance_from_dict(doc), time_limit=time_limit, **options))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
+        out = ("error", f"{type(exc).__name__}: {exc}")
+    sys.stdout.buffer.write(pickle.dumps(out))
+
+
+def _start(name: str, doc: dict, time_limit: float | None, options: dict, done: queue.Queue
+           ) -> tuple[subprocess.Popen, threading.Thread, list]:
+    """A backend in its own interpreter (not fork: OR-Tools and HiGHS keep threads; not
+    multiprocessing's spawn: it re-imports the caller's script). A thread collects its output."""
+    proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    box: list = []
+
+    def talk() -> None:
+        out, err = proc.communicate(pickle.dumps((name, doc, time_limit, options)))
+        try:
+            box.append(pickle.loads(out))
+        except Exception:  # noqa: BLE001 - a crashed or stopped child
+            box.append(("error", f"exit code {proc.returncode}: {err.decode()[-300:]}"))
+        done.put(name)
+
+    thread = threading.Thread(target=talk, daemon=True)
+    return proc, thread, box
+
+
+def _combine(instance: Instance, results: dict[str, Result], t0: float, stats: dict) -> Result:
+    best = min(results.values(), key=lambda r: r.objective)
+    bound = max((r.lower_bound for r in results.values() if r.lower_bound is not None),
+                default=None)
+    proved = [n for n, r in results.items() if r.status == "optimal"]
+    status = "optimal" if proved or (bound is not None and bound >= best.objective) else "feasible"
+    if status == "optimal":
+        bound = best.objective
+    stats.update(proved_by=proved[0] if proved else None, schedule_from=best.solver)
+    return Result("portfolio", status, best.schedule, best.objective,
+                  None if bound is None else min(bound, best.objective),
+                  time.perf_counter() - t0, instance.name, stats)
+
+
+def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
+                    cpsat: dict[str, Any] | None = None, milp: dict[str, Any] | None = None,
+                    quick: bool = True, hint: Result | None = None) -> Result:
+    """Run ``cpsat`` (one worker) and ``milp`` in parallel; ``optimal`` when either proves it.
+
+    ``cpsat`` / ``milp``: options for each backend (see their solvers).
+    ``quick``: first try CP-SAT in-process for a few seconds.
+    ``hint``: a feasible result, the warm start of every run (CP-SAT checks it).
+    """
+    t0 = time.perf_counter()
+    stats: dict[str, Any] = {}
+    results: dict[str, Result] = {}
+    if hint is not None:
+        report = check(instance, hint.schedule, max_messages=3)
+        if not report.feasible:
+            raise ValueError("hint: not a feasible schedule for this instance: "
+                             + "; ".join(report.violations))
+        hint = Result("hint", "feasible", hint.schedule, report.objective)
+        results["hint"] = hint
+    if quick:
+        share = QUICK_CAP_S if time_limit is None else min(QUICK_CAP_S, QUICK_SHARE * time_limit)
+        first = get_solver("cpsat")(instance, time_limit=share, hint=hint, **(cpsat or {}))
+        stats["quick"] = {"status": first.status, "objective": first.objective,
+                          "lower_bound": first.lower_bound}
+        if first.status == "optimal":
+            first.solver, first.runtime_s = "portfolio", time.perf_counter() - t0
+            first.stats.update(proved_by="quick cpsat")
+            return first
+        if first.status == "feasible":
+            results["quick"] = first
+            if hint is None or first.objective <= hint.objective:
+                hint = first
+    left = None if time_limit is None else max(0.5, time_limit - (time.perf_counter() - t0))
+    doc = instance_to_dict(instance)
+    # One core each. CP-SAT interleaves its subsolvers (LNS too) in its one thread: without
+    # that, a single worker finds far worse schedules. The MILP's root LP is its first bound.
+    opts = {"cpsat": {"num_workers": 1, "interleave_search": True, **(cpsat or {})},
+            "milp": {"threads": 1, "lp_bound": False, **(milp or {})}}
+    runs, done = {}, queue.Queue()
+    for name in BACKENDS:
+        if hint is not None:
+            opts[name].setdefault("hint", hint)
+        runs[name] = _start(name, doc, left, opts[name], done)
+        runs[name][1].start()
+    deadline = None if left is None else time.perf_counter() + left + GRACE_S
+    try:
+        waiting = set(BACKENDS)
+        while waiting:
+            timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            try:
+                name = done.get(timeout=timeout)
+            except queue.Empty:
+                stats.update({f"{n}_error": "stopped: no answer after the time limit"
+                              for n in waiting})
+                break
+            waiting.discard(name)
+            kind, payload = runs[name][2][0]
+            if kind == "ok":
+                results[name] = payload
+                stats[name] = {"status": payload.status, "objective": payload.objective,
+                               "lower_bound": payload.lower_bound,
+                               "runtime_s": round(payload.runtime_s, 3)}
+                if payload.status == "optimal":
+                    break  # proved: the other run is no longer needed
+            else:
+                stats[f"{name}_error"] = payload
+    finally:
+        for proc, thread, _ in runs.values():
+            if proc.poll() is None:
+                proc.kill()
+            thread.join(5)
+    # Every instance has a schedule (run the tasks one by one), so "infeasible" is a bug.
+    usable = {n: r for n, r in results.items() if r.status in ("optimal", "feasible")}
+    if not usable or any(r.status == "infeasible" for r in results.values()):
+        raise SolverError(f"portfolio: no backend returned a schedule for {instance.name!r}: "
+                          f"{stats}")
+    return _combine(instance, usable, t0, stats)
+
+
+
+if __name__ == "__main__":
+    _worker()

@@ -1,0 +1,47 @@
+"""The portfolio's own logic: both backends in child processes, failures, combining results.
+
+Its answers are cross-validated with the other exact solvers in test_exact.py
+(``portfolio`` is one of the ``--solvers``); the instances there are small enough
+for its quick in-process phase, so here ``quick=False`` forces the child processes.
+"""
+
+from __future__ import annotations
+
+from conftest import INSTANCES
+
+from hare_opt.io import load_instance
+from hare_opt.model import Result
+from hare_opt.solvers import solve
+from hare_opt.solvers.portfolio.solver import _combine
+
+
+def test_child_processes_prove_and_agree_with_cpsat():
+    inst = load_instance(INSTANCES / "fig1.json")
+    result = solve(inst, "portfolio", time_limit=30, quick=False)
+    assert result.status == "optimal"
+    assert result.objective == solve(inst, "cpsat", time_limit=30).objective
+    assert result.stats["proved_by"] in ("cpsat", "milp")
+    assert result.stats[result.stats["proved_by"]]["status"] == "optimal"
+
+
+def test_a_failing_backend_is_reported_and_the_other_answers():
+    inst = load_instance(INSTANCES / "fig1.json")
+    result = solve(inst, "portfolio", time_limit=30, quick=False, milp={"max_vars": 1})
+    assert "ModelTooLargeError" in result.stats["milp_error"]
+    assert result.status == "optimal" and result.stats["proved_by"] == "cpsat"
+
+
+def test_combine_takes_best_schedule_and_highest_bound():
+    inst = load_instance(INSTANCES / "fig1.json")
+    a = solve(inst, "wspt")
+    b = solve(inst, "fifo")
+    a.status = b.status = "feasible"
+    a.lower_bound, b.lower_bound = 10, 12
+    out = _combine(inst, {"x": a, "y": b}, 0.0, {})
+    assert out.objective == min(a.objective, b.objective)
+    assert out.lower_bound == min(12, out.objective)
+    # A bound that meets the best objective proves it, whichever run found which.
+    b.lower_bound = out.objective
+    proved = _combine(inst, {"x": a, "y": b}, 0.0, {})
+    assert proved.status == "optimal" and proved.lower_bound == proved.objective
+    assert isinstance(proved, Result)
