@@ -151,3 +151,25 @@ def test_committed_configs_are_valid():
         sweep = Sweep.load(path)
         assert sweep.fn in CELLS, path
         assert sweep.cells()
+
+
+def test_reproduce_readme_keeps_rows_of_items_not_rerun(tmp_path):
+    import pandas as pd
+
+    from hare_opt.experiments.items import ITEMS
+    from hare_opt.experiments.reproduce import Outcome, write_readme
+
+    names = list(ITEMS)
+    readme = tmp_path / "README.md"
+
+    def outcome(name: str, ours: str) -> Outcome:
+        return Outcome(name, "t", "c", ours, "v", pd.DataFrame(), 1.0, 1, 0)
+
+    write_readme(readme, [outcome(n, f"first {n}") for n in names], quick=False)
+    write_readme(readme, [outcome(names[1], "second")], quick=False, keep=True)
+    text = readme.read_text()
+    rows = [ln for ln in text.splitlines() if ln.startswith("| [")]
+    assert [r.split("]")[0][3:] for r in rows] == names          # every item, in item order
+    assert "second" in rows[1] and f"first {names[1]}" not in text
+    assert all(f"first {n}" in text for n in names if n != names[1])
+    assert text.count("This run:") == 1 and f"Rerun of {names[1]} only" in text

@@ -9,6 +9,7 @@ and ``NAME.png``; then ``README.md`` puts the paper's claims and ours side by si
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,19 +67,46 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
                                 time.perf_counter() - t0, len(cells), cached))
-    write_readme(out / "README.md", outcomes, quick)
+    write_readme(out / "README.md", outcomes, quick, keep=only is not None)
     return outcomes
+
+
+def _previous_rows(path: Path) -> dict[str, str]:
+    """Item rows of an existing README, by item name (for runs of some items only)."""
+    if not path.exists():
+        return {}
+    rows = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"\| \[([\w-]+)\]\(", line)
+        if m:
+            rows[m.group(1)] = line
+    return rows
 
 
 def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def write_readme(path: Path, outcomes: list[Outcome], quick: bool) -> None:
+def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False
+                 ) -> None:
+    """The README table; with ``keep``, rows of items not in this run stay as they were."""
+    from hare_opt.experiments.items import ITEMS, NOTES
+
+    previous = _previous_rows(path) if keep else {}
     total = sum(o.seconds for o in outcomes)
     per_item = ", ".join(f"{o.name} {o.seconds:.0f}s" for o in outcomes)
     n_cells = sum(o.cells for o in outcomes)
     n_cached = sum(o.cached for o in outcomes)
+    run = (f"{'quick' if quick else 'full'} mode, {len(outcomes)} items, {total / 60:.1f} min "
+           f"of wall time ({per_item}); {n_cells - n_cached} of {n_cells} cells computed in "
+           "this run (any others were reused from the cell cache).")
+    if previous:  # keep the earlier run's line: its rows are still in the table
+        earlier = [ln for ln in path.read_text().splitlines() if ln.startswith("This run:")]
+        about = [*(earlier[:1] or ["This run: (earlier run)."]),
+                 "", f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}"]
+    else:
+        about = [f"This run: {run} A full run from an empty cache takes about 12-15 min on "
+                 "2 cores, a quick one about 4 min."]
     lines = [
         "# Reproduction of the Hare paper (HPDC '22) with hare_opt",
         "",
@@ -86,18 +114,15 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool) -> None:
         "hand. Each item has a CSV (the numbers) and a PNG (the figure). Claims are the "
         "paper's, paraphrased; times are in seconds unless a column says otherwise.",
         "",
-        f"This run: {'quick' if quick else 'full'} mode, {len(outcomes)} items, "
-        f"{total / 60:.1f} min of wall time ({per_item}); {n_cells - n_cached} of {n_cells} "
-        "cells computed in this run (any others were reused from the cell cache). A full run "
-        "from an empty cache takes about 12-15 min on 2 cores, a quick one about 4 min.",
+        *about,
         "",
         "| item | what | paper's claim | ours | verdict |",
         "| --- | --- | --- | --- | --- |",
     ]
+    rows = {**previous}
     for o in outcomes:
-        lines.append(f"| [{o.name}]({o.name}.png) | {_cell(o.title)} | {_cell(o.claim)} | "
-                     f"{_cell(o.ours)} | **{_cell(o.verdict)}** |")
-    from hare_opt.experiments.items import NOTES
-
+        rows[o.name] = (f"| [{o.name}]({o.name}.png) | {_cell(o.title)} | {_cell(o.claim)} | "
+                        f"{_cell(o.ours)} | **{_cell(o.verdict)}** |")
+    lines += [rows[name] for name in ITEMS if name in rows]
     lines += ["", "## How these numbers were made", "", *NOTES, ""]
     atomic_write_text(path, "\n".join(lines) + "\n")
