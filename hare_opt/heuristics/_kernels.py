@@ -110,6 +110,12 @@ def _less(h, a, b):
 
 
 @_jit
+def _swap_rows(h, a, b):
+    for x in range(h.shape[1]):
+        h[a, x], h[b, x] = h[b, x], h[a, x]
+
+
+@_jit
 def _sift_down(h, n):
     """Restore the heap order of ``h[:n]`` after its top changed."""
     i = 0
@@ -121,8 +127,7 @@ def _sift_down(h, n):
             c += 1
         if not _less(h, c, i):
             return
-        for x in range(h.shape[1]):
-            h[i, x], h[c, x] = h[c, x], h[i, x]
+        _swap_rows(h, i, c)
         i = c
 
 
@@ -133,8 +138,7 @@ def _sift_up(h, i):
         p = (i - 1) // 2
         if not _less(h, i, p):
             return
-        for x in range(h.shape[1]):
-            h[i, x], h[p, x] = h[p, x], h[i, x]
+        _swap_rows(h, i, p)
         i = p
 
 
