@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from hare_opt.experiments.quality import HEURISTICS, score, summarise
 from hare_opt.io import load_instance
+from hare_opt.model import HareOptError
 from hare_opt.solvers import available_solvers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,29 +55,38 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"skipping solvers not importable here: {', '.join(missing)}", file=sys.stderr)
     files = [(s, f) for s in args.sets for f in instance_files(s, args.limit)]
-    rows = []
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
+    failed = []
     for set_name, path in tqdm(files, desc="instances", unit="inst", file=sys.stderr):
         inst = load_instance(path)
-        mine = score(inst, heuristics=solvers, exact=args.exact, time_limit=args.opt_time_limit,
-                     heuristic_time_limit=args.heuristic_time_limit)
-        rows += [{"set": set_name, "instance": path.stem, **r} for r in mine]
+        try:
+            mine = score(inst, heuristics=solvers, exact=args.exact,
+                         time_limit=args.opt_time_limit,
+                         heuristic_time_limit=args.heuristic_time_limit)
+        except HareOptError as exc:  # one instance's failure must not cost the others
+            failed.append(f"{set_name}/{path.stem}: {type(exc).__name__}: {exc}")
+            tqdm.write(f"FAILED {failed[-1]}", file=sys.stderr)
+            continue
+        rows = pd.DataFrame([{"set": set_name, "instance": path.stem, **r} for r in mine])
+        rows.to_csv(out, mode="a", header=not out.exists(), index=False)  # kept as it comes
         tqdm.write(f"{set_name}/{path.stem}: {inst.num_tasks} tasks, reference "
                    f"{mine[0]['reference_kind']} {mine[0]['reference']:g}: "
                    + ", ".join(f"{r['solver']} {r['ratio']:.3f}" for r in mine), file=sys.stderr)
-    if not rows:
-        print("no instances")
+    if not out.exists():
+        print("no results", file=sys.stderr)
         return 1
-    df = pd.DataFrame(rows)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out, index=False)
+    df = pd.read_csv(out)
     summary = summarise(df)
     summary.to_csv(out.with_name(out.stem + "_summary.csv"), index=False)
     print(summary.to_string(index=False))
     print(f"\nrows -> {out}\nsummary -> {out.with_name(out.stem + '_summary.csv')}")
     print("ratio = objective / reference; vs_lb rows compare with a lower bound, which "
           "over-states the ratio: mean_ratio is an upper bound on the mean ratio to OPT")
-    return 0
+    for line in failed:
+        print(f"FAILED {line}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from typing import Any
 from hare_opt.checker import check
 from hare_opt.io.json_io import instance_from_dict, instance_to_dict
 from hare_opt.model import Instance, Result
-from hare_opt.solvers.base import SolverError, get_solver
+from hare_opt.solvers.base import SolverError, solve
 
 #: Share of the time limit for the in-process CP-SAT phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
@@ -44,7 +44,7 @@ def _worker() -> None:
     ("error", text) pickled on stdout."""
     name, doc, time_limit, options = pickle.load(sys.stdin.buffer)
     try:
-        out = ("ok", get_solver(name)(instance_from_dict(doc), time_limit=time_limit, **options))
+        out = ("ok", solve(instance_from_dict(doc), name, time_limit=time_limit, **options))
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
         out = ("error", f"{type(exc).__name__}: {exc}")
     sys.stdout.buffer.write(pickle.dumps(out))
@@ -105,7 +105,7 @@ def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
         results["hint"] = hint
     if quick:
         share = QUICK_CAP_S if time_limit is None else min(QUICK_CAP_S, QUICK_SHARE * time_limit)
-        first = get_solver("cpsat")(instance, time_limit=share, hint=hint, **(cpsat or {}))
+        first = solve(instance, "cpsat", time_limit=share, hint=hint, **(cpsat or {}))
         stats["quick"] = {"status": first.status, "objective": first.objective,
                           "lower_bound": first.lower_bound}
         if first.status == "optimal":
