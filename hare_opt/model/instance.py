@@ -323,14 +323,39 @@ class Instance:
     @cached_property
     def round_time_first(self) -> np.ndarray:
         """(N,) ``min_round_time(j, setup=True)`` for every job."""
-        return np.array([self.min_round_time(j, setup=True) for j in range(self.num_jobs)],
-                        dtype=np.int64)
+        return self._round_times(setup=True)
 
     @cached_property
     def round_time_next(self) -> np.ndarray:
         """(N,) ``min_round_time(j, setup=False)`` for every job."""
-        return np.array([self.min_round_time(j, setup=False) for j in range(self.num_jobs)],
-                        dtype=np.int64)
+        return self._round_times(setup=False)
+
+    def _round_times(self, *, setup: bool) -> np.ndarray:
+        """``min_round_time`` of all jobs at once (thousands of jobs: one call per job is slow).
+
+        The span T is feasible iff the GPUs can end and sync K tasks by T:
+        sum over eligible types of m_k * floor((T - o - s_k) / p_k)^+ >= K (the
+        argument of ``min_makespan_identical``), so a binary search on T, run for
+        every job in parallel, finds the same minimum.
+        """
+        ok = self.eligible_by_type
+        p = np.where(ok, self.proc_by_type, 1)
+        s = np.where(ok, self.sync_by_type, 0)
+        k = self.tasks_per_round
+        o = self.overhead if setup else np.zeros_like(k)
+        hi = o + s.max(axis=1) + np.where(ok, p, np.iinfo(np.int64).max).min(axis=1) * k
+        if self.num_jobs == 0 or (hi > 2**61).any() or (o + s.max(axis=1) > 2**61).any():
+            return np.array([self.min_round_time(j, setup=setup) for j in range(self.num_jobs)],
+                            dtype=np.int64)  # beyond int64 headroom: exact per job
+        lo = np.zeros_like(hi)
+        m = self.type_count
+        while (lo < hi).any():
+            mid = (lo + hi) // 2
+            n = np.clip((mid[:, None] - o[:, None] - s) // p, 0, k[:, None])
+            enough = (np.where(ok, n * m, 0).sum(axis=1) >= k)
+            hi = np.where(enough, mid, hi)
+            lo = np.where(enough, lo, mid + 1)
+        return lo.astype(np.int64)
 
     def with_jobs(self, jobs: tuple[Job, ...] | list[Job], name: str | None = None) -> Instance:
         """A copy with other jobs on the same cluster (used by online planners)."""
