@@ -142,3 +142,9 @@ def test_start_rule_is_pinned_for_the_numba_cache():
     """numba's cache of the kernels would keep a stale copy of an edited start rule;
     the pin makes such an edit visible here (update START_RULE_SHA with the rule)."""
     assert _kernels.start_rule_sha() == _kernels.START_RULE_SHA
+
+
+def test_warm_up_runs_every_dispatch_mode():
+    from hare_opt.heuristics.engine import warm_up
+
+    assert warm_up() >= 0.0

@@ -180,3 +180,22 @@ DISPATCH = {
                                                                  **kw),
     "serial-eft": lambda inst, order, **kw: run_serial(inst, order, sync_first=False, **kw),
 }
+
+
+def warm_up() -> float:
+    """Load (or, on the first run after installing, compile) the kernels; returns seconds.
+
+    Callers that time solvers (the demo, benchmarks) call it first, so that a
+    one-off compile is not charged to whichever solver happens to run first.
+    """
+    import time
+
+    from hare_opt.model import GPU, Instance, Job
+
+    t0 = time.perf_counter()
+    inst = Instance((GPU("g0", "A"), GPU("g1", "B")),
+                    (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=3, switch_overhead=1),
+                     Job("j1", {"A": 1}, release=1)), "warm-up")
+    for run in DISPATCH.values():
+        run(inst, [0, 1]).schedule()
+    return time.perf_counter() - t0

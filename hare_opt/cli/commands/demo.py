@@ -64,10 +64,15 @@ def _row(inst: Instance, name: str, res: Result | None, err: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hare_opt.heuristics.engine import warm_up
     from hare_opt.io import save_result
 
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    compile_s = warm_up()
+    if compile_s > 3.0:
+        print(f"(first run after installing: compiled hare's round engine in {compile_s:.0f} s, "
+              "once; later runs load it from numba's cache)")
     for inst, note in demo_instances():
         print(f"\n{inst.name}: {inst.num_jobs} jobs, {inst.num_tasks} tasks, "
               f"{inst.num_gpus} GPUs ({', '.join(inst.gpu_types)}), time unit {inst.time_unit}")
