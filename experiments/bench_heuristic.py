@@ -36,6 +36,7 @@ from pathlib import Path
 
 from hare_opt.checker import check
 from hare_opt.generators import build_instance, paper_jobs
+from hare_opt.heuristics.engine import warm_up
 from hare_opt.heuristics.hare import solve_hare
 from hare_opt.model import Instance
 
@@ -62,26 +63,14 @@ def best_time(fn, repeat: int):
     return best, out
 
 
-def first_call_s() -> float:
-    """Time of the engine's first use in this process (numba loads or compiles the
-    kernels): paid once per process, so kept out of ``core_s``."""
-    from hare_opt.heuristics.engine import DISPATCH, RoundEngine
-
-    inst = bench_instance(2000)
-    t0 = time.perf_counter()
-    for run in DISPATCH.values():
-        run(inst, range(inst.num_jobs))
-    RoundEngine(inst).place_round(0)
-    return time.perf_counter() - t0
-
-
 def cold_compile_s() -> float:
-    """``first_call_s`` in a fresh process whose numba cache folder is empty."""
+    """``engine.warm_up`` in a fresh process whose numba cache folder is empty."""
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            [sys.executable, "-c", "import bench_heuristic as b; print(b.first_call_s())"],
-            cwd=Path(__file__).resolve().parent, env={**os.environ, "NUMBA_CACHE_DIR": tmp},
-            capture_output=True, text=True, check=True)
+            [sys.executable, "-c",
+             "from hare_opt.heuristics.engine import warm_up; print(warm_up())"],
+            env={**os.environ, "NUMBA_CACHE_DIR": tmp}, capture_output=True, text=True,
+            check=True)
     return float(out.stdout.split()[-1])
 
 
@@ -92,7 +81,7 @@ def main() -> None:
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc run")
     ap.add_argument("--out", type=Path, default=RESULTS / "bench_heuristic.csv")
     args = ap.parse_args()
-    print(f"numba first call (cache load, or compile if no cache): {first_call_s():.2f} s; "
+    print(f"numba first call (cache load, or compile if no cache): {warm_up():.2f} s; "
           f"cold compile (empty cache, subprocess): {cold_compile_s():.2f} s", flush=True)
     rows = []
     for n in args.sizes:

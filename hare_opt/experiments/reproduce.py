@@ -71,16 +71,19 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     return outcomes
 
 
-def _previous_rows(path: Path) -> dict[str, str]:
-    """Item rows of an existing README, by item name (for runs of some items only)."""
+def _previous(path: Path) -> tuple[dict[str, str], str | None]:
+    """An existing README's item rows by item name, and its "This run:" line (runs of some
+    items only keep both)."""
     if not path.exists():
-        return {}
-    rows = {}
+        return {}, None
+    rows, run = {}, None
     for line in path.read_text().splitlines():
         m = re.match(r"\| \[([\w-]+)\]\(", line)
         if m:
             rows[m.group(1)] = line
-    return rows
+        elif run is None and line.startswith("This run:"):
+            run = line
+    return rows, run
 
 
 def _cell(text: Any) -> str:
@@ -92,7 +95,7 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
     """The README table; with ``keep``, rows of items not in this run stay as they were."""
     from hare_opt.experiments.items import ITEMS, NOTES
 
-    previous = _previous_rows(path) if keep else {}
+    previous, earlier = _previous(path) if keep else ({}, None)
     total = sum(o.seconds for o in outcomes)
     per_item = ", ".join(f"{o.name} {o.seconds:.0f}s" for o in outcomes)
     n_cells = sum(o.cells for o in outcomes)
@@ -101,8 +104,7 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
            f"of wall time ({per_item}); {n_cells - n_cached} of {n_cells} cells computed in "
            "this run (any others were reused from the cell cache).")
     if previous:  # keep the earlier run's line: its rows are still in the table
-        earlier = [ln for ln in path.read_text().splitlines() if ln.startswith("This run:")]
-        about = [*(earlier[:1] or ["This run: (earlier run)."]),
+        about = [earlier or "This run: (earlier run).",
                  "", f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}"]
     else:
         about = [f"This run: {run} A full run from an empty cache takes about 12-15 min on "

@@ -212,6 +212,20 @@ def _smallest_slots(cand, nc, count, cnt):
 
 
 @_jit
+def _head(heap, at, sid, j, k, sync_first, ptab, stab, tptr, srt, free, last, tie_n, step,
+          r, o, b):
+    """Write stream ``sid``'s next GPU as heap row ``at``: (first slot end, -free, gpu,
+    start, sid); False when the stream is exhausted."""
+    g = _next(sid, j, srt, tptr[k], tptr[k + 1], last, tie_n, step)
+    if g < 0:
+        return False
+    st = _start(free[g], sid & 1 == 1, r, o, b)
+    heap[at, 0] = st + ptab[j, k] + (stab[j, k] if sync_first else 0)
+    heap[at, 1], heap[at, 2], heap[at, 3], heap[at, 4] = -free[g], g, st, sid
+    return True
+
+
+@_jit
 def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb):
     """Place job j's next round (see ``RoundEngine.place_round``); returns
     (barrier, buf, nb). ``ws`` (5, M + 2T) and ``heap`` (M + 2T, 5) are scratch."""
@@ -231,18 +245,12 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
     if K > STREAM_LIMIT:                       # huge rounds: every GPU is a candidate
         nc = 0
         for k in range(ntypes):
-            p = ptab[j, k]
-            if p == 0:
-                continue
-            s = stab[j, k] if sync_first else 0
-            for sid in (2 * k + 1, 2 * k):
-                while True:
-                    g = _next(sid, j, srt, tptr[k], tptr[k + 1], last, tie_n, step)
-                    if g < 0:
-                        break
-                    st = _start(free[g], sid & 1 == 1, r, o, b)
-                    heap[nc, 0], heap[nc, 1], heap[nc, 2], heap[nc, 3] = st + p + s, p, g, st
-                    nc += 1
+            if ptab[j, k] > 0:
+                for sid in (2 * k + 1, 2 * k):
+                    while _head(heap, nc, sid, j, k, sync_first, ptab, stab, tptr, srt, free,
+                                last, tie_n, step, r, o, b):
+                        heap[nc, 1] = ptab[j, k]   # bisection rows: (end, p, gpu, start)
+                        nc += 1
         _smallest_slots(heap, nc, K, cnt)
         for c in range(nc):
             g = heap[c, 2]
@@ -253,18 +261,12 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
     else:                                      # merge the streams slot by slot
         hn = 0
         for k in range(ntypes):
-            p = ptab[j, k]
-            if p == 0:
-                continue
-            s = stab[j, k] if sync_first else 0
-            for sid in (2 * k + 1, 2 * k):
-                g = _next(sid, j, srt, tptr[k], tptr[k + 1], last, tie_n, step)
-                if g >= 0:
-                    st = _start(free[g], sid & 1 == 1, r, o, b)
-                    heap[hn, 0], heap[hn, 1], heap[hn, 2] = st + p + s, -free[g], g
-                    heap[hn, 3], heap[hn, 4] = st, sid
-                    hn += 1
-                    _sift_up(heap, hn - 1)
+            if ptab[j, k] > 0:
+                for sid in (2 * k + 1, 2 * k):
+                    if _head(heap, hn, sid, j, k, sync_first, ptab, stab, tptr, srt, free,
+                             last, tie_n, step, r, o, b):
+                        hn += 1
+                        _sift_up(heap, hn - 1)
         for _ in range(K):
             e, g, st, sid = heap[0, 0], heap[0, 2], heap[0, 3], heap[0, 4]
             if cnt[g] == 0:
@@ -273,17 +275,12 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
                 nruns += 1
             cnt[g] += 1
             k = gtype[g]
-            p = ptab[j, k]
-            heap[0, 0], heap[0, 4] = e + p, -1   # the GPU's next slot
+            heap[0, 0], heap[0, 4] = e + ptab[j, k], -1   # the GPU's next slot
             _sift_down(heap, hn)
-            if sid >= 0:
-                g2 = _next(sid, j, srt, tptr[k], tptr[k + 1], last, tie_n, step)
-                if g2 >= 0:
-                    st2 = _start(free[g2], sid & 1 == 1, r, o, b)
-                    heap[hn, 0], heap[hn, 1], heap[hn, 2] = st2 + e - st, -free[g2], g2
-                    heap[hn, 3], heap[hn, 4] = st2, sid
-                    hn += 1
-                    _sift_up(heap, hn - 1)
+            if sid >= 0 and _head(heap, hn, sid, j, k, sync_first, ptab, stab, tptr, srt, free,
+                                  last, tie_n, step, r, o, b):
+                hn += 1
+                _sift_up(heap, hn - 1)
     rd, task0, end_sync = rnd[j], fix[0, j] - K, carry[j]
     for q in range(nruns):
         g = order[q]
@@ -324,6 +321,15 @@ def _pop(h, n):
 
 
 @_jit
+def _wait(gheap, gptr, gsize, q, barrier, rank, j):
+    """Job j waits for its next round in group q's heap (slice of ``gheap``)."""
+    h = gheap[gptr[q]:gptr[q + 1]]
+    h[gsize[q], 0], h[gsize[q], 1], h[gsize[q], 2] = barrier, rank, j
+    gsize[q] += 1
+    _sift_up(h, gsize[q] - 1)
+
+
+@_jit
 def run_interleaved(order, rounds, group, gtypes, sync_first, gtype, tptr, fix, ptab, stab,
                     gst, jst, ws, heap, buf, nb):
     """``engine.run_interleaved``'s loop. ``group[j]``: job j's group of jobs with the same
@@ -344,11 +350,7 @@ def run_interleaved(order, rounds, group, gtypes, sync_first, gtype, tptr, fix, 
     gsize = np.zeros(n_groups, dtype=np.int64)
     gheap = np.empty((n_jobs, 3), dtype=np.int64)
     for j in range(n_jobs):
-        q = group[j]
-        h = gheap[gptr[q]:gptr[q + 1]]
-        h[gsize[q], 0], h[gsize[q], 1], h[gsize[q], 2] = barrier[j], rank[j], j
-        gsize[q] += 1
-        _sift_up(h, gsize[q] - 1)
+        _wait(gheap, gptr, gsize, group[j], barrier[j], rank[j], j)
     ready = np.empty((n_jobs, 3), dtype=np.int64)
     nready = 0
     todo = n_jobs
@@ -374,11 +376,7 @@ def run_interleaved(order, rounds, group, gtypes, sync_first, gtype, tptr, fix, 
                                  heap, buf, nb)
         left[j] -= 1
         if left[j]:
-            q = group[j]
-            h = gheap[gptr[q]:gptr[q + 1]]
-            h[gsize[q], 0], h[gsize[q], 1], h[gsize[q], 2] = barrier[j], rank[j], j
-            gsize[q] += 1
-            _sift_up(h, gsize[q] - 1)
+            _wait(gheap, gptr, gsize, group[j], barrier[j], rank[j], j)
         else:
             todo -= 1
     return buf, nb

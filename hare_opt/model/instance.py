@@ -343,10 +343,13 @@ class Instance:
         s = np.where(ok, self.sync_by_type, 0)
         k = self.tasks_per_round
         o = self.overhead if setup else np.zeros_like(k)
-        hi = o + s.max(axis=1) + np.where(ok, p, np.iinfo(np.int64).max).min(axis=1) * k
-        if self.num_jobs == 0 or (hi > 2**61).any() or (o + s.max(axis=1) > 2**61).any():
+        fastest = np.where(ok, p, np.iinfo(np.int64).max).min(axis=1)
+        # One GPU of the fastest type alone finishes by hi; checked in floats so that a
+        # product beyond int64 cannot wrap around unseen.
+        if self.num_jobs == 0 or (o + s.max(axis=1) + fastest.astype(float) * k > 2**61).any():
             return np.array([self.min_round_time(j, setup=setup) for j in range(self.num_jobs)],
                             dtype=np.int64)  # beyond int64 headroom: exact per job
+        hi = o + s.max(axis=1) + fastest * k
         lo = np.zeros_like(hi)
         m = self.type_count
         while (lo < hi).any():
@@ -355,7 +358,7 @@ class Instance:
             enough = (np.where(ok, n * m, 0).sum(axis=1) >= k)
             hi = np.where(enough, mid, hi)
             lo = np.where(enough, lo, mid + 1)
-        return lo.astype(np.int64)
+        return lo
 
     def with_jobs(self, jobs: tuple[Job, ...] | list[Job], name: str | None = None) -> Instance:
         """A copy with other jobs on the same cluster (used by online planners)."""

@@ -9,7 +9,7 @@ and its bound the higher. A short in-process CP-SAT phase first settles the
 easy instances without starting processes, and its schedule is the warm start
 (and, for the MILP, the horizon) of both runs.
 
-The backends run in spawned processes (neither OR-Tools nor HiGHS is safe to
+The backends run in child interpreters (neither OR-Tools nor HiGHS is safe to
 fork with threads running); the instance travels as its JSON document and the
 results come back pickled. When one backend proves optimality the other is
 stopped. A backend that fails is reported in ``stats``; the portfolio fails
@@ -67,7 +67,13 @@ def _start(name: str, doc: dict, time_limit: float | None, options: dict, done: 
         done.put(name)
 
     thread = threading.Thread(target=talk, daemon=True)
+    thread.start()
     return proc, thread, box
+
+
+def _brief(result: Result) -> dict[str, Any]:
+    return {"status": result.status, "objective": result.objective,
+            "lower_bound": result.lower_bound, "runtime_s": round(result.runtime_s, 3)}
 
 
 def _combine(instance: Instance, results: dict[str, Result], t0: float, stats: dict) -> Result:
@@ -106,8 +112,7 @@ def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
     if quick:
         share = QUICK_CAP_S if time_limit is None else min(QUICK_CAP_S, QUICK_SHARE * time_limit)
         first = solve(instance, "cpsat", time_limit=share, hint=hint, **(cpsat or {}))
-        stats["quick"] = {"status": first.status, "objective": first.objective,
-                          "lower_bound": first.lower_bound}
+        stats["quick"] = _brief(first)
         if first.status == "optimal":
             first.solver, first.runtime_s = "portfolio", time.perf_counter() - t0
             first.stats.update(proved_by="quick cpsat")
@@ -127,7 +132,6 @@ def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
         if hint is not None:
             opts[name].setdefault("hint", hint)
         runs[name] = _start(name, doc, left, opts[name], done)
-        runs[name][1].start()
     deadline = None if left is None else time.perf_counter() + left + GRACE_S
     try:
         waiting = set(BACKENDS)
@@ -143,9 +147,7 @@ def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
             kind, payload = runs[name][2][0]
             if kind == "ok":
                 results[name] = payload
-                stats[name] = {"status": payload.status, "objective": payload.objective,
-                               "lower_bound": payload.lower_bound,
-                               "runtime_s": round(payload.runtime_s, 3)}
+                stats[name] = _brief(payload)
                 if payload.status == "optimal":
                     break  # proved: the other run is no longer needed
             else:
@@ -161,7 +163,6 @@ def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
         raise SolverError(f"portfolio: no backend returned a schedule for {instance.name!r}: "
                           f"{stats}")
     return _combine(instance, usable, t0, stats)
-
 
 
 if __name__ == "__main__":
