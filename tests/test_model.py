@@ -228,3 +228,8 @@ def test_builder_numbers_gpus_per_type_and_validates():
     assert inst.type_count.tolist() == [2, 1]
     m.add_job({"T4": 1})
     raises(lambda: m.build(), "task_time", "job 'j1'")
+
+
+def test_a_job_too_long_for_int64_sums_is_rejected_naming_it():
+    # 10^7 tasks of 10^12 units: each value is accepted alone, the round is not.
+    raises(lambda: Job("j1", {"A": 10**12}, tasks_per_round=10**7), "task_time", "job 'j1'")

@@ -24,6 +24,9 @@ from hare_opt.model.errors import InstanceError
 #: inside CP-SAT's domains, so "huge" inputs get an error, not an overflow.
 MAX_TIME = 10**12
 MAX_COUNT = 10**7  # rounds, tasks per round, weights
+#: Largest serial time of one job (all its tasks one after another, slowest type, with
+#: sync and a setup): keeps sums over thousands of jobs, and products like K x p, in int64.
+MAX_JOB_TIME = 2**50
 
 
 def _check_int(value: Any, field_name: str, owner: str | None, *, minimum: int,
@@ -116,6 +119,14 @@ class Job:
                                _check_int(self.sync_time, "sync_time", owner, minimum=0))
         for name in ("weight", "release", "rounds", "tasks_per_round", "switch_overhead"):
             object.__setattr__(self, name, int(getattr(self, name)))
+        sync = (max(self.sync_time.values(), default=0) if isinstance(self.sync_time, Mapping)
+                else self.sync_time)
+        serial = self.rounds * self.tasks_per_round * (max(tt.values()) + sync) \
+            + self.switch_overhead
+        if serial > MAX_JOB_TIME:
+            raise InstanceError(f"rounds x tasks_per_round x (task time + sync) = {serial} "
+                                f"exceeds the largest accepted job time {MAX_JOB_TIME}",
+                                field="task_time", owner=owner)
 
     def sync_on(self, gpu_type: str) -> int:
         """Sync time of one task run on a GPU of ``gpu_type``."""
