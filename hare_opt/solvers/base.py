@@ -34,6 +34,7 @@ _REGISTRY: dict[str, str] = {
     "cpsat": "hare_opt.solvers.cpsat:solve_cpsat",
     "milp": "hare_opt.solvers.milp:solve_milp",
     "portfolio": "hare_opt.solvers.portfolio:solve_portfolio",
+    "bnb": "hare_opt.solvers.bnb:solve_bnb",
     "hare": "hare_opt.heuristics.hare:solve_hare",
     "hare-paper": "hare_opt.heuristics.hare_paper:solve_hare_paper",
     "fifo": "hare_opt.heuristics.rules:solve_fifo",

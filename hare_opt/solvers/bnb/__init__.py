@@ -1,0 +1,5 @@
+"""Exact branch and bound over GPU sequences with dominance (docs/formulations.md)."""
+
+from hare_opt.solvers.bnb.solver import solve_bnb
+
+__all__ = ["solve_bnb"]

@@ -1,0 +1,146 @@
+"""``solve_bnb``: branch and bound over GPU sequences, with dominance, for small clusters.
+
+Why a third exact method: on two or three GPUs of different types with
+switching overheads, neither CP-SAT nor the time-indexed MILP proves 30-40 task
+instances in a minute; their bounds let jobs share a GPU without paying setups.
+Here a node is a partial schedule built in order of start times, so a setup is
+paid exactly when it happens, and two partial schedules that placed the same
+tasks and leave each GPU with the same last job are compared: one that is no
+later anywhere and no costlier dominates the other, whose subtree is dropped.
+Correctness, bounds and dominance: docs/formulations.md, "Branch and bound".
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from hare_opt.bounds.combinatorial import min_sync
+from hare_opt.checker import check
+from hare_opt.model import Instance, Result, Schedule
+from hare_opt.solvers.base import SolverError
+from hare_opt.solvers.bnb import _search as k
+
+#: Nodes per call of the compiled search between two looks at the clock.
+CHUNK = 20_000
+#: Largest search stack (states + child lists) in bytes: beyond, the instance is refused.
+MAX_STACK_BYTES = 1 << 30
+
+
+def _arrays(instance: Instance) -> dict[str, np.ndarray]:
+    ok = instance.eligible
+    order = np.argsort(instance.gpu_type_index, kind="stable")
+    return {
+        "proc": np.where(ok, instance.proc, -1).astype(np.int64),
+        "sync": instance.sync.astype(np.int64),
+        "fix": np.stack([instance.weight, instance.release, instance.overhead,
+                         instance.tasks_per_round, instance.rounds]).astype(np.int64),
+        "rt": instance.round_time_next.astype(np.int64),
+        "minp": instance.min_task_time.astype(np.int64),
+        "mins": min_sync(instance).astype(np.int64),
+        "gtype": instance.gpu_type_index.astype(np.int64),
+        "groups": order.astype(np.int64),
+        "gptr": np.searchsorted(instance.gpu_type_index[order],
+                                np.arange(len(instance.gpu_types) + 1)).astype(np.int64),
+    }
+
+
+def _schedule(instance: Instance, moves: np.ndarray) -> Schedule:
+    """Tasks in the order they were placed: the c-th task of job j is round c // K, task c % K."""
+    job, gpu, start = moves[:, 0], moves[:, 1], moves[:, 2]
+    k = instance.tasks_per_round[job]
+    seen = np.zeros(instance.num_jobs, dtype=np.int64)
+    nth = np.empty(len(job), dtype=np.int64)
+    for i, j in enumerate(job.tolist()):
+        nth[i] = seen[j]
+        seen[j] += 1
+    return Schedule.from_indices(instance, job, nth // k, nth % k, gpu, start)
+
+
+def solve_bnb(instance: Instance, *, time_limit: float | None = None,
+              hint: Result | None = None, memo_mb: int = 512) -> Result:
+    """Prove the optimum by branch and bound; ``optimal`` only when the search is complete.
+
+    ``hint``: a feasible result, the first incumbent (else the best cheap rule's).
+    The search looks only for schedules better than the incumbent, so a good one
+    prunes more. ``memo_mb``: memory for the dominance memo; when it is full the
+    search goes on without storing more (correct, less pruning).
+    On a time limit the schedule is the best found and the lower bound the lowest
+    bound of the subtrees not yet searched.
+    """
+    from hare_opt.solvers.cpsat.solver import best_rule  # the cheap rules' best, as cpsat
+
+    t0 = time.perf_counter()
+    if hint is not None:
+        report = check(instance, hint.schedule, max_messages=3)
+        if not report.feasible:
+            raise ValueError("hint: not a feasible schedule for this instance: "
+                             + "; ".join(report.violations))
+        source = "given"
+    else:
+        hint = best_rule(instance)
+        source = hint.solver
+    upper = int(check(instance, hint.schedule).objective)
+    n, m, total = instance.num_jobs, instance.num_gpus, instance.num_tasks
+    width = k.layout(n, m)[-1]
+    stack_bytes = (total + 1) * 8 * (width + 2 * n * m + 3)
+    if stack_bytes > MAX_STACK_BYTES:
+        raise SolverError(f"bnb: {instance.name!r} is too large for the branch and bound "
+                          f"({total} tasks x {n} jobs x {m} GPUs needs "
+                          f"{stack_bytes / 2**30:.1f} GiB of search stack); use cpsat, milp "
+                          f"or portfolio")
+    a = _arrays(instance)
+    states = np.zeros((total + 1, width), dtype=np.int64)
+    _, lo_last, _, lo_ready, _, _, _, _ = k.layout(n, m)
+    states[0, lo_last:lo_last + m] = -1
+    states[0, lo_ready:lo_ready + n] = instance.release
+    chj = np.zeros((total + 1, n * m), dtype=np.int64)
+    chg = np.zeros_like(chj)
+    nch = np.zeros(total + 1, dtype=np.int64)
+    ptr = np.zeros(total + 1, dtype=np.int64)
+    depth = np.zeros(1, dtype=np.int64)
+    moves = np.zeros((total, 3), dtype=np.int64)
+    best_moves = np.zeros_like(moves)
+    best = np.array([upper], dtype=np.int64)
+    cap = max(1024, memo_mb * 2**20 // (8 * width + 9))
+    head = np.full(1 << max(10, math.ceil(math.log2(2 * cap))), -1, dtype=np.int64)
+    nxt = np.full(cap, -1, dtype=np.int64)
+    labels = np.zeros((cap, width), dtype=np.int64)
+    dead = np.zeros(cap, dtype=np.bool_)
+    count = np.zeros(1, dtype=np.int64)
+    stats_arr = np.zeros(4, dtype=np.int64)
+
+    p, s, fix = a["proc"], a["sync"], a["fix"]
+    tail = (p, s, fix, a["rt"], a["minp"], a["mins"])
+    root = k.bound(states[0], *tail, n, m, 1e300, np.empty(n), np.empty(n), np.empty(n),
+                   np.empty(m, dtype=np.int64), np.empty(n))
+    finished = root > upper - 1 + k.EPS
+    if not finished:
+        k.expand(states[0], 0, chj, chg, nch, p, fix, a["gtype"], n, m)
+    deadline = None if time_limit is None else t0 + time_limit
+    while not finished:
+        code = k.run(states, chj, chg, nch, ptr, depth, moves, best_moves, best, *tail,
+                     a["gtype"], a["groups"], a["gptr"], head, nxt, labels, dead, count,
+                     stats_arr, CHUNK)
+        finished = code == 0
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+    improved = int(best[0]) < upper
+    schedule = _schedule(instance, best_moves) if improved else hint.schedule
+    objective = int(best[0])
+    if finished:
+        status, lower = "optimal", objective
+    else:
+        low = k.open_bound(states, chj, chg, nch, ptr, depth, best, *tail)
+        status = "feasible"
+        lower = min(objective, max(math.ceil(root - k.EPS), math.ceil(low - k.EPS)))
+    stats: dict[str, Any] = {
+        "nodes": int(stats_arr[0]), "dominated": int(stats_arr[1]),
+        "pruned_by_bound": int(stats_arr[3]), "improvements": int(stats_arr[2]),
+        "memo_labels": int(count[0]), "memo_full": bool(count[0] >= cap),
+        "root_bound": round(float(root), 3), "hint": source, "hint_objective": upper}
+    return Result("bnb", status, schedule, objective, lower, time.perf_counter() - t0,
+                  instance.name, stats)
