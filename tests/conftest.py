@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = ROOT / "instances"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
-EXACT = ("cpsat", "milp", "portfolio")
+EXACT = ("cpsat", "milp", "portfolio", "bnb")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,4 +1,4 @@
-"""The portfolio's own logic: both backends in child processes, failures, combining results.
+"""The portfolio's own logic: backends in child processes, failures, combining results.
 
 Its answers are cross-validated with the other exact solvers in test_exact.py
 (``portfolio`` is one of the ``--solvers``); the instances there are small enough
@@ -7,6 +7,7 @@ for its quick in-process phase, so here ``quick=False`` forces the child process
 
 from __future__ import annotations
 
+import pytest
 from conftest import INSTANCES
 
 from hare_opt.io import load_instance
@@ -20,7 +21,7 @@ def test_child_processes_prove_and_agree_with_cpsat():
     result = solve(inst, "portfolio", time_limit=30, quick=False)
     assert result.status == "optimal"
     assert result.objective == solve(inst, "cpsat", time_limit=30).objective
-    assert result.stats["proved_by"] in ("cpsat", "milp")
+    assert result.stats["proved_by"] in ("cpsat", "milp", "bnb")
     assert result.stats[result.stats["proved_by"]]["status"] == "optimal"
 
 
@@ -28,16 +29,27 @@ def test_a_failing_backend_is_reported_and_the_other_answers():
     # small-07 (60 tasks) is far from proved in 2 s, so the run waits for both children
     # and the MILP's failure (model over max_vars) must be reported, not lost.
     inst = load_instance(INSTANCES / "small" / "small-07.json")
-    result = solve(inst, "portfolio", time_limit=2, quick=False, milp={"max_vars": 1})
+    result = solve(inst, "portfolio", time_limit=2, quick=False, milp={"max_vars": 1},
+                   backends=("cpsat", "milp"))
     assert "ModelTooLargeError" in result.stats["milp_error"]
     assert result.status == "feasible" and result.stats["schedule_from"] == "cpsat"
 
 
 def test_the_first_proof_ends_the_run_even_if_the_other_backend_fails():
     inst = load_instance(INSTANCES / "fig1.json")
-    result = solve(inst, "portfolio", time_limit=30, quick=False, milp={"max_vars": 1})
+    result = solve(inst, "portfolio", time_limit=30, quick=False, milp={"max_vars": 1},
+                   backends=("cpsat", "milp"))
     assert result.status == "optimal" and result.stats["proved_by"] == "cpsat"
     assert "milp" not in result.stats  # the failing MILP never supplied a result
+
+
+def test_backends_are_chosen_and_checked():
+    inst = load_instance(INSTANCES / "fig1.json")
+    result = solve(inst, "portfolio", time_limit=30, quick=False, backends=("bnb",))
+    assert result.status == "optimal" and result.stats["proved_by"] == "bnb"
+    assert set(result.stats) & {"cpsat", "milp"} == set()
+    with pytest.raises(ValueError, match="backends must be some of"):
+        solve(inst, "portfolio", backends=("cplex",))
 
 
 def test_combine_takes_best_schedule_and_highest_bound():

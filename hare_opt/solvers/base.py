@@ -41,7 +41,7 @@ _REGISTRY: dict[str, str] = {
     "wspt": "hare_opt.heuristics.rules:solve_wspt",
     "eft": "hare_opt.heuristics.rules:solve_eft",
 }
-EXACT_SOLVERS = ("cpsat", "milp", "portfolio")
+EXACT_SOLVERS = ("cpsat", "milp", "portfolio", "bnb")
 
 
 def register(name: str, target: str | Solver) -> None:

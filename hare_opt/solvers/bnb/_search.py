@@ -239,6 +239,15 @@ def dominated(key_row, head, nxt, labels, dead, count, n, m):
 
 
 @_jit
+def rehash(labels, count, head, nxt, n, m):
+    """Chain the first ``count`` labels into an empty ``head`` (after the memo grew)."""
+    for i in range(count):
+        slot = np.int64(_hash(labels[i], n + m) & np.uint64(len(head) - 1))
+        nxt[i] = head[slot]
+        head[slot] = i
+
+
+@_jit
 def expand(row, d, chj, chg, nch, proc, fix, gtype, n, m):
     """Children of the node at depth d, by earliest start then w/p (largest first);
     a GPU identical to an earlier one in (type, last, free) is skipped."""

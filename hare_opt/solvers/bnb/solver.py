@@ -24,8 +24,8 @@ from hare_opt.model import Instance, Result, Schedule
 from hare_opt.solvers.base import SolverError
 from hare_opt.solvers.bnb import _search as k
 
-#: Nodes per call of the compiled search between two looks at the clock.
-CHUNK = 20_000
+#: Labels the dominance memo starts with; it doubles when full, up to ``memo_mb``.
+MEMO_START = 1 << 14
 #: Largest search stack (states + child lists) in bytes: beyond, the instance is refused.
 MAX_STACK_BYTES = 1 << 30
 
@@ -48,6 +48,36 @@ def _arrays(instance: Instance) -> dict[str, np.ndarray]:
     }
 
 
+class _Memo:
+    """The dominance memo's arrays (see _search.dominated), grown by doubling up to a budget."""
+
+    def __init__(self, width: int, memo_mb: float, n: int, m: int) -> None:
+        self.n, self.m = n, m
+        self.limit = max(64, int(memo_mb * 2**20) // (8 * width + 25))
+        self.count = np.zeros(1, dtype=np.int64)
+        self.labels = np.zeros((min(MEMO_START, self.limit), width), dtype=np.int64)
+        self.dead = np.zeros(len(self.labels), dtype=np.bool_)
+        self._chain()
+
+    def _chain(self) -> None:
+        cap = len(self.labels)
+        self.nxt = np.full(cap, -1, dtype=np.int64)
+        self.head = np.full(1 << (2 * cap - 1).bit_length(), -1, dtype=np.int64)
+        k.rehash(self.labels, int(self.count[0]), self.head, self.nxt, self.n, self.m)
+
+    @property
+    def full(self) -> bool:
+        return int(self.count[0]) >= len(self.labels)
+
+    def grow_if_full(self) -> None:
+        # at half full, so that no label is dropped while room is left
+        if 2 * int(self.count[0]) >= len(self.labels) and len(self.labels) < self.limit:
+            cap = min(2 * len(self.labels), self.limit)
+            self.labels = np.concatenate([self.labels, np.zeros_like(self.labels)])[:cap]
+            self.dead = np.concatenate([self.dead, np.zeros_like(self.dead)])[:cap]
+            self._chain()
+
+
 def _schedule(instance: Instance, moves: np.ndarray) -> Schedule:
     """Tasks in the order they were placed: the c-th task of job j is round c // K, task c % K."""
     job, gpu, start = moves[:, 0], moves[:, 1], moves[:, 2]
@@ -61,13 +91,15 @@ def _schedule(instance: Instance, moves: np.ndarray) -> Schedule:
 
 
 def solve_bnb(instance: Instance, *, time_limit: float | None = None,
-              hint: Result | None = None, memo_mb: int = 512) -> Result:
+              hint: Result | None = None, memo_mb: float = 512,
+              node_limit: int | None = None) -> Result:
     """Prove the optimum by branch and bound; ``optimal`` only when the search is complete.
 
     ``hint``: a feasible result, the first incumbent (else the best cheap rule's).
     The search looks only for schedules better than the incumbent, so a good one
     prunes more. ``memo_mb``: memory for the dominance memo; when it is full the
-    search goes on without storing more (correct, less pruning).
+    search goes on without storing more (correct, less pruning). ``node_limit``: stop
+    after about that many nodes, like a time limit but reproducible.
     On a time limit the schedule is the best found and the lower bound the lowest
     bound of the subtrees not yet searched.
     """
@@ -105,12 +137,7 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
     moves = np.zeros((total, 3), dtype=np.int64)
     best_moves = np.zeros_like(moves)
     best = np.array([upper], dtype=np.int64)
-    cap = max(1024, memo_mb * 2**20 // (8 * width + 9))
-    head = np.full(1 << max(10, math.ceil(math.log2(2 * cap))), -1, dtype=np.int64)
-    nxt = np.full(cap, -1, dtype=np.int64)
-    labels = np.zeros((cap, width), dtype=np.int64)
-    dead = np.zeros(cap, dtype=np.bool_)
-    count = np.zeros(1, dtype=np.int64)
+    memo = _Memo(width, memo_mb, n, m)
     stats_arr = np.zeros(4, dtype=np.int64)
 
     p, s, fix = a["proc"], a["sync"], a["fix"]
@@ -121,13 +148,22 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
     if not finished:
         k.expand(states[0], 0, chj, chg, nch, p, fix, a["gtype"], n, m)
     deadline = None if time_limit is None else t0 + time_limit
+    chunk = 1000 if node_limit is None else max(1, min(1000, node_limit))
     while not finished:
+        tick = time.perf_counter()
         code = k.run(states, chj, chg, nch, ptr, depth, moves, best_moves, best, *tail,
-                     a["gtype"], a["groups"], a["gptr"], head, nxt, labels, dead, count,
-                     stats_arr, CHUNK)
+                     a["gtype"], a["groups"], a["gptr"], memo.head, memo.nxt, memo.labels,
+                     memo.dead, memo.count, stats_arr, chunk)
         finished = code == 0
-        if deadline is not None and time.perf_counter() >= deadline:
+        memo.grow_if_full()
+        now = time.perf_counter()
+        if (deadline is not None and now >= deadline) or (
+                node_limit is not None and stats_arr[0] >= node_limit):
             break
+        # about 0.1 s per call: the clock is read often enough, the call overhead is nil
+        chunk = max(100, min(chunk * 2, int(chunk * 0.1 / max(now - tick, 1e-6))))
+        if node_limit is not None:
+            chunk = max(1, min(chunk, node_limit - int(stats_arr[0])))
     improved = int(best[0]) < upper
     schedule = _schedule(instance, best_moves) if improved else hint.schedule
     objective = int(best[0])
@@ -140,7 +176,7 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
     stats: dict[str, Any] = {
         "nodes": int(stats_arr[0]), "dominated": int(stats_arr[1]),
         "pruned_by_bound": int(stats_arr[3]), "improvements": int(stats_arr[2]),
-        "memo_labels": int(count[0]), "memo_full": bool(count[0] >= cap),
+        "memo_labels": int(memo.count[0]), "memo_full": memo.full,
         "root_bound": round(float(root), 3), "hint": source, "hint_objective": upper}
     return Result("bnb", status, schedule, objective, lower, time.perf_counter() - t0,
                   instance.name, stats)

@@ -1,13 +1,16 @@
-"""``solve_portfolio``: CP-SAT and the MILP at once, one per core, sharing what they prove.
+"""``solve_portfolio``: CP-SAT, the MILP and the branch and bound at once, sharing what they prove.
 
-Why: the two formulations fail on different instances. CP-SAT finds good
+Why: the formulations fail on different instances. CP-SAT finds good
 schedules fast but its bound for a weighted sum of completion times stays
 near the critical path; the MILP's time-indexed LP bound is strong but its
-search is slow. On two cores, one run of each in parallel proves whatever
-either proves within the limit, its best schedule is the better of the two,
-and its bound the higher. A short in-process CP-SAT phase first settles the
-easy instances without starting processes, and its schedule is the warm start
-(and, for the MILP, the horizon) of both runs.
+search is slow; the branch and bound (``bnb``) proves small clusters with
+switching overheads that both leave open, and little else. Run in parallel,
+they prove whatever any proves within the limit; the best schedule is the best
+of all and the bound the highest. A short in-process CP-SAT phase first settles
+the easy instances without starting processes, and its schedule is the warm
+start (for the MILP also the horizon, for bnb the incumbent) of every run.
+Three runs on two cores share them; measured, that costs less than leaving
+any one out (docs/formulations.md, "Portfolio").
 
 The backends run in child interpreters (neither OR-Tools nor HiGHS is safe to
 fork with threads running); the instance travels as its JSON document and the
@@ -35,7 +38,7 @@ from hare_opt.solvers.base import SolverError, solve
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
 #: Seconds a backend may overrun the limit (process start, model build) before it is stopped.
 GRACE_S = 15.0
-BACKENDS = ("cpsat", "milp")
+BACKENDS = ("cpsat", "milp", "bnb")
 
 
 def _worker() -> None:
@@ -92,14 +95,20 @@ def _combine(instance: Instance, results: dict[str, Result], t0: float, stats: d
 
 def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
                     cpsat: dict[str, Any] | None = None, milp: dict[str, Any] | None = None,
+                    bnb: dict[str, Any] | None = None, backends: tuple[str, ...] = BACKENDS,
                     quick: bool = True, hint: Result | None = None) -> Result:
-    """Run ``cpsat`` (one worker) and ``milp`` in parallel; ``optimal`` when either proves it.
+    """Run ``backends`` in parallel (CP-SAT with one worker, the MILP with one thread,
+    bnb); ``optimal`` when any proves it.
 
-    ``cpsat`` / ``milp``: options for each backend (see their solvers).
+    ``cpsat`` / ``milp`` / ``bnb``: options for each backend (see their solvers).
     ``quick``: first try CP-SAT in-process for a few seconds.
     ``hint``: a feasible result, the warm start of every run (CP-SAT checks it).
     """
     t0 = time.perf_counter()
+    unknown = set(backends) - set(BACKENDS)
+    if unknown or not backends:
+        raise ValueError(f"portfolio: backends must be some of {', '.join(BACKENDS)}, "
+                         f"got {backends!r}")
     stats: dict[str, Any] = {}
     results: dict[str, Result] = {}
     if hint is not None:
@@ -126,15 +135,15 @@ def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
     # One core each. CP-SAT interleaves its subsolvers (LNS too) in its one thread: without
     # that, a single worker finds far worse schedules. The MILP's root LP is its first bound.
     opts = {"cpsat": {"num_workers": 1, "interleave_search": True, **(cpsat or {})},
-            "milp": {"threads": 1, "lp_bound": False, **(milp or {})}}
+            "milp": {"threads": 1, "lp_bound": False, **(milp or {})}, "bnb": dict(bnb or {})}
     runs, done = {}, queue.Queue()
-    for name in BACKENDS:
+    for name in backends:
         if hint is not None:
             opts[name].setdefault("hint", hint)
         runs[name] = _start(name, doc, left, opts[name], done)
     deadline = None if left is None else time.perf_counter() + left + GRACE_S
     try:
-        waiting = set(BACKENDS)
+        waiting = set(backends)
         while waiting:
             timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
             try:

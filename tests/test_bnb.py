@@ -1,0 +1,59 @@
+"""The branch and bound's own promises; its optima are cross-validated in test_exact.py."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+from hare_opt.checker import check
+from hare_opt.model import GPU, Instance, Job
+from hare_opt.solvers import SolverError, solve
+
+sys.path.insert(0, str(ROOT / "experiments"))
+from bench_exact import frontier_instance  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def medium() -> tuple[Instance, int]:
+    """20 tasks on 2 GPUs with setups: proved by bnb in well under a second."""
+    inst = frontier_instance(20, 0)
+    result = solve(inst, "bnb")
+    assert result.status == "optimal"
+    assert result.objective == solve(inst, "cpsat", time_limit=60).objective
+    return inst, result.objective
+
+
+@pytest.mark.parametrize("nodes", [1, 50, 500, 3000])
+def test_a_stopped_search_reports_a_valid_bound(medium, nodes):
+    inst, opt = medium
+    result = solve(inst, "bnb", node_limit=nodes)
+    assert result.status == "feasible"  # 3000 nodes is well short of the proof (~10^4)
+    assert result.lower_bound <= opt <= result.objective
+    assert check(inst, result.schedule).feasible
+
+
+def test_a_tiny_memo_changes_the_work_not_the_answer(medium):
+    inst, opt = medium
+    result = solve(inst, "bnb", memo_mb=0)
+    assert result.status == "optimal" and result.objective == opt
+    assert result.stats["memo_full"]
+
+
+def test_an_optimal_hint_is_proved_as_is(medium):
+    inst, opt = medium
+    best = solve(inst, "bnb")
+    again = solve(inst, "bnb", hint=best)
+    assert again.status == "optimal" and again.objective == opt
+    assert again.stats["improvements"] == 0 and again.stats["hint"] == "given"
+
+
+def test_too_large_is_refused_by_name():
+    rng = np.random.default_rng(0)
+    gpus = tuple(GPU(f"g{i}", "V100") for i in range(64))
+    jobs = tuple(Job(f"j{i}", {"V100": int(rng.integers(1, 9))}, rounds=50,
+                     tasks_per_round=40) for i in range(60))
+    with pytest.raises(SolverError, match="too large for the branch and bound"):
+        solve(Instance(gpus, jobs, "big"), "bnb", time_limit=1)
