@@ -7,10 +7,10 @@ search is slow; the branch and bound (``bnb``) proves small clusters with
 switching overheads that both leave open, and little else. Run in parallel,
 they prove whatever any proves within the limit; the best schedule is the best
 of all and the bound the highest. A short in-process CP-SAT phase first settles
-the easy instances without starting processes, and its schedule is the warm
-start (for the MILP also the horizon, for bnb the incumbent) of every run.
-Three runs on two cores share them; measured, that costs less than leaving
-any one out (docs/formulations.md, "Portfolio").
+the easy instances without starting processes (then a short bnb phase, which
+proves most small clusters), and the best schedule so far is the warm start
+(for the MILP also the horizon, for bnb the incumbent) of every run. Three runs
+share the two cores (docs/formulations.md, "Portfolio", says what that costs).
 
 The backends run in child interpreters (neither OR-Tools nor HiGHS is safe to
 fork with threads running); the instance travels as its JSON document and the
@@ -101,7 +101,8 @@ def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
     bnb); ``optimal`` when any proves it.
 
     ``cpsat`` / ``milp`` / ``bnb``: options for each backend (see their solvers).
-    ``quick``: first try CP-SAT in-process for a few seconds.
+    ``quick``: first try CP-SAT, then bnb (when among ``backends``), in-process for a
+    few seconds each.
     ``hint``: a feasible result, the warm start of every run (CP-SAT checks it).
     """
     t0 = time.perf_counter()
@@ -130,6 +131,20 @@ def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
             results["quick"] = first
             if hint is None or first.objective <= hint.objective:
                 hint = first
+        if "bnb" in backends:  # same share for bnb: it proves most small clusters in it
+            try:
+                second = solve(instance, "bnb", time_limit=share, hint=hint, **(bnb or {}))
+            except SolverError as exc:  # too large for it: the child run will say so too
+                stats["quick_bnb"] = f"{type(exc).__name__}: {exc}"
+            else:
+                stats["quick_bnb"] = _brief(second)
+                if second.status == "optimal":
+                    second.solver, second.runtime_s = "portfolio", time.perf_counter() - t0
+                    second.stats.update(proved_by="quick bnb", quick=stats["quick"])
+                    return second
+                results["quick_bnb"] = second
+                if hint is None or second.objective < hint.objective:
+                    hint = second
     left = None if time_limit is None else max(0.5, time_limit - (time.perf_counter() - t0))
     doc = instance_to_dict(instance)
     # One core each. CP-SAT interleaves its subsolvers (LNS too) in its one thread: without
