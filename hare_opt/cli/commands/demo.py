@@ -66,13 +66,14 @@ def _row(inst: Instance, name: str, res: Result | None, err: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
     from hare_opt.heuristics.engine import warm_up
     from hare_opt.io import save_result
+    from hare_opt.solvers.bnb import warm_up as warm_up_bnb
 
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    compile_s = warm_up()
+    compile_s = warm_up() + warm_up_bnb()
     if compile_s > 3.0:
-        print(f"(first run after installing: compiled hare's round engine in {compile_s:.0f} s, "
-              "once; later runs load it from numba's cache)")
+        print(f"(first run after installing: compiled hare's round engine and the branch and "
+              f"bound in {compile_s:.0f} s, once; later runs load them from numba's cache)")
     for inst, note in demo_instances():
         print(f"\n{inst.name}: {inst.num_jobs} jobs, {inst.num_tasks} tasks, "
               f"{inst.num_gpus} GPUs ({', '.join(inst.gpu_types)}), time unit {inst.time_unit}")

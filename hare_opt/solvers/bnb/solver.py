@@ -180,3 +180,17 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
         "root_bound": round(float(root), 3), "hint": source, "hint_objective": upper}
     return Result("bnb", status, schedule, objective, lower, time.perf_counter() - t0,
                   instance.name, stats)
+
+
+def warm_up() -> float:
+    """Load (or, on the first run after installing, compile) the search kernel; returns
+    seconds, so that callers that time solvers do not charge it to the first bnb solve."""
+    from hare_opt.model import GPU, Job
+
+    t0 = time.perf_counter()
+    inst = Instance((GPU("g0", "A"), GPU("g1", "A"), GPU("g2", "B")),
+                    (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2, switch_overhead=1),
+                     Job("j1", {"A": 1}, release=1, sync_time=1)), "warm-up")
+    solve_bnb(inst, hint=None, node_limit=1)  # the root's children: every kernel runs
+    solve_bnb(inst)
+    return time.perf_counter() - t0
