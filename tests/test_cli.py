@@ -200,3 +200,17 @@ def test_instance_file_written_by_the_library_loads():
     path = _write(dumps_instance(load_instance(FIG1)), "fig1.json")
     code, out, _ = run(["check", path, fig1_schedule("b"), "--json"])
     assert code == 0 and json.loads(out)["objective"] == 18
+
+
+@pytest.mark.parametrize("solver, option, says", [
+    ("bnb", "foo=1", "has no option 'foo'"),
+    ("bnb", "memo_mb=-1", "memo_mb must be"),
+    ("bnb", "node_limit=0", "node_limit must be"),
+    ("wspt", "foo=1", "has no option 'foo'"),
+    ("milp", "foo=1", "not a HiGHS option"),
+    ("portfolio", "backends=bnb,cplex", "backends must be some of"),
+])
+def test_solve_rejects_an_unknown_or_bad_option_by_name(solver, option, says):
+    line = one_line_error(["solve", str(FIG1), "--solver", solver, "--option", option],
+                          command="solve")
+    assert says in line

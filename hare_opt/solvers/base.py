@@ -8,6 +8,7 @@ through the independent checker, so no schedule leaves hare_opt unchecked.
 from __future__ import annotations
 
 import importlib
+import inspect
 import time
 from typing import Any, Protocol
 
@@ -22,6 +23,10 @@ class Solver(Protocol):
 
 class SolverError(HareOptError, RuntimeError):
     """A solver produced something wrong (a bug, never a user error)."""
+
+
+class UnknownOptionError(HareOptError, ValueError):
+    """An option the named solver does not take."""
 
 
 class UnknownSolverError(HareOptError, ValueError):
@@ -85,6 +90,7 @@ def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None 
     ``SolverError``: that is a bug in the solver, never a result.
     """
     fn = get_solver(solver)
+    _check_options(solver, fn, options)
     t0 = time.perf_counter()
     result = fn(instance, time_limit=time_limit, **options)
     if not result.runtime_s:
@@ -94,6 +100,23 @@ def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None 
     if verify:
         verify_result(instance, result)
     return result
+
+
+def _check_options(name: str, fn: Solver, options: dict[str, Any]) -> None:
+    """An option the solver does not take is a named error, not a TypeError traceback
+    (solvers with ``**params``, like cpsat, check theirs themselves)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a callable without a signature: let it decide
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    known = [p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY
+             and p != "time_limit"]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise UnknownOptionError(f"solver {name!r} has no option {unknown[0]!r}; its options: "
+                                 f"{', '.join(known) or 'none'}")
 
 
 def verify_result(instance: Instance, result: Result) -> None:

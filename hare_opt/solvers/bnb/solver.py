@@ -106,6 +106,10 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
     from hare_opt.solvers.cpsat.solver import best_rule  # the cheap rules' best, as cpsat
 
     t0 = time.perf_counter()
+    if not (isinstance(memo_mb, (int, float)) and memo_mb >= 0):
+        raise ValueError(f"bnb option memo_mb must be a number >= 0 (MB), got {memo_mb!r}")
+    if node_limit is not None and not (isinstance(node_limit, int) and node_limit >= 1):
+        raise ValueError(f"bnb option node_limit must be an integer >= 1, got {node_limit!r}")
     if hint is not None:
         report = check(instance, hint.schedule, max_messages=3)
         if not report.feasible:

@@ -9,6 +9,7 @@ within 0.5 of the incumbent proves it optimal.
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import sys
@@ -73,6 +74,16 @@ class Outcome:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
+def _check_highs_options(options: dict[str, Any]) -> None:
+    """HiGHS only logs an unknown option name and goes on: a typo would pass unseen."""
+    probe = highspy.Highs()
+    probe.setOptionValue("output_flag", False)
+    for key in options:
+        if probe.getOptionValue(key)[0] != highspy.HighsStatus.kOk:
+            raise ValueError(f"milp option {key!r} is not a HiGHS option (see the HiGHS "
+                             f"options list; names are like 'mip_rel_gap')")
+
+
 def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
               start: dict[str, float] | None, lp_bound: bool, mip: bool = True,
               options: dict[str, Any] | None = None) -> Outcome:
@@ -80,6 +91,7 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
     t0 = time.perf_counter()
     if not msg:
         _quiet_banner()
+    _check_highs_options(options or {})
     _use_threads(threads)
     solver = pulp.HiGHS(msg=msg, threads=threads, gapRel=0.0, gapAbs=ABS_GAP,
                         **{**HIGHS_DEFAULTS, **(options or {})})
@@ -134,6 +146,11 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
             options: dict[str, Any] | None = None) -> Outcome:
     """Solve with PuLP's bundled CBC; its proved status is ``sol_status == LpSolutionOptimal``."""
     t0 = time.perf_counter()
+    known = {p for p in inspect.signature(pulp.PULP_CBC_CMD).parameters if p[0] != "_"} - {"self"}
+    for key in options or {}:
+        if key not in known:
+            raise ValueError(f"milp option {key!r} is not an argument of PuLP's CBC "
+                             f"(PULP_CBC_CMD: {', '.join(sorted(known))})")
     out = Outcome("none", stats={"backend": "cbc", "n_vars": len(m.prob.variables()),
                                  "n_rows": m.prob.numConstraints()})
 

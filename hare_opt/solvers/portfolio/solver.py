@@ -95,7 +95,8 @@ def _combine(instance: Instance, results: dict[str, Result], t0: float, stats: d
 
 def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
                     cpsat: dict[str, Any] | None = None, milp: dict[str, Any] | None = None,
-                    bnb: dict[str, Any] | None = None, backends: tuple[str, ...] = BACKENDS,
+                    bnb: dict[str, Any] | None = None,
+                    backends: tuple[str, ...] | str = BACKENDS,
                     quick: bool = True, hint: Result | None = None) -> Result:
     """Run ``backends`` in parallel (CP-SAT with one worker, the MILP with one thread,
     bnb); ``optimal`` when any proves it.
@@ -106,6 +107,8 @@ def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
     ``hint``: a feasible result, the warm start of every run (CP-SAT checks it).
     """
     t0 = time.perf_counter()
+    if isinstance(backends, str):  # "cpsat,bnb", as the command line gives it
+        backends = tuple(b.strip() for b in backends.split(",") if b.strip())
     unknown = set(backends) - set(BACKENDS)
     if unknown or not backends:
         raise ValueError(f"portfolio: backends must be some of {', '.join(BACKENDS)}, "
