@@ -7,6 +7,8 @@ import sys
 import numpy as np
 import pytest
 from conftest import ROOT
+from hypothesis import given
+from strategies import instances
 
 from hare_opt.checker import check
 from hare_opt.model import GPU, Instance, Job
@@ -18,8 +20,8 @@ from bench_exact import frontier_instance  # noqa: E402
 
 @pytest.fixture(scope="module")
 def medium() -> tuple[Instance, int]:
-    """20 tasks on 2 GPUs with setups: proved by bnb in well under a second."""
-    inst = frontier_instance(20, 0)
+    """20 tasks on 4 GPUs with setups: bnb proves it in ~10^4 nodes, CP-SAT in ~3 s."""
+    inst = frontier_instance(20, 2)
     result = solve(inst, "bnb")
     assert result.status == "optimal"
     assert result.objective == solve(inst, "cpsat", time_limit=60).objective
@@ -33,6 +35,19 @@ def test_a_stopped_search_reports_a_valid_bound(medium, nodes):
     assert result.status == "feasible"  # 3000 nodes is well short of the proof (~10^4)
     assert result.lower_bound <= opt <= result.objective
     assert check(inst, result.schedule).feasible
+
+
+@given(instances(max_tasks=8))
+def test_every_stopped_search_bound_is_below_the_optimum(inst):
+    # The bound is what prunes: one above OPT anywhere would cut the optimum away. A
+    # search stopped after k nodes reports the lowest bound of its open subtrees.
+    opt = solve(inst, "cpsat", time_limit=30)
+    assert opt.status == "optimal"
+    for nodes in (1, 3, 10, 30):
+        result = solve(inst, "bnb", node_limit=nodes)
+        assert result.lower_bound <= opt.objective <= result.objective
+        if result.status == "optimal":
+            assert result.objective == opt.objective
 
 
 def test_a_tiny_memo_changes_the_work_not_the_answer(medium):

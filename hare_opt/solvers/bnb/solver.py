@@ -110,6 +110,14 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
         raise ValueError(f"bnb option memo_mb must be a number >= 0 (MB), got {memo_mb!r}")
     if node_limit is not None and not (isinstance(node_limit, int) and node_limit >= 1):
         raise ValueError(f"bnb option node_limit must be an integer >= 1, got {node_limit!r}")
+    n, m, total = instance.num_jobs, instance.num_gpus, instance.num_tasks
+    width = k.layout(n, m)[-1]
+    stack_bytes = (total + 1) * 8 * (width + 2 * n * m + 3)
+    if stack_bytes > MAX_STACK_BYTES:
+        raise SolverError(f"bnb: {instance.name!r} is too large for the branch and bound "
+                          f"({total} tasks x {n} jobs x {m} GPUs needs "
+                          f"{stack_bytes / 2**30:.1f} GiB of search stack); use cpsat, milp "
+                          f"or portfolio")
     if hint is not None:
         report = check(instance, hint.schedule, max_messages=3)
         if not report.feasible:
@@ -120,14 +128,6 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
         hint = best_rule(instance)
         source = hint.solver
     upper = int(check(instance, hint.schedule).objective)
-    n, m, total = instance.num_jobs, instance.num_gpus, instance.num_tasks
-    width = k.layout(n, m)[-1]
-    stack_bytes = (total + 1) * 8 * (width + 2 * n * m + 3)
-    if stack_bytes > MAX_STACK_BYTES:
-        raise SolverError(f"bnb: {instance.name!r} is too large for the branch and bound "
-                          f"({total} tasks x {n} jobs x {m} GPUs needs "
-                          f"{stack_bytes / 2**30:.1f} GiB of search stack); use cpsat, milp "
-                          f"or portfolio")
     a = _arrays(instance)
     states = np.zeros((total + 1, width), dtype=np.int64)
     _, lo_last, _, lo_ready, _, _, _, _ = k.layout(n, m)
