@@ -42,7 +42,14 @@ def _est(row, j, g, fix, n, m):
 
 
 @_jit
-def bound(row, proc, sync, fix, rt, minp, mins, n, m, cut, qbuf, wbuf, vbuf, sbuf, lbuf):
+def scratch(n, m):
+    """Work arrays of ``bound``: (4, N) floats (load releases, weights, volumes, syncs) and
+    (2, M) ints (per GPU: earliest start, tasks counted)."""
+    return np.empty((4, n)), np.empty((2, m), dtype=np.int64)
+
+
+@_jit
+def bound(row, proc, sync, fix, rt, minp, mins, n, m, cut, fbuf, ibuf):
     """Lower bound on the objective of every completion of ``row``.
 
     cost + max(sum_j w_j path_j, load): path_j is job j's critical path from the
@@ -50,60 +57,65 @@ def bound(row, proc, sync, fix, rt, minp, mins, n, m, cut, qbuf, wbuf, vbuf, sbu
     round times); load is the cluster as one machine of speed M (preemptive
     WSPT with releases, mean busy times; Goemans 1997), which also charges a
     setup to a job no GPU ran last. The load part is skipped when the path part
-    already reaches ``cut``.
+    already reaches ``cut``. ``fbuf``, ``ibuf``: from ``scratch``.
     """
-    lo_c, lo_last, lo_free, _, lo_bar, lo_cost, _, _ = layout(n, m)
+    lo_c, lo_last, _, _, lo_bar, lo_cost, _, _ = layout(n, m)
+    est, used = ibuf[0], ibuf[1]
     cost = row[lo_cost]
     path = 0
     nj = 0
     for j in range(n):
         cj = row[lo_c + j]
-        tj = fix[3, j] * fix[4, j]
+        k = fix[3, j]
+        tj = k * fix[4, j]
         if cj == tj:
             continue
-        k = fix[3, j]
+        # earliest start on every GPU, and the earliest moment its work (a setup) may begin
+        first = np.int64(1) << 62
+        on_some = False
+        for g in range(m):
+            if proc[j, g] < 0:
+                continue
+            est[g] = _est(row, j, g, fix, n, m)
+            used[g] = 0
+            if row[lo_last + g] == j:
+                on_some = True
+                first = min(first, est[g])
+            else:
+                first = min(first, est[g] - fix[2, j])
+        # the round's barrier: the nrem-th smallest end + sync over the GPUs' successive slots
         done_in = cj % k
         nrem = k - done_in
-        # the nrem-th smallest end + sync over GPUs from their earliest starts
         b = 0
-        for g in range(m):
-            sbuf[g] = 0
-        first = np.int64(1) << 62
         for _ in range(nrem):
             bestv, bestg = np.int64(1) << 62, -1
             for g in range(m):
-                if proc[j, g] < 0:
-                    continue
-                e = _est(row, j, g, fix, n, m)
-                if sbuf[g] == 0:
-                    begin = e if row[lo_last + g] == j else e - fix[2, j]
-                    if begin < first:
-                        first = begin
-                v = e + (sbuf[g] + 1) * proc[j, g] + sync[j, g]
-                if v < bestv:
-                    bestv, bestg = v, g
-            sbuf[bestg] += 1
+                if proc[j, g] >= 0:
+                    v = est[g] + (used[g] + 1) * proc[j, g] + sync[j, g]
+                    if v < bestv:
+                        bestv, bestg = v, g
+            used[bestg] += 1
             b = bestv
         if done_in > 0 and row[lo_bar + j] > b:
             b = row[lo_bar + j]
         path += fix[0, j] * (b + ((tj - cj - nrem) // k) * rt[j])
-        on_some = False
-        for g in range(m):
-            if row[lo_last + g] == j:
-                on_some = True
-        qbuf[nj] = first
-        wbuf[nj] = fix[0, j]
-        vbuf[nj] = ((tj - cj) * minp[j] + (0 if on_some else fix[2, j])) / m
-        lbuf[nj] = mins[j]
+        fbuf[0, nj] = first
+        fbuf[1, nj] = fix[0, j]
+        fbuf[2, nj] = ((tj - cj) * minp[j] + (0 if on_some else fix[2, j])) / m
+        fbuf[3, nj] = mins[j]
         nj += 1
     if nj == 0 or cost + path >= cut:
         return float(cost + path)
-    return max(float(cost + path), cost + _load(qbuf, wbuf, vbuf, lbuf, nj))
+    return max(float(cost + path), cost + _load(fbuf[0], fbuf[1], fbuf[2], fbuf[3], nj))
 
 
 @_jit
 def _load(q, w, v, s, nj):
-    """sum_j w_j (M_j + V_j / 2 + s_j) of preemptive WSPT (largest w/V first) with releases q."""
+    """sum_j w_j (M_j + V_j / 2 + s_j) of preemptive WSPT (largest w/V first) with releases q.
+
+    The float twin of ``hare_opt.bounds.combinatorial.preemptive_wspt`` (exact, in
+    Fractions, which numba cannot run); here it runs at every node.
+    """
     order = np.argsort(q[:nj])
     left = v[:nj].copy()
     acc = np.zeros(nj)
@@ -296,8 +308,7 @@ def run(states, chj, chg, nch, ptr, depth, moves, best_moves, best, proc, sync, 
     for j in range(n):
         total += fix[3, j] * fix[4, j]
     canon = np.empty(width, dtype=np.int64)
-    qb, wb, vb, lb = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-    sb = np.empty(m, dtype=np.int64)
+    fbuf, ibuf = scratch(n, m)
     spent = 0
     while spent < budget:
         d = depth[0]
@@ -322,7 +333,7 @@ def run(states, chj, chg, nch, ptr, depth, moves, best_moves, best, proc, sync, 
             continue
         # Bound first: a label stored in the memo should be one worth searching.
         cut = best[0] - 1 + EPS
-        if bound(out, proc, sync, fix, rt, minp, mins, n, m, cut, qb, wb, vb, sb, lb) > cut:
+        if bound(out, proc, sync, fix, rt, minp, mins, n, m, cut, fbuf, ibuf) > cut:
             stats[3] += 1
             continue
         canonical(out, canon, groups, gptr, n, m)
@@ -342,13 +353,12 @@ def open_bound(states, chj, chg, nch, ptr, depth, best, proc, sync, fix, rt, min
     n, m = proc.shape
     _, _, _, _, _, _, _, width = layout(n, m)
     out = np.empty(width, dtype=np.int64)
-    qb, wb, vb, lb = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-    sb = np.empty(m, dtype=np.int64)
+    fbuf, ibuf = scratch(n, m)
     low = float(best[0])
     for d in range(depth[0] + 1):
         for a in range(ptr[d], nch[d]):
             child(states[d], out, chj[d, a], chg[d, a], proc, sync, fix, n, m)
-            v = bound(out, proc, sync, fix, rt, minp, mins, n, m, 1e300, qb, wb, vb, sb, lb)
+            v = bound(out, proc, sync, fix, rt, minp, mins, n, m, 1e300, fbuf, ibuf)
             if v < low:
                 low = v
     return low

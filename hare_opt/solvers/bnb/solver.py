@@ -146,8 +146,7 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
 
     p, s, fix = a["proc"], a["sync"], a["fix"]
     tail = (p, s, fix, a["rt"], a["minp"], a["mins"])
-    root = k.bound(states[0], *tail, n, m, 1e300, np.empty(n), np.empty(n), np.empty(n),
-                   np.empty(m, dtype=np.int64), np.empty(n))
+    root = k.bound(states[0], *tail, n, m, 1e300, *k.scratch(n, m))
     finished = root > upper - 1 + k.EPS
     if not finished:
         k.expand(states[0], 0, chj, chg, nch, p, fix, a["gtype"], n, m)
