@@ -23,6 +23,7 @@ from hare_opt.checker import check
 from hare_opt.model import Instance, Result, Schedule
 from hare_opt.solvers.base import SolverError
 from hare_opt.solvers.bnb import _search as k
+from hare_opt.solvers.start import best_start
 
 #: Labels the dominance memo starts with; it doubles when full, up to ``memo_mb``.
 MEMO_START = 1 << 14
@@ -95,7 +96,7 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
               node_limit: int | None = None) -> Result:
     """Prove the optimum by branch and bound; ``optimal`` only when the search is complete.
 
-    ``hint``: a feasible result, the first incumbent (else the best cheap rule's).
+    ``hint``: a feasible result, the first incumbent (else ``best_start``'s).
     The search looks only for schedules better than the incumbent, so a good one
     prunes more. ``memo_mb``: memory for the dominance memo; when it is full the
     search goes on without storing more (correct, less pruning). ``node_limit``: stop
@@ -103,8 +104,6 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
     On a time limit the schedule is the best found and the lower bound the lowest
     bound of the subtrees not yet searched.
     """
-    from hare_opt.solvers.cpsat.solver import best_rule  # the cheap rules' best, as cpsat
-
     t0 = time.perf_counter()
     if not (isinstance(memo_mb, (int, float)) and memo_mb >= 0):
         raise ValueError(f"bnb option memo_mb must be a number >= 0 (MB), got {memo_mb!r}")
@@ -125,7 +124,7 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
                              + "; ".join(report.violations))
         source = "given"
     else:
-        hint = best_rule(instance)
+        hint = best_start(instance)
         source = hint.solver
     upper = int(check(instance, hint.schedule).objective)
     a = _arrays(instance)

@@ -13,8 +13,9 @@ from ortools.sat.python import cp_model
 from hare_opt.bounds import lower_bound
 from hare_opt.checker import check
 from hare_opt.model import Instance, Result, Schedule
-from hare_opt.solvers.base import SolverError, get_solver
+from hare_opt.solvers.base import SolverError
 from hare_opt.solvers.cpsat.model import Built, Features, build
+from hare_opt.solvers.start import best_start
 
 #: Time for the setup relaxation when the solve itself has no limit (it can be as hard).
 RELAX_CAP_S = 10.0
@@ -23,17 +24,6 @@ LP_MAX_TASKS = 200
 
 _STATUS = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible",
            cp_model.INFEASIBLE: "infeasible", cp_model.UNKNOWN: "unknown"}
-
-
-def best_rule(instance: Instance) -> Result:
-    """The best of the cheap heuristics (rules, and ``hare`` when present): warm start and bound."""
-    results = []
-    for name in ("wspt", "eft", "fifo", "hare"):
-        try:
-            results.append(get_solver(name)(instance))
-        except (ImportError, AttributeError):  # hare's module may be absent
-            continue
-    return min(results, key=lambda r: r.objective)
 
 
 def _set_params(solver: cp_model.CpSolver, params: dict[str, Any]) -> None:
@@ -83,7 +73,7 @@ def solve_cpsat(instance: Instance, *, time_limit: float | None = None, num_work
     """Solve exactly with CP-SAT; ``status`` is ``optimal`` only when CP-SAT proved it.
 
     ``hint``: a feasible result used as warm start and upper bound; without one
-    (and with ``auto_hint``) the best cheap rule plays that part.
+    (and with ``auto_hint``) ``best_start`` (rules and hare) plays that part.
     ``relax_setups``: share of the time limit spent first on a relaxation that
     charges one setup per (job, GPU) used; its proved bound holds here too, and
     its optimum, when feasible here, is optimal here.
@@ -103,7 +93,7 @@ def solve_cpsat(instance: Instance, *, time_limit: float | None = None, num_work
             raise ValueError("hint: not a feasible schedule for this instance: "
                              + "; ".join(report.violations))
     elif auto_hint:
-        hint = best_rule(instance)
+        hint = best_start(instance)
         source = hint.solver
     upper = None if hint is None else int(check(instance, hint.schedule).objective)
     if floor is None and bounds:

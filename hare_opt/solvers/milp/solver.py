@@ -9,41 +9,15 @@ from typing import Any
 import numpy as np
 
 from hare_opt.checker import check
-from hare_opt.heuristics.rules import solve_eft, solve_fifo, solve_wspt
 from hare_opt.model import Instance, Result
-from hare_opt.solvers.base import SolverError, solve
+from hare_opt.solvers.base import SolverError
 from hare_opt.solvers.milp.backends import Outcome, run_cbc, run_highs
 from hare_opt.solvers.milp.formulation import MAX_VARS, build
 from hare_opt.solvers.milp.solution import decode, encode
 from hare_opt.solvers.milp.windows import Windows
+from hare_opt.solvers.start import best_start
 
 BACKENDS = ("highs", "cbc")
-
-
-def best_start(instance: Instance, hint: Result | None = None, *,
-               heuristic: str | None = "hare", heuristic_time: float = 5.0) -> Result:
-    """The best of the dispatching rules, the ``heuristic`` solver and a feasible ``hint``.
-
-    Its objective bounds the horizon (a better start means a smaller model) and its
-    schedule is the MIP start. The heuristic is optional: if it is missing or fails,
-    the rules still give a start, so a heuristic bug cannot break the exact solver
-    (its error is kept in ``stats["start_error"]`` of the returned start).
-    """
-    found = [rule(instance) for rule in (solve_wspt, solve_eft, solve_fifo)]
-    error = None
-    if heuristic:
-        try:
-            found.append(solve(instance, heuristic, time_limit=heuristic_time))
-        except Exception as exc:  # noqa: BLE001 - optional improver, see docstring
-            error = f"{heuristic}: {exc!r}"
-    if hint is not None and len(hint.schedule):
-        report = check(instance, hint.schedule, max_messages=1)
-        if report.feasible:
-            found.append(Result("hint", "feasible", hint.schedule, report.objective))
-    best = min(found, key=lambda r: r.objective)
-    if error:
-        best.stats["start_error"] = error
-    return best
 
 
 def _critical_path(windows: Windows) -> int:
