@@ -70,7 +70,7 @@ class _Memo:
     def full(self) -> bool:
         return int(self.count[0]) >= len(self.labels)
 
-    def grow_if_full(self) -> None:
+    def grow_if_half_full(self) -> None:
         # at half full, so that no label is dropped while room is left
         if 2 * int(self.count[0]) >= len(self.labels) and len(self.labels) < self.limit:
             cap = min(2 * len(self.labels), self.limit)
@@ -157,7 +157,7 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
                      a["gtype"], a["groups"], a["gptr"], memo.head, memo.nxt, memo.labels,
                      memo.dead, memo.count, stats_arr, chunk)
         finished = code == 0
-        memo.grow_if_full()
+        memo.grow_if_half_full()
         now = time.perf_counter()
         if (deadline is not None and now >= deadline) or (
                 node_limit is not None and stats_arr[0] >= node_limit):
