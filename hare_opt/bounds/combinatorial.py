@@ -49,6 +49,7 @@ def preemptive_wspt(release: list[int], work: list[int], weight: list[int]) -> l
     This schedule minimises sum_j w_j (M_j + p_j/2) over all preemptive (and
     processor-sharing) schedules with these releases (Goemans, SODA 1997), so
     that sum is a lower bound for any schedule of the jobs on that machine.
+    ``solvers.bnb._search._load`` is its float twin, run at every node of that search.
     """
     n = len(work)
     by_release = sorted(range(n), key=lambda j: (release[j], j))
