@@ -371,3 +371,32 @@ def smith_counterexample(k: int = 6, heavy: int = 100) -> Instance:
         m.add_job({"G": 1}, weight=2, id=f"s{i}")
     m.add_job({"G": 2}, weight=2 * heavy, id="d")
     return m.build(f"smith-k{k}-w{heavy}")
+
+
+def cascade_instance(k: int = 4, heavy: int = 1000) -> Instance:
+    """Restricted eligibility on 2^k GPUs where geobatch is (k+2)/3-bad as ``heavy`` grows.
+
+    Nested GPU sets E_1 (all) > E_2 > ... > E_{k+1} (one GPU), |E_i| = 2^(k+1-i);
+    type T_i holds E_i minus E_{i+1}. Level i (i <= k) has 2^(k-i) unit jobs that may
+    run on E_i, level k+1 one unit job on E_{k+1}; all weigh 1 and come at 0. A job h
+    of weight ``heavy`` (one unit task, any GPU) comes at 2. OPT runs level i on T_i
+    at [0, 1] and h at [2, 3]: M + 3 heavy, the critical-path bound. geobatch puts
+    the levels in one batch where level i takes the lowest GPUs of E_i, i.e. E_{i+1}
+    (types in the order listed, deepest first, so its tie-break picks them), which
+    blocks level i+1 for one unit: level i ends at i, the batch at k+1, and h, in the
+    next batch, at k+2. docs/theory.md (c) gives the numbers.
+    """
+    from hare_opt.model import Model
+
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    m = Model()
+    m.add_gpu(f"T{k + 1}", id="g0")
+    for i in range(k, 0, -1):          # type T_i: 2^(k-i) GPUs, listed deepest first
+        m.add_gpus(f"T{i}", 2 ** (k - i))
+    for i in range(1, k + 2):
+        types = {f"T{t}": 1 for t in range(i, k + 2)}
+        for n in range(2 ** (k - i) if i <= k else 1):
+            m.add_job(types, id=f"l{i}-{n}")
+    m.add_job({f"T{t}": 1 for t in range(1, k + 2)}, weight=heavy, release=2, id="h")
+    return m.build(f"cascade-k{k}-w{heavy}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from hare_opt.bounds.approx import approx_factor, approx_terms, geometric_bound
 from hare_opt.bounds.combinatorial import (
     cluster_work,
     critical_path,
@@ -27,15 +28,17 @@ from hare_opt.bounds.guarantee import (
 from hare_opt.bounds.lp import lp_bound
 from hare_opt.model import Instance
 
-__all__ = ["all_bounds", "cluster_work", "critical_path", "critical_path_bound", "guarantee",
-           "guarantee_plan", "load_bound", "lower_bound", "lp_bound", "lp_order",
-           "preemptive_wspt", "rho", "sequential_bound", "solo_span"]
+__all__ = ["all_bounds", "approx_factor", "approx_terms", "cluster_work", "critical_path",
+           "critical_path_bound", "geometric_bound", "guarantee", "guarantee_plan", "load_bound",
+           "lower_bound", "lp_bound", "lp_order", "preemptive_wspt", "rho", "sequential_bound",
+           "solo_span"]
 
 
 def all_bounds(inst: Instance, *, lp: bool = True) -> dict[str, float]:
     """Each lower bound by name; ``lp`` (the slowest) may be left out."""
     out = {"critical_path": float(critical_path_bound(inst)),
-           "load": float(load_bound(inst))}
+           "load": float(load_bound(inst)),
+           "geometric": float(geometric_bound(inst))}
     if lp:
         value = lp_bound(inst, guarantee_plan(inst)[1])
         if value is not None:

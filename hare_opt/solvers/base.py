@@ -42,6 +42,7 @@ _REGISTRY: dict[str, str] = {
     "bnb": "hare_opt.solvers.bnb:solve_bnb",
     "hare": "hare_opt.heuristics.hare:solve_hare",
     "hare-paper": "hare_opt.heuristics.hare_paper:solve_hare_paper",
+    "geobatch": "hare_opt.heuristics.geobatch:solve_geobatch",
     "fifo": "hare_opt.heuristics.rules:solve_fifo",
     "wspt": "hare_opt.heuristics.rules:solve_wspt",
     "eft": "hare_opt.heuristics.rules:solve_eft",

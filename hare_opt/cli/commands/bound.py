@@ -7,6 +7,7 @@ import json
 import math
 
 from hare_opt.bounds import all_bounds, guarantee, guarantee_plan, lower_bound, rho
+from hare_opt.bounds.approx import best_restriction
 from hare_opt.io import load_instance
 
 NAME = "bound"
@@ -31,11 +32,16 @@ def run(args: argparse.Namespace) -> int:
     bounds = all_bounds(inst, lp=not args.no_lp)
     lb = lower_bound(inst, bounds=bounds)
     alpha = inst.alpha
+    theta, _, terms = best_restriction(inst)
     out = {"lower_bound": _num(lb), **{k: _num(v) for k, v in bounds.items()},
            "guarantee": _num(guarantee(inst, lb)),
            "guarantee_closed_form": _num(1 + 2 * rho(inst)),
            "hare_upper_bound": guarantee_plan(inst)[1],
-           "alpha_paper_factor": _num(float((alpha * (2 + alpha)).max()))}
+           "alpha_paper_factor": _num(float((alpha * (2 + alpha)).max())),
+           # geobatch (hence hare) <= approx_factor x OPT; free of M and N (theory.md (c))
+           "approx_factor": _num(math.nextafter(float(terms["factor"]), math.inf)),
+           "approx_terms": {"theta": _num(theta),
+                            **{k: _num(float(terms[k])) for k in ("lambda", "mu", "gamma")}}}
     if args.json:
         print(json.dumps(out))
         return 0

@@ -1,0 +1,134 @@
+"""``geobatch``: geometric batches, each list-scheduled without idling; a proved factor.
+
+Why this algorithm: ``hare``'s search has no a-priori bound of its own, and the
+serial fallback's bound grows with the number of GPUs. Here the factor
+(docs/theory.md (c), ``bounds.approx``) depends only on task-time, sync and
+setup ratios and on the share of the cluster each job may use, never on the
+number of GPUs or jobs. ``hare`` runs it as one of its candidates.
+
+* Batches (Hall, Schulz, Shmoys and Wein's doubling idea): at tau_l = tau_0 2^l,
+  take from the unscheduled jobs with r_j <= tau_l and P_j <= tau_l (span alone
+  on the idle cluster) the longest prefix, in order of w_j / W_j, whose cluster
+  work fits M tau_l, plus the next one: at least the weight of any set that
+  some schedule completes by tau_l, which is what the proof needs.
+* A batch starts when every GPU is free (and its jobs are released) and is
+  list-scheduled task by task without idling: whenever a GPU is idle and a job
+  of the batch has a ready task it may run there, a task starts (with a setup
+  if the GPU last ran another job); jobs in w_j / W_j order, each on the GPUs
+  that ran it last first, then by task time, type index, GPU index. The loop
+  is compiled (``_geobatch_kernel``); tests/test_geobatch.py replays it in Python.
+* Each job runs only on its types at most theta times slower than its fastest
+  (``bounds.approx.restriction``); theta is the one with the smallest factor.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hare_opt.bounds import lower_bound
+from hare_opt.bounds.approx import (
+    approx_terms,
+    best_restriction,
+    geometric_bound,
+    grid_start,
+    ratio_order,
+    restriction,
+)
+from hare_opt.bounds.combinatorial import cluster_work
+from hare_opt.bounds.guarantee import solo_span
+from hare_opt.heuristics._geobatch_kernel import run_batch
+from hare_opt.model import Instance, Result, Schedule
+
+
+def plan_batches(inst: Instance) -> list[tuple[int, list[int]]]:
+    """(tau_l, jobs) for every non-empty batch, jobs in priority (w / W) order."""
+    order = ratio_order(inst).tolist()
+    span, work = solo_span(inst).tolist(), cluster_work(inst).tolist()
+    release = inst.release.tolist()
+    todo = set(range(inst.num_jobs))
+    tau, out = grid_start(inst), []
+    while todo:
+        cap, used, batch = inst.num_gpus * tau, 0, []
+        for j in order:
+            if j in todo and release[j] <= tau and span[j] <= tau:
+                batch.append(j)
+                used += work[j]
+                if used > cap:   # the one fractional job of the knapsack: taken whole
+                    break
+        if batch:
+            out.append((tau, batch))
+            todo.difference_update(batch)
+        tau *= 2
+    return out
+
+
+class _Kernel:
+    """The kernel's arrays for one instance and restriction (see ``_geobatch_kernel``)."""
+
+    def __init__(self, inst: Instance, keep_t: np.ndarray):
+        n, m = inst.num_jobs, inst.num_gpus
+        p = inst.proc_by_type
+        self.gtype = np.ascontiguousarray(inst.gpu_type_index, dtype=np.int64)
+        self.tptr = np.concatenate([[0], np.cumsum(inst.type_count)]).astype(np.int64)
+        # kept types of each job by (task time, type index)
+        key = np.where(keep_t, p, np.iinfo(np.int64).max)
+        self.ktypes = np.ascontiguousarray(np.argsort(key, axis=1, kind="stable"), np.int64)
+        self.nkt = keep_t.sum(axis=1).astype(np.int64)
+        self.static = (self.gtype, self.tptr, self.ktypes, self.nkt,
+                       np.ascontiguousarray(p, np.int64),
+                       np.ascontiguousarray(inst.sync_by_type, np.int64),
+                       np.ascontiguousarray(inst.overhead, np.int64),
+                       np.ascontiguousarray(inst.tasks_per_round, np.int64),
+                       np.ascontiguousarray(inst.rounds, np.int64))
+        self.last = np.full(m, -1, np.int64)
+        self.rows = np.empty((inst.num_tasks, 5), np.int64)
+        self.nr = 0
+        self.done = np.zeros(n, np.int64)
+        self.scratch = (np.empty(m, np.int64), np.zeros(len(self.tptr) - 1, np.int64),
+                        np.empty((m, 2), np.int64), np.empty((n, 2), np.int64))
+
+    def run(self, jobs: list[int], start: int) -> int:
+        """Schedule one batch from ``start``; returns when every GPU is free again."""
+        free, self.nr = run_batch(np.array(jobs, np.int64), start, *self.static, self.last,
+                                  self.rows, self.nr, self.done, *self.scratch)
+        return int(free)
+
+
+def geobatch(inst: Instance, theta: float | None = None) -> tuple[Schedule, int, dict]:
+    """The schedule, its objective and figures (theta, factor, batches, certificate).
+
+    ``theta`` None: the threshold with the smallest proved factor.
+    """
+    if theta is None:
+        theta, keep_t, terms = best_restriction(inst)
+    else:
+        keep_t = restriction(inst, theta)
+        terms = approx_terms(inst, keep_t)
+    kernel = _Kernel(inst, keep_t)
+    free, starts = 0, []
+    batches = plan_batches(inst)
+    for _, jobs in batches:
+        starts.append(max(free, max(int(inst.release[j]) for j in jobs)))
+        free = kernel.run(jobs, starts[-1])
+    objective = int(inst.weight @ kernel.done)
+    j, r, k, g, s = kernel.rows.T
+    lb_geo = geometric_bound(inst)
+    stats = {"theta": theta, "factor": float(terms["factor"]), "batches": len(batches),
+             "batch_taus": [tau for tau, _ in batches], "batch_starts": starts,
+             "geometric_bound": float(lb_geo),
+             # proved: objective <= factor x geometric_bound (docs/theory.md (c))
+             "certificate": float(terms["factor"] * lb_geo)}
+    return Schedule.from_indices(inst, j, r, k, g, s), objective, stats
+
+
+def solve_geobatch(instance: Instance, *, time_limit: float | None = None,
+                   theta: float | None = None) -> Result:
+    """Geometric batches of non-idling list schedules; ``theta``: slowest type ratio kept
+    (default: the one with the smallest proved factor). No search, so no time limit."""
+    t0 = time.perf_counter()
+    sched, objective, stats = geobatch(instance, theta)
+    return Result("geobatch", "feasible", sched, objective=objective,
+                  lower_bound=lower_bound(instance, lp=False),
+                  runtime_s=time.perf_counter() - t0, instance=instance.name, stats=stats)
