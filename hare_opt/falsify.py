@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hare_opt.bounds import guarantee, lower_bound
+from hare_opt.bounds import approx_factor, guarantee, lower_bound
 from hare_opt.io import instance_from_dict
 from hare_opt.model import HareOptError, Instance, Result
 from hare_opt.solvers import SolverError, solve
@@ -33,6 +33,9 @@ class Space:
 
     ``paper`` keeps to the paper's assumptions (no setups, sync < task time,
     sync ratios finite); ``full`` allows everything the spec allows.
+    ``eligibility="full"``: every job may run on every GPU; ``types``: how many
+    GPU types are drawn from (1: identical GPUs); ``finite_alpha=False`` also
+    visits jobs whose sync is 0 on one type and positive on another.
     """
 
     max_tasks: int = 8
@@ -40,10 +43,17 @@ class Space:
     max_time: int = 20
     model: str = "paper"
     min_gpus: int = 1
+    eligibility: str = "any"
+    types: int = len(TYPES)
+    finite_alpha: bool = True
 
     def __post_init__(self) -> None:
         if self.model not in ("paper", "full"):
             raise ValueError(f"model must be 'paper' or 'full', got {self.model!r}")
+        if self.eligibility not in ("any", "full"):
+            raise ValueError(f"eligibility must be 'any' or 'full', got {self.eligibility!r}")
+        if not 1 <= self.types <= len(TYPES):
+            raise ValueError(f"types must be between 1 and {len(TYPES)}")
         if self.max_tasks < 1 or self.max_gpus < 1 or self.max_time < 1:
             raise ValueError("max_tasks, max_gpus and max_time must be positive")
         if not 1 <= self.min_gpus <= self.max_gpus:
@@ -75,12 +85,16 @@ class Finding:
 
 
 def claimed_guarantee(instance: Instance, solver: str) -> float | None:
-    """The factor the solver claims: alpha(2+alpha) for hare-paper, bounds.guarantee for hare."""
+    """The factor the solver claims: alpha(2+alpha) for hare-paper, bounds.approx_factor
+    for geobatch, and for hare the smaller of that and bounds.guarantee (hare is within
+    both: docs/theory.md (b), (c))."""
     if solver == "hare-paper":
         a = float(instance.alpha.max())
         return a * (2 + a)
+    if solver == "geobatch":
+        return approx_factor(instance)
     if solver == "hare":
-        return float(guarantee(instance))
+        return min(float(guarantee(instance)), approx_factor(instance))
     return None
 
 
@@ -103,7 +117,8 @@ def _time(rng: random.Random, space: Space) -> int:
 def _job(rng: random.Random, jid: str, types: list[str], budget: int, space: Space) -> dict:
     rounds = rng.randint(1, min(3, budget))
     k = rng.randint(1, max(1, min(3, budget // rounds)))
-    chosen = rng.sample(types, rng.randint(1, len(types)))
+    chosen = list(types) if space.eligibility == "full" else \
+        rng.sample(types, rng.randint(1, len(types)))
     same = _time(rng, space) if rng.random() < 0.3 else None  # alpha = 1 jobs are common
     times = {t: same or _time(rng, space) for t in sorted(chosen)}
     release = rng.choice([0, 0, rng.randint(0, 12)])
@@ -116,7 +131,7 @@ def _job(rng: random.Random, jid: str, types: list[str], budget: int, space: Spa
 def random_instance(rng: random.Random, space: Space, name: str = "falsify") -> dict:
     """A random instance in JSON form within ``space``."""
     count = rng.randint(space.min_gpus, space.max_gpus)
-    gpus = [{"id": f"g{i}", "type": rng.choice(TYPES)} for i in range(count)]
+    gpus = [{"id": f"g{i}", "type": rng.choice(TYPES[:space.types])} for i in range(count)]
     types = sorted({g["type"] for g in gpus})
     jobs, budget = [], space.max_tasks
     for i in range(rng.randint(1, 4)):
@@ -160,7 +175,8 @@ def mutate(rng: random.Random, data: dict, space: Space) -> dict:
     elif kind == 6:
         d["jobs"].append(_job(rng, f"j{len(d['jobs'])}x", types, 3, space))
     elif kind == 7 and len(d["gpus"]) < space.max_gpus and rng.random() < 0.5:
-        d["gpus"].append({"id": f"g{len(d['gpus'])}x", "type": rng.choice(types + list(TYPES))})
+        d["gpus"].append({"id": f"g{len(d['gpus'])}x",
+                          "type": rng.choice(types + list(TYPES[:space.types]))})
     elif kind == 7 and len(d["gpus"]) > space.min_gpus:
         d["gpus"].pop(rng.randrange(len(d["gpus"])))
     elif kind == 8:  # make the job's times equal on all types (alpha of the job -> 1)
@@ -184,7 +200,11 @@ def _valid(data: dict, space: Space) -> Instance | None:
         return None
     if space.model == "paper" and ((inst.sync >= inst.proc) & inst.eligible).any():
         return None  # mutations may break the paper's T^s < T^c
-    return inst if math.isfinite(float(inst.alpha.max())) else None
+    if space.eligibility == "full" and not inst.eligible.all():
+        return None  # a GPU of a type some job lacks (added by a mutation)
+    if len(inst.gpu_types) > space.types or set(inst.gpu_types) - set(TYPES[:space.types]):
+        return None
+    return inst if not space.finite_alpha or math.isfinite(float(inst.alpha.max())) else None
 
 
 # --- evaluation and search ---------------------------------------------------------
@@ -213,11 +233,12 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
             iterations: int | None = None, seed: int = 0, space: Space | None = None,
             exact: str = "cpsat", exact_time_limit: float = 10.0, restart: float = 0.1,
             progress: bool = True, solver_time_limit: float | None = 30.0,
-            solver_options: dict[str, Any] | None = None) -> Finding:
+            solver_options: dict[str, Any] | None = None, score: str = "relative") -> Finding:
     """Maximise the solver's ratio to OPT (or a lower bound) for ``budget`` s or ``iterations``.
 
     The score climbed is ratio / claimed guarantee when the solver claims one
-    (so that the search is not rewarded for inflating alpha), else the ratio.
+    (so that the search is not rewarded for inflating alpha), else the ratio;
+    ``score="ratio"`` climbs the ratio itself (the worst ratio, whatever the claim).
 
     With ``iterations`` set and a budget that is not reached, the run is
     determined by ``seed`` (the exact solver runs single-threaded).
@@ -226,6 +247,8 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
         raise ValueError(f"against must be 'opt' or 'bound', got {against!r}")
     if budget <= 0:
         raise ValueError("budget must be positive")
+    if score not in ("relative", "ratio"):
+        raise ValueError(f"score must be 'relative' or 'ratio', got {score!r}")
     space = space or Space()
     rng = random.Random(seed)
     best = Finding(solver, against)
@@ -257,12 +280,12 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
             best.evaluated += 1
             ratio, ref, res = out
             g = claimed_guarantee(inst, solver)
-            score = ratio / g if g and math.isfinite(g) else ratio
-            if current is None or score >= current[0]:
-                current = (score, data)
-            if score > best.score:
+            value = ratio / g if g and math.isfinite(g) and score == "relative" else ratio
+            if current is None or value >= current[0]:
+                current = (value, data)
+            if value > best.score:
                 best.instance, best.result, best.reference = inst, res, ref
-                best.ratio, best.score, best.guarantee = ratio, score, g
+                best.ratio, best.score, best.guarantee = ratio, value, g
                 best.alpha = float(inst.alpha.max())
         best.history.append(best.score)
         _tick(bar, iterations, t0, best)

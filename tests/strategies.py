@@ -19,11 +19,12 @@ TYPES = ("A", "B", "C")
 def instances(draw, *, max_jobs: int = 4, max_gpus: int = 3, max_rounds: int = 3,
               max_k: int = 3, max_tasks: int | None = 10, max_time: int = 9,
               releases: bool = True, sync: bool = True, setup: bool = True,
-              nodes: bool = False) -> Instance:
+              nodes: bool = False, finite_alpha: bool = False) -> Instance:
     """Small random instances covering every feature of the model.
 
     ``nodes`` also draws optional GPU nodes (off by default, so that the
-    examples other tests see do not change).
+    examples other tests see do not change). ``finite_alpha``: a job's sync map
+    is all zero or all positive, so the paper's alpha is finite.
     """
     n_gpus = draw(st.integers(1, max_gpus))
     gpus = tuple(GPU(f"g{i}", draw(st.sampled_from(TYPES[:n_gpus])),
@@ -44,7 +45,10 @@ def instances(draw, *, max_jobs: int = 4, max_gpus: int = 3, max_rounds: int = 3
             budget -= rounds * k
         types = draw(st.lists(st.sampled_from(present), min_size=1, unique=True))
         task_time = {t: draw(st.integers(1, max_time)) for t in types}
-        if sync and draw(st.booleans()):
+        if sync and finite_alpha and draw(st.booleans()):
+            low = draw(st.sampled_from((0, 1)))
+            sync_time = {t: low and draw(st.integers(1, 3)) for t in types}
+        elif sync and not finite_alpha and draw(st.booleans()):
             sync_time = {t: draw(st.integers(0, 3)) for t in types}
         else:
             sync_time = draw(st.integers(0, 3)) if sync else 0

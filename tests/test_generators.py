@@ -88,6 +88,25 @@ def test_random_instance_seeds_and_roundtrip(tmp_path):
     roundtrip(random_instance(3, sync=(1, 2), sync_map=True, switch_overhead=(1, 1)), tmp_path)
 
 
+def test_finite_alpha_sync_maps():
+    # sync 0..2 per type mixes zeros and positives: alpha is infinite for some jobs;
+    # finite_alpha keeps each job's map all zero or all positive, both kinds occurring
+    kw = dict(n_jobs=30, n_gpus=4, sync=(0, 2), sync_map=True, heterogeneity=1.0)
+    assert not np.isfinite(random_instance(0, **kw).alpha).all()
+    kinds = set()
+    for seed in range(5):
+        inst = random_instance(seed, finite_alpha=True, **kw)
+        assert np.isfinite(inst.alpha).all()
+        for j in range(inst.num_jobs):
+            s = inst.sync_by_type[j][inst.eligible_by_type[j]]
+            assert (s == 0).all() or (s > 0).all()
+            kinds.add(bool(s.any()))
+    assert kinds == {False, True}
+    # without a map (one sync for every type) the option changes nothing
+    plain = dict(n_jobs=5, sync=(0, 3))
+    assert random_instance(1, finite_alpha=True, **plain) == random_instance(1, **plain)
+
+
 def test_heterogeneity_widens_speed_ratios():
     def mean_ratio(h):
         inst = random_instance(0, n_jobs=40, n_gpus=3, heterogeneity=h, max_task_time=100)

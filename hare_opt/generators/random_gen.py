@@ -31,7 +31,8 @@ def random_instance(seed: int, *, n_jobs: int = 5, n_gpus: int = 3,
                     sync: tuple[int, int] = (0, 0), sync_map: bool = False,
                     switch_overhead: tuple[int, int] = (0, 0), weights: tuple[int, int] = (1, 5),
                     max_task_time: int = 20, max_tasks: int | None = None,
-                    eligibility: float = 0.0, name: str | None = None) -> Instance:
+                    eligibility: float = 0.0, finite_alpha: bool = False,
+                    name: str | None = None) -> Instance:
     """A random instance; the same seed and knobs give the same instance.
 
     * ``n_gpus`` GPUs whose types are drawn from ``gpu_types``; the first
@@ -51,6 +52,9 @@ def random_instance(seed: int, *, n_jobs: int = 5, n_gpus: int = 3,
       shrunk (rounds first), every job keeps at least one task.
     * ``eligibility``: probability that a job cannot run on a present GPU type;
       a job always keeps at least one type of the cluster.
+    * ``finite_alpha``: with ``sync_map``, each job's sync map is all zero (when
+      ``sync`` allows 0, with probability 1/2) or all positive, so the paper's
+      alpha is finite (a map mixing 0 and > 0 makes it infinite).
     """
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
         raise ValueError(f"n_jobs: must be a positive integer, got {n_jobs!r}")
@@ -100,9 +104,13 @@ def random_instance(seed: int, *, n_jobs: int = 5, n_gpus: int = 3,
         u = {t: 0.5 * level[t] + 0.5 * rng.random() for t in keep}
         task_time = {t: int(min(max_task_time, max(1, round(base * (1 + heterogeneity) ** u[t]))))
                      for t in keep}
-        if sync_map:
-            sync_time: int | dict[str, int] = {t: int(rng.integers(s_rng[0], s_rng[1] + 1))
-                                               for t in keep}
+        if sync_map and finite_alpha:
+            low = max(1, s_rng[0]) if s_rng[1] > 0 else 0
+            zero = s_rng[0] == 0 and rng.random() < 0.5
+            sync_time: int | dict[str, int] = {
+                t: 0 if zero else int(rng.integers(low, s_rng[1] + 1)) for t in keep}
+        elif sync_map:
+            sync_time = {t: int(rng.integers(s_rng[0], s_rng[1] + 1)) for t in keep}
         else:
             sync_time = int(rng.integers(s_rng[0], s_rng[1] + 1))
         jobs.append(Job(

@@ -32,6 +32,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", choices=("paper", "full"), default="paper",
                    help="paper: no setups, sync < task time (the theorem's setting); "
                         "full: everything the spec allows")
+    p.add_argument("--eligibility", choices=("any", "full"), default="any",
+                   help="full: every job may run on every GPU (default any: random subsets)")
+    p.add_argument("--types", type=int, default=3, metavar="N",
+                   help="GPU types to draw from, 1-3 (1: identical GPUs; default 3)")
+    p.add_argument("--allow-infinite-alpha", action="store_true",
+                   help="also visit jobs with sync 0 on one type and > 0 on another")
+    p.add_argument("--score", choices=("relative", "ratio"), default="relative",
+                   help="what the search climbs: ratio / claimed guarantee (default), or "
+                        "the ratio itself")
     p.add_argument("--exact", default="cpsat", help="exact solver giving OPT (default cpsat)")
     p.add_argument("--exact-time-limit", type=float, default=10.0, metavar="SECONDS")
     p.add_argument("--solver-time-limit", type=float, default=30.0, metavar="SECONDS",
@@ -47,11 +56,12 @@ def run(args: argparse.Namespace) -> int:
     get_solver(args.solver)  # unknown names: one-line error before any search
     if args.iterations is not None and args.iterations < 1:
         raise ValueError("--iterations must be positive")
-    space = Space(args.max_tasks, args.max_gpus, args.max_time, args.model, args.min_gpus)
+    space = Space(args.max_tasks, args.max_gpus, args.max_time, args.model, args.min_gpus,
+                  args.eligibility, args.types, not args.allow_infinite_alpha)
     f = falsify(args.solver, against=args.against, budget=args.budget,
                 iterations=args.iterations, seed=args.seed, space=space, exact=args.exact,
                 exact_time_limit=args.exact_time_limit, progress=not args.no_progress,
-                solver_time_limit=args.solver_time_limit)
+                solver_time_limit=args.solver_time_limit, score=args.score)
     if f.violates and not args.no_shrink:
         tasks, ratio = f.instance.num_tasks, f.ratio
         f = shrink(f, space, exact=args.exact, exact_time_limit=args.exact_time_limit)
@@ -77,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
         print("  claimed guarantee: none known for this solver")
     else:
         g = "inf" if math.isinf(f.guarantee) else f"{f.guarantee:.6g}"
-        what = "alpha(2+alpha)" if args.solver == "hare-paper" else "bounds.guarantee"
+        what = {"hare-paper": "alpha(2+alpha)", "geobatch": "bounds.approx_factor",
+                "hare": "min(bounds.guarantee, bounds.approx_factor)"}.get(args.solver, "?")
         print(f"  claimed guarantee {g} = {what}, alpha = {f.alpha:.6g}")
         if f.violates:
             print("  VIOLATED: the ratio to the proved optimum exceeds the claimed guarantee")

@@ -54,6 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--release-spread", type=int, default=0)
     r.add_argument("--sync", type=_pair, default=(0, 0), metavar="LO-HI")
     r.add_argument("--sync-map", action="store_true", help="sync time per GPU type")
+    r.add_argument("--finite-alpha", action="store_true",
+                   help="with --sync-map: each job's syncs all zero or all positive")
     r.add_argument("--switch-overhead", type=_pair, default=(0, 0), metavar="LO-HI")
     r.add_argument("--weights", type=_pair, default=(1, 5), metavar="LO-HI")
     r.add_argument("--max-task-time", type=int, default=20)
@@ -83,7 +85,8 @@ def _make(args: argparse.Namespace, seed: int, name: str | None):
             gpu_types=tuple(t.strip() for t in args.types.split(",") if t.strip()),
             rounds=args.rounds, tasks_per_round=args.tasks_per_round,
             heterogeneity=args.heterogeneity, release_spread=args.release_spread,
-            sync=args.sync, sync_map=args.sync_map, switch_overhead=args.switch_overhead,
+            sync=args.sync, sync_map=args.sync_map, finite_alpha=args.finite_alpha,
+            switch_overhead=args.switch_overhead,
             weights=args.weights, max_task_time=args.max_task_time, max_tasks=args.max_tasks,
             eligibility=args.eligibility, name=name)
     return paper_instance(
