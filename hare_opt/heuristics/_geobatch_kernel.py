@@ -70,9 +70,10 @@ def _idle_del(idl, icnt, tptr, k, pos):
 
 
 @_jit
-def run_batch(jobs, start, gtype, tptr, ktypes, nkt, ptab, stab, over, kpr, rounds,
+def run_batch(jobs, start, gtype, tptr, ktypes, nkt, ptab, stab, over, kpr, rounds, release,
               last, rows, nr, done, idl, icnt, frees, bars):
-    """List-schedule ``jobs`` (priority order) from ``start`` with every GPU idle.
+    """List-schedule ``jobs`` (priority order) from ``start`` with every GPU idle; a job
+    becomes ready at its release (an event like a barrier).
 
     Returns (time every GPU is free again, rows used). Fills ``rows[nr:]`` with
     (job, round, task, gpu, start), ``done[j]`` with C_j, updates ``last``.
@@ -80,20 +81,28 @@ def run_batch(jobs, start, gtype, tptr, ktypes, nkt, ptab, stab, over, kpr, roun
     nj = jobs.shape[0]
     m = gtype.shape[0]
     ntypes = tptr.shape[0] - 1
+    used = np.zeros(ntypes, np.bool_)   # types some job of the batch may use
+    for r in range(nj):
+        for q in range(nkt[jobs[r]]):
+            used[ktypes[jobs[r], q]] = True
+    nidle = 0                           # idle GPUs of used types: the loop's condition
     for k in range(ntypes):
         icnt[k] = 0
     for g in range(m):
         _idle_add(idl, icnt, tptr, gtype[g], g)
-    nidle = m
+        nidle += used[gtype[g]]
     left = np.empty(nj, np.int64)
     rnd = np.zeros(nj, np.int64)
     carry = np.zeros(nj, np.int64)
     ready = np.empty(nj, np.int64)      # ranks with a ready unstarted task, ascending
+    nready, nf, nb = 0, 0, 0
     for r in range(nj):
         left[r] = kpr[jobs[r]]
-        ready[r] = r
-    nready = nj
-    nf, nb = 0, 0
+        if release[jobs[r]] <= start:
+            ready[nready] = r
+            nready += 1
+        else:
+            nb = _hpush(bars, nb, release[jobs[r]], r)
     t, end_all = start, start
     while True:
         pos = 0
@@ -144,7 +153,7 @@ def run_batch(jobs, start, gtype, tptr, ktypes, nkt, ptab, stab, over, kpr, roun
             g = frees[0, 1]
             nf = _hpop(frees, nf)
             _idle_add(idl, icnt, tptr, gtype[g], g)
-            nidle += 1
+            nidle += used[gtype[g]]
         while nb > 0 and bars[0, 0] <= t:
             r = bars[0, 1]
             nb = _hpop(bars, nb)

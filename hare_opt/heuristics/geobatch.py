@@ -11,10 +11,10 @@ number of GPUs or jobs. ``hare`` runs it as one of its candidates.
   on the idle cluster) the longest prefix, in order of w_j / W_j, whose cluster
   work fits M tau_l, plus the next one: at least the weight of any set that
   some schedule completes by tau_l, which is what the proof needs.
-* A batch starts when every GPU is free (and its jobs are released) and is
-  list-scheduled task by task without idling: whenever a GPU is idle and a job
-  of the batch has a ready task it may run there, a task starts (with a setup
-  if the GPU last ran another job); jobs in w_j / W_j order, each on the GPUs
+* A batch starts when every GPU is free and is list-scheduled task by task
+  without idling: whenever a GPU is idle and a job of the batch has a ready
+  task it may run there (released, round barrier passed), a task starts (with a
+  setup if the GPU last ran another job); jobs in w_j / W_j order, each on the GPUs
   that ran it last first, then by task time, type index, GPU index. The loop
   is compiled (``_geobatch_kernel``); tests/test_geobatch.py replays it in Python.
 * Each job runs only on its types at most theta times slower than its fastest
@@ -24,6 +24,7 @@ number of GPUs or jobs. ``hare`` runs it as one of its candidates.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -81,7 +82,8 @@ class _Kernel:
                        np.ascontiguousarray(inst.sync_by_type, np.int64),
                        np.ascontiguousarray(inst.overhead, np.int64),
                        np.ascontiguousarray(inst.tasks_per_round, np.int64),
-                       np.ascontiguousarray(inst.rounds, np.int64))
+                       np.ascontiguousarray(inst.rounds, np.int64),
+                       np.ascontiguousarray(inst.release, np.int64))
         self.last = np.full(m, -1, np.int64)
         self.rows = np.empty((inst.num_tasks, 5), np.int64)
         self.nr = 0
@@ -96,8 +98,22 @@ class _Kernel:
         return int(free)
 
 
-def geobatch(inst: Instance, theta: float | None = None) -> tuple[Schedule, int, dict]:
-    """The schedule, its objective and figures (theta, factor, batches, certificate).
+@dataclass
+class GeoBatch:
+    """A geobatch run: its objective and figures; the schedule is built on demand
+    (``hare`` usually discards it, and building it costs as much as the run)."""
+
+    inst: Instance
+    objective: int
+    stats: dict
+    rows: np.ndarray            # (tasks, 5): job, round, task, gpu, start
+
+    def schedule(self) -> Schedule:
+        return Schedule.from_indices(self.inst, *self.rows.T)
+
+
+def run_geobatch(inst: Instance, theta: float | None = None) -> GeoBatch:
+    """Run geobatch; figures: theta, factor, batches (taus, starts), certificate.
 
     ``theta`` None: the threshold with the smallest proved factor.
     """
@@ -110,17 +126,21 @@ def geobatch(inst: Instance, theta: float | None = None) -> tuple[Schedule, int,
     free, starts = 0, []
     batches = plan_batches(inst)
     for _, jobs in batches:
-        starts.append(max(free, max(int(inst.release[j]) for j in jobs)))
-        free = kernel.run(jobs, starts[-1])
-    objective = int(inst.weight @ kernel.done)
-    j, r, k, g, s = kernel.rows.T
+        starts.append(free)      # its jobs become ready at max(start, release)
+        free = kernel.run(jobs, free)
     lb_geo = geometric_bound(inst)
     stats = {"theta": theta, "factor": float(terms["factor"]), "batches": len(batches),
              "batch_taus": [tau for tau, _ in batches], "batch_starts": starts,
              "geometric_bound": float(lb_geo),
              # proved: objective <= factor x geometric_bound (docs/theory.md (c))
              "certificate": float(terms["factor"] * lb_geo)}
-    return Schedule.from_indices(inst, j, r, k, g, s), objective, stats
+    return GeoBatch(inst, int(inst.weight @ kernel.done), stats, kernel.rows)
+
+
+def geobatch(inst: Instance, theta: float | None = None) -> tuple[Schedule, int, dict]:
+    """The schedule, its objective and figures (``run_geobatch``)."""
+    run = run_geobatch(inst, theta)
+    return run.schedule(), run.objective, run.stats
 
 
 def solve_geobatch(instance: Instance, *, time_limit: float | None = None,

@@ -34,7 +34,7 @@ from hare_opt.bounds import lower_bound
 from hare_opt.bounds.combinatorial import cluster_work
 from hare_opt.bounds.guarantee import guarantee_plan, lp_order, solo_span
 from hare_opt.heuristics.engine import DISPATCH, RoundEngine, Warm
-from hare_opt.heuristics.geobatch import geobatch
+from hare_opt.heuristics.geobatch import run_geobatch
 from hare_opt.model import Instance, Result
 
 #: Round placements the portfolio and the local search may spend (tens of us each).
@@ -162,8 +162,9 @@ def solve_hare(instance: Instance, *, time_limit: float | None = None, improve: 
                                 deadline=t0 + (time_limit if time_limit is not None else 60.0))
     value, mode, order, eng = search.best
     # geobatch's schedule competes too: it carries the factor of docs/theory.md (c)
-    g_sched, g_value, g_stats = geobatch(inst)
-    sched = g_sched if g_value < value else None
+    g_run = run_geobatch(inst)
+    g_value, g_stats = g_run.objective, g_run.stats
+    sched = g_run.schedule() if g_value < value else None
     if sched is not None:
         value, mode = g_value, "geobatch"
     g_order, bound = guarantee_plan(inst)
