@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 import json
 import math
+import random
 from fractions import Fraction
 from pathlib import Path
 
@@ -289,3 +290,28 @@ def test_committed_instances_keep_their_numbers(name):
     assert res.objective <= entry["approx_factor"] * opt
     sched = load_result(GUARANTEE / entry["file"].replace(".json", ".schedule.json")).schedule
     assert sched.sorted() == res.schedule.sorted()
+
+
+def test_falsify_hunts_geobatch_within_its_space():
+    from hare_opt.falsify import Space, _valid, claimed_guarantee, falsify, mutate
+    from hare_opt.falsify import random_instance as random_doc
+
+    space = Space(max_tasks=6, max_gpus=3, model="full", eligibility="full", types=2,
+                  finite_alpha=False)
+    rng = random.Random(3)
+    data, seen = random_doc(rng, space), 0
+    for _ in range(150):
+        cand = mutate(rng, data, space)
+        inst = _valid(cand, space)
+        if inst is not None:
+            data, seen = cand, seen + 1
+            assert inst.eligible.all() and len(inst.gpu_types) <= 2
+    assert seen > 30
+    runs = [falsify("geobatch", iterations=10, budget=300, seed=2, space=space, progress=False,
+                    score="ratio") for _ in range(2)]
+    a, b = runs
+    assert a.evaluated > 0 and (a.ratio, a.history) == (b.ratio, b.history)
+    assert a.guarantee == approx_factor(a.instance) == claimed_guarantee(a.instance, "geobatch")
+    assert 1 <= a.ratio <= a.guarantee
+    hare = claimed_guarantee(a.instance, "hare")
+    assert hare <= a.guarantee
