@@ -18,11 +18,14 @@ number of GPUs or jobs. ``hare`` runs it as one of its candidates.
   that ran it last first, then by task time, type index, GPU index. The loop
   is compiled (``_geobatch_kernel``); tests/test_geobatch.py replays it in Python.
 * Each job runs only on its types at most theta times slower than its fastest
-  (``bounds.approx.restriction``); theta is the one with the smallest factor.
+  (``bounds.approx.restriction``). By default geobatch runs at theta*, the theta
+  with the smallest factor, and at theta = inf (no restriction), and returns the
+  better schedule: never worse than theta*'s, so theta*'s factor holds.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -113,28 +116,40 @@ class GeoBatch:
 
 
 def run_geobatch(inst: Instance, theta: float | None = None) -> GeoBatch:
-    """Run geobatch; figures: theta, factor, batches (taus, starts), certificate.
+    """Run geobatch; figures: theta (of the run returned), theta_star, factor (proved, at
+    theta_star), batches (taus, starts), certificate (factor x geometric bound).
 
-    ``theta`` None: the threshold with the smallest proved factor.
+    ``theta`` None: run at theta_star, the threshold with the smallest proved factor,
+    and at theta = inf, and return the better schedule (ties: theta_star). The smaller
+    factor stays proved: the objective is at most theta_star's run's.
     """
     if theta is None:
-        theta, keep_t, terms = best_restriction(inst)
+        theta_star, keep_star, terms = best_restriction(inst)
+        tries = [(theta_star, keep_star)]
+        if not (keep_star == inst.eligible_by_type).all():
+            tries.append((math.inf, inst.eligible_by_type))
     else:
-        keep_t = restriction(inst, theta)
-        terms = approx_terms(inst, keep_t)
-    kernel = _Kernel(inst, keep_t)
-    free, starts = 0, []
+        theta_star, keep_star = theta, restriction(inst, theta)
+        terms, tries = approx_terms(inst, keep_star), [(theta, keep_star)]
     batches = plan_batches(inst)
-    for _, jobs in batches:
-        starts.append(free)      # its jobs become ready at max(start, release)
-        free = kernel.run(jobs, free)
+    best = None
+    for th, keep_t in tries:
+        kernel = _Kernel(inst, keep_t)
+        free, starts = 0, []
+        for _, jobs in batches:
+            starts.append(free)      # its jobs become ready at max(start, release)
+            free = kernel.run(jobs, free)
+        objective = int(inst.weight @ kernel.done)
+        if best is None or objective < best[0]:
+            best = (objective, th, kernel.rows, starts)
+    objective, th, rows, starts = best
     lb_geo = geometric_bound(inst)
-    stats = {"theta": theta, "factor": float(terms["factor"]), "batches": len(batches),
-             "batch_taus": [tau for tau, _ in batches], "batch_starts": starts,
-             "geometric_bound": float(lb_geo),
+    stats = {"theta": th, "theta_star": theta_star, "factor": float(terms["factor"]),
+             "batches": len(batches), "batch_taus": [tau for tau, _ in batches],
+             "batch_starts": starts, "geometric_bound": float(lb_geo),
              # proved: objective <= factor x geometric_bound (docs/theory.md (c))
              "certificate": float(terms["factor"] * lb_geo)}
-    return GeoBatch(inst, int(inst.weight @ kernel.done), stats, kernel.rows)
+    return GeoBatch(inst, objective, stats, rows)
 
 
 def geobatch(inst: Instance, theta: float | None = None) -> tuple[Schedule, int, dict]:
