@@ -49,7 +49,8 @@ def replay(inst: Instance, theta: float) -> dict[tuple[int, int, int], tuple[int
         while True:
             for j in sorted(ready, key=rank.get):
                 cands = sorted((g for g in idle if keep[j, g]),
-                               key=lambda g: (last[g] != j, p[j, g], inst.gpu_type_index[g], g))
+                               key=lambda g: (last[g] != j, p[j, g] + s[j, g],
+                                              inst.gpu_type_index[g], g))
                 for g in cands[:left[j]]:
                     st = t if last[g] == j else t + int(o[j])
                     out[(j, rnd[j], int(inst.tasks_per_round[j]) - left[j])] = (g, st)

@@ -7,7 +7,7 @@ plain Python and compares.
 
 Layout: GPUs of type k are ``gseg[tptr[k]:tptr[k + 1]]`` (by index); the idle
 ones of type k are ``idl[tptr[k]:tptr[k] + icnt[k]]``, kept sorted by index.
-``ktypes[j, :nkt[j]]`` are job j's kept types by task time (ties: type index).
+``ktypes[j, :nkt[j]]`` are job j's kept types by task time + sync (ties: type index).
 Heaps hold (time, id) rows ordered lexicographically.
 """
 

@@ -15,12 +15,13 @@ number of GPUs or jobs. ``hare`` runs it as one of its candidates.
   without idling: whenever a GPU is idle and a job of the batch has a ready
   task it may run there (released, round barrier passed), a task starts (with a
   setup if the GPU last ran another job); jobs in w_j / W_j order, each on the GPUs
-  that ran it last first, then by task time, type index, GPU index. The loop
+  that ran it last first, then by task time + sync, type index, GPU index. The loop
   is compiled (``_geobatch_kernel``); tests/test_geobatch.py replays it in Python.
 * Each job runs only on its types at most theta times slower than its fastest
   (``bounds.approx.restriction``). By default geobatch runs at theta*, the theta
-  with the smallest factor, and at theta = inf (no restriction), and returns the
-  better schedule: never worse than theta*'s, so theta*'s factor holds.
+  with the smallest factor, at theta = 1 (fastest types only) and at theta = inf
+  (no restriction), and returns the best schedule: never worse than theta*'s, so
+  theta*'s factor holds.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ class _Kernel:
         p = inst.proc_by_type
         self.gtype = np.ascontiguousarray(inst.gpu_type_index, dtype=np.int64)
         self.tptr = np.concatenate([[0], np.cumsum(inst.type_count)]).astype(np.int64)
-        # kept types of each job by (task time, type index)
-        key = np.where(keep_t, p, np.iinfo(np.int64).max)
+        # kept types of each job by (task time + sync, type index)
+        key = np.where(keep_t, p + inst.sync_by_type, np.iinfo(np.int64).max)
         self.ktypes = np.ascontiguousarray(np.argsort(key, axis=1, kind="stable"), np.int64)
         self.nkt = keep_t.sum(axis=1).astype(np.int64)
         self.static = (self.gtype, self.tptr, self.ktypes, self.nkt,
@@ -120,14 +121,17 @@ def run_geobatch(inst: Instance, theta: float | None = None) -> GeoBatch:
     theta_star), batches (taus, starts), certificate (factor x geometric bound).
 
     ``theta`` None: run at theta_star, the threshold with the smallest proved factor,
-    and at theta = inf, and return the better schedule (ties: theta_star). The smaller
-    factor stays proved: the objective is at most theta_star's run's.
+    and at theta = 1 and theta = inf (when they restrict differently), and return the
+    best schedule (ties: theta_star first). The factor of theta_star stays proved: the
+    objective is at most theta_star's run's.
     """
     if theta is None:
         theta_star, keep_star, terms = best_restriction(inst)
         tries = [(theta_star, keep_star)]
-        if not (keep_star == inst.eligible_by_type).all():
-            tries.append((math.inf, inst.eligible_by_type))
+        for th in (1.0, math.inf):
+            keep_t = restriction(inst, th)
+            if not any((keep_t == k).all() for _, k in tries):
+                tries.append((th, keep_t))
     else:
         theta_star, keep_star = theta, restriction(inst, theta)
         terms, tries = approx_terms(inst, keep_star), [(theta, keep_star)]
