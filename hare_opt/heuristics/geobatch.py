@@ -116,19 +116,20 @@ class GeoBatch:
         return Schedule.from_indices(self.inst, *self.rows.T)
 
 
-def run_geobatch(inst: Instance, theta: float | None = None) -> GeoBatch:
+def run_geobatch(inst: Instance, theta: float | None = None, *, extra: bool = True
+                 ) -> GeoBatch:
     """Run geobatch; figures: theta (of the run returned), theta_star, factor (proved, at
     theta_star), batches (taus, starts), certificate (factor x geometric bound).
 
     ``theta`` None: run at theta_star, the threshold with the smallest proved factor,
     and at theta = 1 and theta = inf (when they restrict differently), and return the
     best schedule (ties: theta_star first). The factor of theta_star stays proved: the
-    objective is at most theta_star's run's.
+    objective is at most theta_star's run's. ``extra`` False: theta_star's run only.
     """
     if theta is None:
         theta_star, keep_star, terms = best_restriction(inst)
         tries = [(theta_star, keep_star)]
-        for th in (1.0, math.inf):
+        for th in (1.0, math.inf) if extra else ():
             keep_t = restriction(inst, th)
             if not any((keep_t == k).all() for _, k in tries):
                 tries.append((th, keep_t))
