@@ -31,7 +31,7 @@ import pandas as pd
 from hare_opt.generators import random_instance
 from hare_opt.io import load_instance
 from hare_opt.model import HareOptError, Instance
-from hare_opt.solvers import EXACT_SOLVERS, available_solvers, solve
+from hare_opt.solvers import available_solvers, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
@@ -118,12 +118,12 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=["tiny", "small", "fig1"])
     ap.add_argument("--limit", type=float, default=60.0, help="seconds per solve")
     ap.add_argument("--solvers", default=None,
-                    help=f"comma-separated (default: those of {EXACT_SOLVERS} that import)")
+                    help="comma-separated (default: every registered exact solver that imports)")
     ap.add_argument("--frontier", action="store_true", help="random instances by size")
     ap.add_argument("--sizes", nargs="+", type=int, default=[10, 15, 20, 30, 40, 60])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                    help="solver option (JSON value), e.g. num_workers=2; repeatable")
+                    help="solver option (JSON value), e.g. threads=2; repeatable")
     ap.add_argument("--tag", default="default", help="label of this configuration in the CSV")
     ap.add_argument("--out", default=None, help="CSV path (default: experiments/results/...)")
     ap.add_argument("--replace", action="store_true",
@@ -131,10 +131,10 @@ def main() -> None:
                          "instances x solvers x tag, keep the others)")
     args = ap.parse_args()
     solvers = (args.solvers.split(",") if args.solvers
-               else [s for s in EXACT_SOLVERS if s in available_solvers()])
+               else available_solvers("exact"))
     options = _options(args.option)
     if {"bnb", "portfolio"} & set(solvers):  # numba: load or compile before any clock runs
-        from hare_opt.heuristics.engine import warm_up
+        from hare_opt.heuristics.rounds import warm_up
         from hare_opt.solvers.bnb import warm_up as warm_up_bnb
         print(f"numba kernels loaded in {warm_up() + warm_up_bnb():.1f} s")
     rows = []

@@ -19,10 +19,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hare_opt.bounds import guarantee, lower_bound
-from hare_opt.io import instance_from_dict
-from hare_opt.model import HareOptError, Instance, Result
-from hare_opt.solvers import SolverError, solve
+from tqdm import tqdm
+
+from hare_opt.bounds import lower_bound
+from hare_opt.io import instance_from_dict, instance_to_dict
+from hare_opt.model import HareOptError, Instance, Model, Result
+from hare_opt.solvers import SolverError, claimed_factor, solve
 
 TYPES = ("A", "B", "C")
 
@@ -75,13 +77,8 @@ class Finding:
 
 
 def claimed_guarantee(instance: Instance, solver: str) -> float | None:
-    """The factor the solver claims: alpha(2+alpha) for hare-paper, bounds.guarantee for hare."""
-    if solver == "hare-paper":
-        a = float(instance.alpha.max())
-        return a * (2 + a)
-    if solver == "hare":
-        return float(guarantee(instance))
-    return None
+    """The factor the solver's registry spec claims on this instance (None: no claim)."""
+    return claimed_factor(instance, solver)
 
 
 # --- instance generation and mutation (on the JSON form, validated on build) --------
@@ -113,7 +110,7 @@ def _job(rng: random.Random, jid: str, types: list[str], budget: int, space: Spa
             "switch_overhead": rng.randint(0, 3) if space.model == "full" else 0}
 
 
-def random_instance(rng: random.Random, space: Space, name: str = "falsify") -> dict:
+def random_candidate(rng: random.Random, space: Space, name: str = "falsify") -> dict:
     """A random instance in JSON form within ``space``."""
     count = rng.randint(space.min_gpus, space.max_gpus)
     gpus = [{"id": f"g{i}", "type": rng.choice(TYPES)} for i in range(count)]
@@ -194,8 +191,7 @@ def evaluate(inst: Instance, solver: str, against: str, *, exact: str = "cpsat",
     """(ratio, reference, heuristic result), or None when no proved reference exists."""
     res = solve(inst, solver, time_limit=solver_time_limit, **(solver_options or {}))
     if against == "opt":
-        opts = {"hint": res, "num_workers": 1} if exact == "cpsat" else {}
-        ref_res = solve(inst, exact, time_limit=exact_time_limit, **opts)
+        ref_res = solve(inst, exact, time_limit=exact_time_limit, hint=res, threads=1)
         if ref_res.status != "optimal":
             return None
         ref = float(ref_res.objective)
@@ -236,7 +232,7 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
     while time.monotonic() - t0 < budget and (iterations is None or it < iterations):
         it += 1
         if current is None or rng.random() < restart:
-            data = random_instance(rng, space, f"falsify-{solver}-s{seed}-i{it}")
+            data = random_candidate(rng, space, f"falsify-{solver}-s{seed}-i{it}")
         else:
             data = current[1]
             for _ in range(rng.randint(1, 3)):
@@ -309,8 +305,6 @@ def _smaller(data: dict) -> list[dict]:
 def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
            exact_time_limit: float = 10.0) -> Finding:
     """Greedily simplify a violating instance while it still violates (like hypothesis)."""
-    from hare_opt.io import instance_to_dict
-
     if not finding.violates:
         return finding
     data = instance_to_dict(finding.instance)
@@ -338,7 +332,7 @@ def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
 def _bar(progress: bool, iterations: int | None, budget: float):
     if not progress:
         return None
-    from tqdm import tqdm
+
     if iterations is not None:
         return tqdm(total=iterations, unit="inst", desc="falsify")
     return tqdm(total=round(budget, 1), unit="s", desc="falsify", mininterval=0.5,
@@ -362,8 +356,6 @@ def smith_counterexample(k: int = 6, heavy: int = 100) -> Instance:
     rest by processing time alone: k light unit jobs run before the heavy job
     ``d`` that Smith's rule runs first. docs/theory.md (a) gives the numbers.
     """
-    from hare_opt.model import Model
-
     m = Model()
     m.add_gpu("G", id="g0")
     m.add_job({"G": 1}, weight=1, id="c")

@@ -15,7 +15,7 @@ from hare_opt.falsify import (
     claimed_guarantee,
     falsify,
     mutate,
-    random_instance,
+    random_candidate,
     shrink,
     smith_counterexample,
 )
@@ -64,7 +64,7 @@ def test_cli_bad_arguments_exit_2(argv, capsys):
 def test_generated_and_mutated_instances_stay_in_space():
     rng = random.Random(11)
     space = Space(max_tasks=6, max_gpus=3, model="paper")
-    data = random_instance(rng, space)
+    data = random_candidate(rng, space)
     seen = 0
     for _ in range(200):
         cand = mutate(rng, data, space)

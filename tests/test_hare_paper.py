@@ -21,7 +21,6 @@ from strategies import instances
 
 from hare_opt.checker import check
 from hare_opt.falsify import claimed_guarantee, smith_counterexample
-from hare_opt.heuristics.hare_paper import solve_hare_paper
 from hare_opt.heuristics.relaxation import solve_relaxation
 from hare_opt.io import load_instance
 from hare_opt.model import Model
@@ -112,7 +111,7 @@ def test_time_limited_relaxation_is_flagged():
 
 def test_unknown_relaxation_solver_is_a_clear_error():
     with pytest.raises(ValueError, match="relaxation_solver"):
-        solve_hare_paper(smith_counterexample(1, 2), relaxation_solver="gurobi")
+        solve(smith_counterexample(1, 2), "hare-paper", relaxation_solver="gurobi")
 
 
 def _manifest() -> dict:

@@ -215,7 +215,7 @@ def test_gang_rounds_wait_for_enough_gpus():
 
 
 def test_unknown_policy_names_the_choices():
-    with pytest.raises(ValueError, match="unknown; choose from"):
+    with pytest.raises(ValueError, match="unknown; choose one of"):
         simulate(tiny(), "nope")
     assert set(FAST) | {"hare-paper"} <= set(policy_names())
 

@@ -9,13 +9,11 @@ schedule of 10^6 tasks checks in seconds.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from hare_opt.model import Instance, Schedule
+from hare_opt.model import CheckReport, Instance, Schedule
 
 #: Sentinel for "no task yet" in integer time arrays (below any time a file can hold).
 NONE = np.iinfo(np.int64).min
@@ -23,27 +21,6 @@ NONE = np.iinfo(np.int64).min
 #: Kinds of violation, in the order they are reported.
 KINDS = ("unknown", "duplicate", "missing", "eligibility", "duration", "release", "barrier",
          "overlap", "setup")
-
-
-@dataclass
-class CheckReport:
-    """Outcome of ``check``; metrics are None when some job has no completed last round."""
-
-    feasible: bool
-    violations: list[str]
-    counts: dict[str, int]
-    objective: float | None = None
-    weighted_flow_time: float | None = None
-    avg_jct: float | None = None
-    makespan: float | None = None
-    completion: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    def to_json(self) -> dict[str, Any]:
-        """The object ``hare-opt check --json`` prints (spec fields first)."""
-        return {"feasible": self.feasible, "objective": self.objective,
-                "violations": self.violations, "counts": self.counts,
-                "weighted_flow_time": self.weighted_flow_time, "avg_jct": self.avg_jct,
-                "makespan": self.makespan}
 
 
 class _Violations:
@@ -184,7 +161,7 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     last = _ready_of(rounds_seen, ready, roff[1:] - 1)
     done = last != NONE
     report = CheckReport(feasible=not v.counts, violations=v.as_list(), counts=dict(v.counts),
-                         completion=np.where(done, last, -np.inf))
+                         completion=np.where(done, last, -np.inf), instance=inst, schedule=s)
     if np.all(done):
         # Exact integer arithmetic: float sums lose units past 2^53.
         c = last.tolist()

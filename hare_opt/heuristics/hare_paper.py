@@ -10,12 +10,15 @@ choices the paper leaves open are documented in docs/theory.md (a).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from hare_opt.heuristics.listsched import ClusterState
 from hare_opt.heuristics.relaxation import Relaxation, solve_relaxation
-from hare_opt.model import Instance, Result
+from hare_opt.model import Instance, Result, ceil_bound
+from hare_opt.model.options import Options, Run, option
 
 
 def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
@@ -83,17 +86,29 @@ def lemma_ratios(inst: Instance, relax: Relaxation, state: ClusterState) -> tupl
     return lemma2, lemma3
 
 
-def solve_hare_paper(instance: Instance, *, time_limit: float | None = None,
-                     relaxation_solver: str = "highs", threads: int | None = None,
-                     max_pairs: int = 200_000) -> Result:
+@dataclass(frozen=True)
+class HarePaperOptions(Options):
+    """``relaxation_solver``: ``highs`` (the paper's continuous relaxation) or ``cpsat``
+    (integer starts); ``max_pairs``: largest pairwise model built."""
+
+    relaxation_solver: Literal["highs", "cpsat"] = option(
+        "highs", doc="highs (continuous starts, as the paper) or cpsat (integer starts)")
+    max_pairs: int = option(200_000, lo=0, doc="largest number of task pairs modelled")
+
+
+def solve_hare_paper(instance: Instance, run: Run | None = None,
+                     options: HarePaperOptions | None = None) -> Result:
     """Algorithm 1; a time-limited relaxation is flagged ``relaxation_optimal: False``.
 
     ``lower_bound`` is the relaxation's proved bound (rounded up: objectives
     are integers), which bounds OPT from below with or without setups.
     """
+    run = run or Run()
+    opts = options or HarePaperOptions()
     t0 = time.perf_counter()
-    relax = solve_relaxation(instance, backend=relaxation_solver, time_limit=time_limit,
-                             threads=threads, max_pairs=max_pairs)
+    relax = solve_relaxation(instance, backend=opts.relaxation_solver,
+                             time_limit=run.time_limit, threads=run.threads,
+                             max_pairs=opts.max_pairs)
     jobs, inversions = task_order(instance, relax)
     state = list_schedule(instance, jobs)
     res = state.result(
@@ -103,5 +118,5 @@ def solve_hare_paper(instance: Instance, *, time_limit: float | None = None,
         relaxation_solver=relax.backend, relaxation_runtime_s=relax.runtime_s,
         round_inversions=inversions, **{f"relaxation_{k}": v for k, v in relax.stats.items()})
     if np.isfinite(relax.bound):
-        res.lower_bound = max(0, int(np.ceil(relax.bound - 1e-6 * max(1.0, abs(relax.bound)))))
+        res.lower_bound = max(0, ceil_bound(relax.bound))
     return res

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hare_opt.heuristics.rules import solve_eft
 from hare_opt.model import Instance
 
 INF = math.inf
@@ -272,8 +273,6 @@ def _solve_cpsat(lm: LinearModel, start: list[float], time_limit: float | None,
 
 def _feasible_start(inst: Instance, tasks: RelaxedTasks) -> tuple[np.ndarray, np.ndarray, float]:
     """x, GPU per task and objective of the setup-free EFT schedule, in ``tasks`` order."""
-    from hare_opt.heuristics.rules import solve_eft
-
     free = setup_free(inst)
     res = solve_eft(free)
     sch = res.schedule

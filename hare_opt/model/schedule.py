@@ -1,4 +1,4 @@
-"""Schedules (what ran where and when) and solver results.
+"""Schedules: what ran where and when.
 
 A ``Schedule`` is columnar (one numpy array per field) because schedules of
 10^6 tasks are routine in the simulator and the benchmarks. Jobs and GPUs are
@@ -8,17 +8,13 @@ unknown id instead of failing to load it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from hare_opt.model.instance import Instance
-
-Status = Literal["optimal", "feasible", "infeasible", "unknown"]
-STATUSES: tuple[str, ...] = ("optimal", "feasible", "infeasible", "unknown")
 
 
 class Task(NamedTuple):
@@ -36,9 +32,21 @@ def _ints(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).reshape(-1)
 
 
+def _frozen(values: Any, column: np.ndarray) -> np.ndarray:
+    """``column`` as a read-only array the caller cannot change through ``values``."""
+    if column is values or column.base is not None:
+        column = column.copy()
+    column.flags.writeable = False
+    return column
+
+
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """Columns of executed tasks; ``end - start`` is the processing time (setup excluded)."""
+    """Columns of executed tasks; ``end - start`` is the processing time (setup excluded).
+
+    Immutable (frozen, read-only columns), so that a checker's report on it stays
+    true for as long as the object lives and need not be computed again.
+    """
 
     job: np.ndarray
     round: np.ndarray
@@ -48,10 +56,13 @@ class Schedule:
     end: np.ndarray
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "job", np.asarray(self.job, dtype=object).reshape(-1))
-        object.__setattr__(self, "gpu", np.asarray(self.gpu, dtype=object).reshape(-1))
+        for name in ("job", "gpu"):
+            raw = getattr(self, name)
+            object.__setattr__(self, name,
+                               _frozen(raw, np.asarray(raw, dtype=object).reshape(-1)))
         for name in ("round", "task", "start", "end"):
-            object.__setattr__(self, name, _ints(getattr(self, name)))
+            raw = getattr(self, name)
+            object.__setattr__(self, name, _frozen(raw, _ints(raw)))
         n = len(self.job)
         if any(len(getattr(self, f)) != n for f in ("round", "task", "gpu", "start", "end")):
             raise ValueError("schedule columns must have equal lengths")
@@ -107,46 +118,3 @@ class Schedule:
         order = np.lexsort((self.task, self.round, self.start, self.gpu.astype(str)))
         return Schedule(self.job[order], self.round[order], self.task[order], self.gpu[order],
                         self.start[order], self.end[order])
-
-
-@dataclass
-class Result:
-    """What a solver returns; the schedule file is its serialisation.
-
-    ``status`` is ``optimal`` only when the backend proved it. ``lower_bound``
-    is a proved bound on the optimum (or None); ``stats`` holds solver-specific
-    figures (nodes, LP value, flags such as a time-limited relaxation).
-    """
-
-    solver: str
-    status: Status
-    schedule: Schedule
-    objective: float | None = None
-    lower_bound: float | None = None
-    runtime_s: float = 0.0
-    instance: str = ""
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
-
-    @property
-    def gap(self) -> float | None:
-        """Relative gap (objective - bound) / objective; 0 when proved optimal."""
-        if self.status == "optimal":
-            return 0.0
-        if self.objective is None or self.lower_bound is None:
-            return None
-        if self.objective == 0:
-            return 0.0
-        return max(0.0, (self.objective - self.lower_bound) / abs(self.objective))
-
-    def summary(self) -> dict[str, Any]:
-        """The fields ``hare-opt solve --json`` prints."""
-        def num(x: float | None) -> float | None:
-            if x is None or (isinstance(x, float) and not math.isfinite(x)):
-                return None
-            return int(x) if float(x).is_integer() else float(x)
-        return {"status": self.status, "objective": num(self.objective),
-                "lower_bound": num(self.lower_bound), "runtime_s": round(self.runtime_s, 4)}

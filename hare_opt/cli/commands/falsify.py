@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hare_opt.falsify import Space, falsify, shrink
 from hare_opt.io import atomic_write_text, save_instance, save_result
-from hare_opt.solvers import get_solver
+from hare_opt.solvers import SOLVERS
 
 NAME = "falsify"
 HELP = "search for instances on which a heuristic is worst against OPT or a lower bound"
@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    get_solver(args.solver)  # unknown names: one-line error before any search
+    SOLVERS.spec(args.solver)  # unknown names: one-line error before any search
     if args.iterations is not None and args.iterations < 1:
         raise ValueError("--iterations must be positive")
     space = Space(args.max_tasks, args.max_gpus, args.max_time, args.model, args.min_gpus)

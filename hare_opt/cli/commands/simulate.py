@@ -38,10 +38,10 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
     from tqdm import tqdm
 
+    from hare_opt.generators import instance_switching, workload_instance
     from hare_opt.io import load_instance
     from hare_opt.sim import compare, policy_names, simulate
     from hare_opt.sim.policy import UnknownPolicyError
-    from hare_opt.sim.workloads import instance_switching, workload_instance
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     unknown = [p for p in policies if p not in policy_names()]

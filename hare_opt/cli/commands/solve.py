@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from hare_opt.cli.units import in_seconds
 from hare_opt.io import load_instance, save_result
+from hare_opt.model.units import in_seconds
 from hare_opt.solvers import solve, solver_names
 
 NAME = "solve"

@@ -12,18 +12,17 @@ Correctness, bounds and dominance: docs/formulations.md, "Branch and bound".
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
 import numpy as np
 
 from hare_opt.bounds.combinatorial import min_sync
-from hare_opt.checker import check
-from hare_opt.model import Instance, Result, Schedule
-from hare_opt.solvers.base import SolverError
+from hare_opt.model import GPU, Instance, Job, Result, Schedule, SolverError, Status
+from hare_opt.model.options import Run
 from hare_opt.solvers.bnb import _search as k
-from hare_opt.solvers.start import best_start
+from hare_opt.solvers.bnb.options import BnbOptions
+from hare_opt.solvers.start import best_start, finish
 
 #: Labels the dominance memo starts with; it doubles when full, up to ``memo_mb``.
 MEMO_START = 1 << 14
@@ -91,24 +90,19 @@ def _schedule(instance: Instance, moves: np.ndarray) -> Schedule:
     return Schedule.from_indices(instance, job, nth // k, nth % k, gpu, start)
 
 
-def solve_bnb(instance: Instance, *, time_limit: float | None = None,
-              hint: Result | None = None, memo_mb: float = 512,
-              node_limit: int | None = None) -> Result:
+def solve_bnb(instance: Instance, run: Run | None = None,
+              options: BnbOptions | None = None) -> Result:
     """Prove the optimum by branch and bound; ``optimal`` only when the search is complete.
 
-    ``hint``: a feasible result, the first incumbent (else ``best_start``'s).
-    The search looks only for schedules better than the incumbent, so a good one
-    prunes more. ``memo_mb``: memory for the dominance memo; when it is full the
-    search goes on without storing more (correct, less pruning). ``node_limit``: stop
-    after about that many nodes, like a time limit but reproducible.
-    On a time limit the schedule is the best found and the lower bound the lowest
-    bound of the subtrees not yet searched.
+    The run's hint (else ``best_start``'s) is the first incumbent. The search looks only
+    for schedules better than the incumbent, so a good one prunes more. ``memo_mb``:
+    memory for the dominance memo; when it is full the search goes on without storing
+    more (correct, less pruning). ``node_limit``: stop after about that many nodes, like
+    a time limit but reproducible. On a limit the schedule is the best found and the
+    lower bound the lowest bound of the subtrees not yet searched.
     """
-    t0 = time.perf_counter()
-    if not (isinstance(memo_mb, (int, float)) and memo_mb >= 0):
-        raise ValueError(f"bnb option memo_mb must be a number >= 0 (MB), got {memo_mb!r}")
-    if node_limit is not None and not (isinstance(node_limit, int) and node_limit >= 1):
-        raise ValueError(f"bnb option node_limit must be an integer >= 1, got {node_limit!r}")
+    run = run or Run()
+    opts = options or BnbOptions()
     n, m, total = instance.num_jobs, instance.num_gpus, instance.num_tasks
     width = k.layout(n, m)[-1]
     stack_bytes = (total + 1) * 8 * (width + 2 * n * m + 3)
@@ -117,16 +111,13 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
                           f"({total} tasks x {n} jobs x {m} GPUs needs "
                           f"{stack_bytes / 2**30:.1f} GiB of search stack); use cpsat, milp "
                           f"or portfolio")
-    if hint is not None:
-        report = check(instance, hint.schedule, max_messages=3)
-        if not report.feasible:
-            raise ValueError("hint: not a feasible schedule for this instance: "
-                             + "; ".join(report.violations))
-        source = "given"
+    if run.hint is not None:
+        start, source = run.hint, "given"
     else:
-        hint = best_start(instance)
-        source = hint.solver
-    upper = int(check(instance, hint.schedule).objective)
+        start = best_start(instance, run, heuristic=opts.start_heuristic)
+        source = start.solver
+    upper = int(start.objective)
+    memo_mb, node_limit = opts.memo_mb, opts.node_limit
     a = _arrays(instance)
     states = np.zeros((total + 1, width), dtype=np.int64)
     _, lo_last, _, lo_ready, _, _, _, _ = k.layout(n, m)
@@ -149,7 +140,7 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
     finished = root > upper - 1 + k.EPS
     if not finished:
         k.expand(states[0], 0, chj, chg, nch, p, fix, a["gtype"], n, m)
-    deadline = None if time_limit is None else t0 + time_limit
+    deadline = run.deadline
     chunk = 1000 if node_limit is None else max(1, min(1000, node_limit))
     while not finished:
         tick = time.perf_counter()
@@ -167,32 +158,32 @@ def solve_bnb(instance: Instance, *, time_limit: float | None = None,
         if node_limit is not None:
             chunk = max(1, min(chunk, node_limit - int(stats_arr[0])))
     improved = int(best[0]) < upper
-    schedule = _schedule(instance, best_moves) if improved else hint.schedule
-    objective = int(best[0])
+    schedule = _schedule(instance, best_moves) if improved else start.schedule
     if finished:
-        status, lower = "optimal", objective
+        status, lower = Status.OPTIMAL, None
     else:
         low = k.open_bound(states, chj, chg, nch, ptr, depth, best, *tail)
-        status = "feasible"
-        lower = min(objective, max(math.ceil(root - k.EPS), math.ceil(low - k.EPS)))
+        status, lower = Status.FEASIBLE, max(root - k.EPS, low - k.EPS)
     stats: dict[str, Any] = {
         "nodes": int(stats_arr[0]), "dominated": int(stats_arr[1]),
         "pruned_by_bound": int(stats_arr[3]), "improvements": int(stats_arr[2]),
         "memo_labels": int(memo.count[0]), "memo_full": memo.full,
         "root_bound": round(float(root), 3), "hint": source, "hint_objective": upper}
-    return Result("bnb", status, schedule, objective, lower, time.perf_counter() - t0,
-                  instance.name, stats)
+    result = finish(instance, run, "bnb", status, schedule, bound=lower, start=start,
+                    stats=stats)
+    if result.objective != int(best[0]):
+        raise SolverError(f"bnb: search value {int(best[0])} but its schedule scores "
+                          f"{result.objective}")
+    return result
 
 
 def warm_up() -> float:
     """Load (or, on the first run after installing, compile) the search kernel; returns
     seconds, so that callers that time solvers do not charge it to the first bnb solve."""
-    from hare_opt.model import GPU, Job
-
     t0 = time.perf_counter()
     inst = Instance((GPU("g0", "A"), GPU("g1", "A"), GPU("g2", "B")),
                     (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2, switch_overhead=1),
                      Job("j1", {"A": 1}, release=1, sync_time=1)), "warm-up")
-    solve_bnb(inst, hint=None, node_limit=1)  # the root's children: every kernel runs
+    solve_bnb(inst, Run(), BnbOptions(node_limit=1))  # the root's children: every kernel runs
     solve_bnb(inst)
     return time.perf_counter() - t0

@@ -15,17 +15,20 @@ from typing import Any
 
 import pandas as pd
 
+from hare_opt.bounds import lower_bound
 from hare_opt.model import Instance, Result
+from hare_opt.solvers import solve, solver_names
 
-HEURISTICS = ("hare", "hare-paper", "wspt", "fifo", "eft")
+
+def all_heuristics() -> tuple[str, ...]:
+    """Every registered heuristic and rule, in registration order."""
+    return tuple(solver_names("heuristic") + solver_names("rule"))
 
 
 def reference(inst: Instance, exact: Result | None, results: dict[str, Result] | None = None
               ) -> tuple[float, str, str]:
     """(value, 'opt' | 'lb', source): OPT when ``exact`` proved it, else the highest proved
     lower bound among ``hare_opt.bounds``, the exact run's and hare-paper's relaxation's."""
-    from hare_opt.bounds import lower_bound
-
     if exact is not None and exact.status == "optimal":
         return float(exact.objective), "opt", exact.solver
     found = {"bounds": lower_bound(inst)}
@@ -39,7 +42,7 @@ def reference(inst: Instance, exact: Result | None, results: dict[str, Result] |
     return valid[source], "lb", source
 
 
-def score(inst: Instance, *, heuristics: tuple[str, ...] | list[str] = HEURISTICS,
+def score(inst: Instance, *, heuristics: tuple[str, ...] | list[str] | None = None,
           exact: str | None = "portfolio", time_limit: float = 60.0,
           heuristic_time_limit: float | None = None) -> list[dict[str, Any]]:
     """One row per heuristic: objective, reference, ratio, runtime.
@@ -48,10 +51,8 @@ def score(inst: Instance, *, heuristics: tuple[str, ...] | list[str] = HEURISTIC
     result is never worse than the heuristics'. ``heuristic_time_limit`` caps
     heuristics that search (hare-paper's relaxation); default ``time_limit``.
     """
-    from hare_opt.solvers import solve
-
     results = {}
-    for name in heuristics:
+    for name in heuristics or all_heuristics():
         t0 = time.perf_counter()
         results[name] = solve(inst, name, time_limit=heuristic_time_limit or time_limit)
         results[name].runtime_s = time.perf_counter() - t0
