@@ -1,4 +1,5 @@
-"""The paper's Fig. 1 toy example, built in code (instances/fig1.json is written from it).
+"""Hand-built instances: the paper's Fig. 1 toy (instances/fig1.json is written from it),
+and the family that refutes the paper's Theorem 4 on one GPU.
 
 Times are in units of 0.5 s so that they are integers: the paper's per-task
 times on GPU1/GPU2/GPU3 are J1 1.5/2/1 s, J2 1/2/1 s, J3 2/1.5/0.5 s. J1 is one
@@ -43,3 +44,20 @@ def fig1_instance() -> Instance:
 def fig1_schedule(which: str) -> Schedule:
     """The paper's schedule (a), (b) or (c) of Fig. 1."""
     return Schedule.from_tasks(FIG1_SCHEDULES[which][2]).sorted()
+
+
+def smith_counterexample(k: int = 6, heavy: int = 100) -> Instance:
+    """1||sum w_j C_j (one GPU, R = K = 1, alpha = 1) on which Algorithm 1 is (k+2)/2-bad.
+
+    With a single Queyranne inequality per GPU the relaxation puts every start
+    at 0 except that of the job with the least w/p (``c``), so H orders the
+    rest by processing time alone: k light unit jobs run before the heavy job
+    ``d`` that Smith's rule runs first. docs/theory.md (a) gives the numbers.
+    """
+    m = Model()
+    m.add_gpu("G", id="g0")
+    m.add_job({"G": 1}, weight=1, id="c")
+    for i in range(k):
+        m.add_job({"G": 1}, weight=2, id=f"s{i}")
+    m.add_job({"G": 2}, weight=2 * heavy, id="d")
+    return m.build(f"smith-k{k}-w{heavy}")

@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from hare_opt.bounds import lower_bound
 from hare_opt.io import instance_from_dict, instance_to_dict
-from hare_opt.model import HareOptError, Instance, Model, Result
+from hare_opt.model import HareOptError, Instance, OptionError, Result
 from hare_opt.solvers import SolverError, claimed_factor, solve
 
 TYPES = ("A", "B", "C")
@@ -45,11 +45,11 @@ class Space:
 
     def __post_init__(self) -> None:
         if self.model not in ("paper", "full"):
-            raise ValueError(f"model must be 'paper' or 'full', got {self.model!r}")
+            raise OptionError(f"model must be 'paper' or 'full', got {self.model!r}")
         if self.max_tasks < 1 or self.max_gpus < 1 or self.max_time < 1:
-            raise ValueError("max_tasks, max_gpus and max_time must be positive")
+            raise OptionError("max_tasks, max_gpus and max_time must be positive")
         if not 1 <= self.min_gpus <= self.max_gpus:
-            raise ValueError("min_gpus must be between 1 and max_gpus")
+            raise OptionError("min_gpus must be between 1 and max_gpus")
 
 
 @dataclass
@@ -219,9 +219,9 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
     determined by ``seed`` (the exact solver runs single-threaded).
     """
     if against not in ("opt", "bound"):
-        raise ValueError(f"against must be 'opt' or 'bound', got {against!r}")
+        raise OptionError(f"against must be 'opt' or 'bound', got {against!r}")
     if budget <= 0:
-        raise ValueError("budget must be positive")
+        raise OptionError("budget must be positive")
     space = space or Space()
     rng = random.Random(seed)
     best = Finding(solver, against)
@@ -346,20 +346,3 @@ def _tick(bar, iterations: int | None, t0: float, best: Finding) -> None:
     bar.set_postfix_str(f"worst ratio {best.ratio:.4f}{claim}", refresh=False)
     # update() honours mininterval, so the bar redraws at most twice a second
     bar.update(1 if iterations is not None else min(bar.total, time.monotonic() - t0) - bar.n)
-
-
-def smith_counterexample(k: int = 6, heavy: int = 100) -> Instance:
-    """1||sum w_j C_j (one GPU, R = K = 1, alpha = 1) on which Algorithm 1 is (k+2)/2-bad.
-
-    With a single Queyranne inequality per GPU the relaxation puts every start
-    at 0 except that of the job with the least w/p (``c``), so H orders the
-    rest by processing time alone: k light unit jobs run before the heavy job
-    ``d`` that Smith's rule runs first. docs/theory.md (a) gives the numbers.
-    """
-    m = Model()
-    m.add_gpu("G", id="g0")
-    m.add_job({"G": 1}, weight=1, id="c")
-    for i in range(k):
-        m.add_job({"G": 1}, weight=2, id=f"s{i}")
-    m.add_job({"G": 2}, weight=2 * heavy, id="d")
-    return m.build(f"smith-k{k}-w{heavy}")

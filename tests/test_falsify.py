@@ -8,6 +8,7 @@ import pytest
 
 from hare_opt.checker import check
 from hare_opt.cli.main import main
+from hare_opt.examples import smith_counterexample
 from hare_opt.falsify import (
     Finding,
     Space,
@@ -17,7 +18,6 @@ from hare_opt.falsify import (
     mutate,
     random_candidate,
     shrink,
-    smith_counterexample,
 )
 from hare_opt.io import instance_to_dict, load_instance, load_result
 from hare_opt.solvers import solve

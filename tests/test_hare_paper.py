@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from strategies import instances
 
 from hare_opt.checker import check
-from hare_opt.falsify import claimed_guarantee, smith_counterexample
+from hare_opt.examples import smith_counterexample
+from hare_opt.falsify import claimed_guarantee
 from hare_opt.heuristics.relaxation import solve_relaxation
 from hare_opt.io import load_instance
 from hare_opt.model import Model

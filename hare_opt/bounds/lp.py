@@ -86,7 +86,7 @@ def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: floa
     # a job completing by b_l did its type-k work in [r_j, b_l] on m_k GPUs
     y_cap = np.minimum(1.0, inst.type_count[yk] * np.maximum(cuts[yl] - rel[yj], 0.0) / work_y)
     bounds = np.column_stack([np.zeros(ny + nq * nz), np.concatenate([y_cap, *caps])])
-    options = {"presolve": True}
+    options: dict[str, bool | float] = {"presolve": True}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
     res = linprog(np.concatenate([cost_y, np.zeros(nq * nz)]), A_eq=a_eq, b_eq=b_eq,

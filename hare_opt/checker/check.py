@@ -147,14 +147,14 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     over = ~first & (ss < prev_end)
     prev_row = np.roll(ok[by_gpu], 1)
     v.add("overlap", np.flatnonzero(over),
-          lambda m: f"{where(ok[by_gpu][m])}: starts before the gpu is free at {prev_end[m]} "
-                    f"(after {name(prev_row[m])})")
+          lambda m: f"{where(int(ok[by_gpu][m]))}: starts before the gpu is free at "
+                    f"{prev_end[m]} (after {name(int(prev_row[m]))})")
     switch = first | (js != np.roll(js, 1))
     ready_setup = np.maximum(prev_end, inst.release[js]) + inst.overhead[js]
     bad_setup = switch & ~over & (ss < ready_setup)
     v.add("setup", np.flatnonzero(bad_setup),
-          lambda m: f"{where(ok[by_gpu][m])}: needs setup {inst.overhead[js[m]]} after "
-                    f"{'nothing' if first[m] else name(prev_row[m])}, earliest start "
+          lambda m: f"{where(int(ok[by_gpu][m]))}: needs setup {inst.overhead[js[m]]} after "
+                    f"{'nothing' if first[m] else name(int(prev_row[m]))}, earliest start "
                     f"{ready_setup[m]}")
 
     # Metrics from the last round's barrier.

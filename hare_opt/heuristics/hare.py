@@ -1,9 +1,10 @@
 """Our ``hare`` heuristic: heterogeneity-aware priorities, whole rounds placed as blocks.
 
 Why it is built this way:
+
 * A job's tasks are identical, so the unit of decision is a *round*: it is
   placed in one go with the earliest barrier the GPUs' current state allows
-  (``engine.RoundEngine.place_round``), which weighs speed, setup and sync of
+  (``rounds.RoundEngine.place_round``), which weighs speed, setup and sync of
   every GPU type at once and touches only the GPUs it uses.
 * Which round goes next follows a job priority from Smith's ratio on a size
   that sees the cluster's speed for that job (fluid time on all eligible
@@ -33,7 +34,7 @@ from hare_opt.bounds import lower_bound
 from hare_opt.bounds.combinatorial import cluster_work
 from hare_opt.bounds.guarantee import guarantee_plan, lp_order, solo_span
 from hare_opt.heuristics.rounds import DISPATCH, RoundEngine
-from hare_opt.model import Instance, Result, Schedule
+from hare_opt.model import Instance, Result, Schedule, Status
 from hare_opt.model.options import Options, Run, option
 from hare_opt.model.planning import Warm
 
@@ -200,7 +201,7 @@ def solve_hare(instance: Instance, run: Run | None = None,
     if best.objective > bound:  # the theorem must not rely on the search: its schedule
         eng = DISPATCH["serial"](inst, g_order)
         best, evaluations = Candidate(eng.objective(), "serial", g_order, eng), evaluations + 1
-    return Result("hare", "feasible", best.schedule(), objective=best.objective,
+    return Result("hare", Status.FEASIBLE, best.schedule(), objective=best.objective,
                   lower_bound=lower_bound(inst, lp=False), runtime_s=run.elapsed(),
                   instance_name=inst.name,
                   stats={"dispatch": best.mode, "evaluations": evaluations,

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hare_opt.heuristics.rules import solve_eft
-from hare_opt.model import Instance
+from hare_opt.model import Instance, OptionError
 
 INF = math.inf
 
@@ -165,7 +165,8 @@ def build(inst: Instance, tasks: RelaxedTasks, start_x: np.ndarray, start_gpu: n
                     cost=float(w[n]) if last else 0.0)
             for i in ids:
                 row = {b: 1.0, xcol[i]: -1.0}
-                row.update({ycol[i, m]: -float(d[n, m]) for m in np.flatnonzero(inst.eligible[n])})
+                row.update({ycol[i, m]: -float(d[n, m])
+                            for m in np.flatnonzero(inst.eligible[n]).tolist()})
                 lm.row(row, lo=0.0)
                 if not last:
                     lm.row({xcol[i + k]: 1.0, b: -1.0}, lo=0.0)
@@ -289,7 +290,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
     schedule) stands in for the relaxation, flagged as not optimal, no bound.
     """
     if backend not in ("highs", "cpsat"):
-        raise ValueError(f"relaxation_solver must be 'highs' or 'cpsat', got {backend!r}")
+        raise OptionError(f"relaxation_solver must be 'highs' or 'cpsat', got {backend!r}")
     t0 = time.perf_counter()
     tasks = RelaxedTasks.of(inst)
     x0, g0, upper = _feasible_start(inst, tasks)

@@ -200,8 +200,8 @@ def result_from_dict(data: Any) -> Result:
     cols = _task_columns(tasks)
     if cols is None:
         cols = _task_columns_strict(tasks)
-    schedule = Schedule(np.array(cols["job"], dtype=object), cols["round"], cols["task"],
-                        np.array(cols["gpu"], dtype=object), cols["start"], cols["end"])
+    schedule = Schedule(*(np.asarray(cols[k], dtype=object if k in ("job", "gpu") else np.int64)
+                          for k in _TASK_KEYS))
     runtime = _number(data.get("runtime_s"), "runtime_s")
     for key in ("instance", "solver"):
         if not isinstance(data.get(key, ""), str):
@@ -230,7 +230,6 @@ def _task_columns(tasks: list) -> dict[str, Any] | None:
         else:
             if not all(type(v) is int and -2**62 < v < 2**62 for v in col):
                 return None
-            col = np.array(col, dtype=np.int64)
         cols[k] = col
     return cols
 

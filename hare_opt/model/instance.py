@@ -1,4 +1,4 @@
-"""Problem model: GPUs, jobs and instances (spec: shared/spec/problem.md).
+"""Problem model: GPUs, jobs and instances (specification: docs/spec.md).
 
 The types are frozen and validate on construction, so every solver can trust
 an ``Instance`` without checking it again. Dense numpy views by job x GPU and
@@ -147,7 +147,8 @@ class Instance:
     jobs: tuple[Job, ...]
     name: str = "instance"
     time_unit: str = "s"
-    _index: dict = field(default=None, init=False, repr=False, compare=False)
+    _index: dict[str, dict[str, int]] = field(default_factory=dict, init=False, repr=False,
+                                              compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gpus", tuple(self.gpus))

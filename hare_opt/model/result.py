@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from hare_opt.model.errors import ScheduleError
 from hare_opt.model.instance import Instance
 from hare_opt.model.schedule import Schedule
 
@@ -102,7 +103,7 @@ class Result:
             try:
                 value = Status(value)
             except ValueError:
-                raise ValueError(f"status must be one of {STATUSES}, got {value!r}") from None
+                raise ScheduleError(f"status must be one of {STATUSES}, got {value!r}") from None
         object.__setattr__(self, name, value)
 
     @classmethod

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from hare_opt.model.errors import ScheduleError
 from hare_opt.model.instance import Instance
 
 
@@ -65,7 +66,7 @@ class Schedule:
             object.__setattr__(self, name, _frozen(raw, _ints(raw)))
         n = len(self.job)
         if any(len(getattr(self, f)) != n for f in ("round", "task", "gpu", "start", "end")):
-            raise ValueError("schedule columns must have equal lengths")
+            raise ScheduleError("schedule columns must have equal lengths")
 
     def __len__(self) -> int:
         return len(self.job)
@@ -88,8 +89,8 @@ class Schedule:
         if not rows:
             z = np.zeros(0, dtype=np.int64)
             return cls(np.zeros(0, dtype=object), z, z, np.zeros(0, dtype=object), z, z)
-        cols = list(zip(*rows))
-        return cls(*cols)
+        job, rnd, task, gpu, start, end = (np.asarray(c) for c in zip(*rows))
+        return cls(job, rnd, task, gpu, start, end)
 
     @classmethod
     def from_indices(cls, instance: Instance, job: Any, round: Any, task: Any, gpu: Any,

@@ -16,8 +16,7 @@ import pandas as pd
 
 from hare_opt.bounds import guarantee, lower_bound
 from hare_opt.checker import check
-from hare_opt.examples import FIG1_SCHEDULES, fig1_instance, fig1_schedule
-from hare_opt.falsify import smith_counterexample
+from hare_opt.examples import FIG1_SCHEDULES, fig1_instance, fig1_schedule, smith_counterexample
 from hare_opt.generators import TESTBED, paper_instance, random_instance
 from hare_opt.model.units import unit_seconds
 from hare_opt.plot import gantt

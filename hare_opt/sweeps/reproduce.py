@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from hare_opt.io import atomic_write_text
+from hare_opt.model import OptionError
 from hare_opt.sweeps.catalog import ITEMS, NOTES
 from hare_opt.sweeps.sweep import Cell, Store, run_cells
 
@@ -48,7 +49,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     names = only or list(ITEMS)
     unknown = [n for n in names if n not in ITEMS]
     if unknown:
-        raise ValueError(f"unknown item(s) {unknown}; choose from {', '.join(ITEMS)}")
+        raise OptionError(f"unknown item(s) {unknown}; choose from {', '.join(ITEMS)}")
     outcomes = []
     for name in names:
         item = ITEMS[name]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hare_opt.falsify import Space, falsify, shrink
 from hare_opt.io import atomic_write_text, save_instance, save_result
+from hare_opt.model import OptionError
 from hare_opt.solvers import SOLVERS
 
 NAME = "falsify"
@@ -46,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     SOLVERS.spec(args.solver)  # unknown names: one-line error before any search
     if args.iterations is not None and args.iterations < 1:
-        raise ValueError("--iterations must be positive")
+        raise OptionError("--iterations must be positive")
     space = Space(args.max_tasks, args.max_gpus, args.max_time, args.model, args.min_gpus)
     f = falsify(args.solver, against=args.against, budget=args.budget,
                 iterations=args.iterations, seed=args.seed, space=space, exact=args.exact,

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from hare_opt.model import OptionError
+
 NAME = "simulate"
 HELP = "simulate online scheduling policies on an instance or a generated workload"
 
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise UnknownPolicyError(f"--policies: unknown {unknown or 'empty list'}; choose from "
                                  f"{', '.join(policy_names())}")
     if args.jobs < 1:
-        raise ValueError("--jobs must be positive")
+        raise OptionError("--jobs must be positive")
     if args.instance:
         inst = instance_switching(load_instance(args.instance), args.switching)
     else:

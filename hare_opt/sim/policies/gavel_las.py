@@ -87,10 +87,10 @@ class GavelLASPolicy(GangPolicy):
         pairs = []
         for j in self.waiting:
             age = max(1, sim.now - int(inst.release[j]))
-            for tt in np.flatnonzero(self.fits[j]):
-                share = self.received[j, tt] / age
-                prio = self.alloc[j][tt] / max(share, 1e-9)
-                pairs.append((-prio, int(inst.release[j]), j, int(tt)))
+            for t in np.flatnonzero(self.fits[j]).tolist():
+                share = self.received[j, t] / age
+                prio = self.alloc[j][t] / max(share, 1e-9)
+                pairs.append((-prio, int(inst.release[j]), j, t))
         pairs.sort()
         free = self.idle_by_type(sim)
         for _, _, j, tt in pairs:

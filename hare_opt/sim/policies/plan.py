@@ -203,7 +203,7 @@ class PlanPolicy:
                  for j, f in cand}
         cand.sort(key=lambda c: (-ratio[c[0]], c[0]))
         budget = self.budget
-        chosen = []
+        chosen: list[tuple[int, int, int, int]] = []  # job, first round, kept, remaining
         for j, first in cand:
             rem = int(inst.rounds[j]) - first
             k = int(inst.tasks_per_round[j])

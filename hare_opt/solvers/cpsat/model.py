@@ -45,7 +45,7 @@ class Built:
     used: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (task, gpu)
     intervals: list[list[cp_model.IntervalVar]] = field(default_factory=list)  # per GPU
     switch: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (task, gpu)
-    objective: cp_model.LinearExpr | None = None
+    objective: cp_model.LinearExpr | int = 0
     horizon: int = 0
     stats: dict = field(default_factory=dict)
     window: list[tuple[int, int]] = field(default_factory=list)  # start domain per task
@@ -145,7 +145,8 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
         built.stats["time_indexed"] = _add_time_indexed(built, inst, features.time_indexed)
     if features.set_times:
         m.add_decision_strategy(start, cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
-    built.objective = sum(w[j] * barrier[j][-1] for j in range(inst.num_jobs))
+    built.objective = cp_model.LinearExpr.weighted_sum(
+        [barrier[j][-1] for j in range(inst.num_jobs)], w)
     if upper_bound is not None:
         m.add(built.objective <= upper_bound)
     m.minimize(built.objective)
@@ -186,7 +187,7 @@ def _add_gpu_precedence(b: Built) -> None:
     for group in b.tasks.type_groups():
         if len(group) < 2:
             continue
-        prev: dict[int, cp_model.IntVar | None] = dict.fromkeys(group)
+        prev: dict[int, cp_model.IntVar] = {}
         for i, lits in enumerate(b.assign):
             if group[0] not in lits:
                 continue  # the job cannot run on this type
@@ -197,7 +198,7 @@ def _add_gpu_precedence(b: Built) -> None:
                 else:
                     m.add_implication(lits[group[h]], before)
             for g in group[:-1]:
-                if prev[g] is None:
+                if g not in prev:
                     prev[g] = lits[g]
                 else:
                     u = m.new_bool_var(f"u{i}_{g}")
@@ -235,7 +236,7 @@ def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered:
     """
     m, tasks = b.model, b.tasks
     jobs, rounds, nums = tasks.job, tasks.round, tasks.task
-    arcs: list[tuple[int, int, cp_model.IntVar]] = []
+    arcs: list[tuple[int, int, cp_model.LiteralT]] = []
     empty = m.new_bool_var(f"empty{g}")
     arcs.append((0, 0, empty))
     b.arcs[g] = {(-1, -1): empty}

@@ -45,8 +45,8 @@ def add_hint(b: Built, instance: Instance, schedule: Schedule) -> None:
     for (i, g), var in b.used.items():
         m.add_hint(var, int((gpu[: i + 1] == g).any()))
     for g, arcs in b.arcs.items():
-        seq = np.flatnonzero(gpu == g)
-        seq = [-1, *seq[np.argsort(start[seq], kind="stable")].tolist(), -1]
+        on_g = np.flatnonzero(gpu == g)
+        seq = [-1, *on_g[np.argsort(start[on_g], kind="stable")].tolist(), -1]
         follows = set(zip(seq, seq[1:])) if len(seq) > 2 else {(-1, -1)}
         for pair, lit in arcs.items():
             m.add_hint(lit, int(pair in follows))
@@ -146,7 +146,7 @@ def solve_cpsat(instance: Instance, run: Run | None = None,
                                       **relaxed.stats, "hint": source,
                                       "relaxed_status": "optimal and feasible"},
                                   start=Result.checked("relaxation", Status.FEASIBLE, report))
-                if upper is None or report.objective < upper:
+                if report.objective is not None and (upper is None or report.objective < upper):
                     start = Result.checked("relaxation", Status.FEASIBLE, report)
                     source, upper = "relaxation", int(start.objective)
         if math.isfinite(relaxed.bound):

@@ -97,7 +97,8 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
     if lp_bound or not mip:
         n = h.getNumCol()
         idx = np.arange(n, dtype=np.int32)
-        kinds = np.array([int(h.getColIntegrality(i)[1]) for i in range(n)], dtype=np.uint8)
+        kinds = np.array([int(h.getColIntegrality(i)[1])  # type: ignore[attr-defined]  # not in the stubs
+                          for i in range(n)], dtype=np.uint8)
         h.changeColsIntegrality(n, idx, np.zeros(n, dtype=np.uint8))
         t_lp = time.perf_counter()
         _run(h, remaining())

@@ -52,12 +52,13 @@ def _worker() -> None:
     instance document, shared options, backend options) pickled on stdin, write
     ("ok", Result) or ("error", text) pickled on stdout."""
     name, doc, shared, options = pickle.load(sys.stdin.buffer)
+    out: tuple[str, Result | str]
     try:
-        out = ("ok", solve(instance_from_dict(doc), name, **shared, **options))
+        result = solve(instance_from_dict(doc), name, **shared, **options)
+        result.report = None  # reports hold the instance; the parent checks what it keeps
+        out = ("ok", result)
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
         out = ("error", f"{type(exc).__name__}: {exc}")
-    if out[0] == "ok":
-        out[1].report = None  # the parent checks what it keeps; reports hold the instance
     sys.stdout.buffer.write(pickle.dumps(out))
 
 
@@ -123,29 +124,30 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
         share = QUICK_CAP_S if run.time_limit is None else min(QUICK_CAP_S,
                                                                QUICK_SHARE * run.time_limit)
         quick = [b for b in ("cpsat", "bnb") if b == "cpsat" or b in opts.backends]
-        for name in quick:
+        for backend in quick:
             try:  # the backends' own defaults here (two threads), not the children's
-                found = solve(instance, name, time_limit=share, hint=hint, seed=run.seed,
+                found = solve(instance, backend, time_limit=share, hint=hint, seed=run.seed,
                               threads=run.threads, log=run.log,
-                              **opts.backend_options.get(name, {}))
+                              **opts.backend_options.get(backend, {}))
             except SolverError as exc:  # e.g. too large for bnb: its child run says so too
-                stats[f"quick_{name}"] = f"{type(exc).__name__}: {exc}"
+                stats[f"quick_{backend}"] = f"{type(exc).__name__}: {exc}"
                 continue
-            stats[f"quick_{name}"] = _brief(found)
+            stats[f"quick_{backend}"] = _brief(found)
             if found.status == Status.OPTIMAL:
                 found.solver, found.runtime_s = "portfolio", run.elapsed()
-                found.stats.update(proved_by=f"quick {name}",
+                found.stats.update(proved_by=f"quick {backend}",
                                    **{k: v for k, v in stats.items() if k.startswith("quick")})
                 return found
             if found.status == Status.FEASIBLE:
-                results[f"quick_{name}"] = found
+                results[f"quick_{backend}"] = found
                 if hint is None or found.objective < hint.objective or (
-                        name == "cpsat" and found.objective <= hint.objective):
+                        backend == "cpsat" and found.objective <= hint.objective):
                     hint = found
     left = run.remaining(floor=0.5)
     doc = instance_to_dict(instance)
     shared = {"time_limit": left, "seed": run.seed, "threads": 1, "log": run.log}
-    runs, done = {}, queue.Queue()
+    runs: dict[str, tuple[subprocess.Popen, threading.Thread, list]] = {}
+    done: queue.Queue[str] = queue.Queue()
     # The report holds the instance (not picklable, and the child checks the hint anyway).
     sent = None if hint is None else dataclasses.replace(hint, report=None)
     for name in opts.backends:
@@ -156,20 +158,20 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
         while waiting:
             timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
             try:
-                name = done.get(timeout=timeout)
+                finished = done.get(timeout=timeout)
             except queue.Empty:
                 stats.update({f"{n}_error": "stopped: no answer after the time limit"
                               for n in waiting})
                 break
-            waiting.discard(name)
-            kind, payload = runs[name][2][0]
+            waiting.discard(finished)
+            kind, payload = runs[finished][2][0]
             if kind == "ok":
-                results[name] = payload
-                stats[name] = _brief(payload)
+                results[finished] = payload
+                stats[finished] = _brief(payload)
                 if payload.status == Status.OPTIMAL:
                     break  # proved: the other runs are no longer needed
             else:
-                stats[f"{name}_error"] = payload
+                stats[f"{finished}_error"] = payload
     finally:
         for proc, thread, _ in runs.values():
             if proc.poll() is None:
