@@ -192,7 +192,7 @@ def _add_gpu_precedence(b: Built) -> None:
             if group[0] not in lits:
                 continue  # the job cannot run on this type
             for h in range(1, len(group)):
-                before = prev[group[h - 1]]
+                before = prev.get(group[h - 1])
                 if before is None:
                     m.add(lits[group[h]] == 0)
                 else:
