@@ -8,6 +8,7 @@ literal enumeration in test_model.py).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -103,3 +104,16 @@ def one_job(inst: Instance) -> int:
     rounds = int(inst.rounds[0])
     span = inst.min_round_time(0, setup=True) + (rounds - 1) * inst.min_round_time(0, setup=False)
     return int(inst.weight[0]) * (int(inst.release[0]) + span)
+
+
+def round_time(proc, sync, count: int, setup: int) -> int:
+    """min over all placements of ``count`` tasks of the latest (setup + n p + s) of a used GPU.
+
+    The span depends only on how many tasks each GPU gets, so enumerating the
+    count vectors covers every assignment.
+    """
+    best = math.inf
+    for n in itertools.product(range(count + 1), repeat=len(proc)):
+        if sum(n) == count:
+            best = min(best, max(setup + c * p + s for c, p, s in zip(n, proc, sync) if c))
+    return best
