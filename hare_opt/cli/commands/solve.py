@@ -24,7 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print {status, objective, lower_bound, runtime_s} as JSON")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="solver option, e.g. --option num_workers=2 (repeatable)")
+                   help="solver option, e.g. --option node_limit=1000 (repeatable; shared "
+                        "options: seed, threads, log)")
 
 
 def _options(pairs: list[str]) -> dict:
