@@ -14,7 +14,12 @@ import time
 import numpy as np
 
 from hare_opt.heuristics.listsched import ClusterState
-from hare_opt.heuristics.relaxation import Relaxation, solve_relaxation
+from hare_opt.heuristics.relaxation import (
+    MAX_ASSIGNMENTS,
+    Relaxation,
+    availability,
+    solve_relaxation,
+)
 from hare_opt.model import Instance, Result
 
 
@@ -47,13 +52,16 @@ def task_order(inst: Instance, relax: Relaxation) -> tuple[np.ndarray, int]:
     return t.job[order], inversions
 
 
-def list_schedule(inst: Instance, jobs: np.ndarray) -> ClusterState:
+def list_schedule(inst: Instance, jobs: np.ndarray, gpu_available=None) -> ClusterState:
     """Step 3: each task to the eligible GPU free earliest (phi_m), as early as it can start.
 
     Ties between equally free GPUs go to the earlier start (setup included),
     then the earlier end, then the lower index; the paper does not say.
+    GPU m is free from ``gpu_available[m]`` (rounded up: times are integers).
     """
     state = ClusterState(inst)
+    if gpu_available is not None:
+        state.free[:] = np.ceil(availability(inst, gpu_available)).astype(np.int64)
     for n in jobs.tolist():
         starts = state.starts(n)
         ok = inst.eligible[n]
@@ -85,23 +93,27 @@ def lemma_ratios(inst: Instance, relax: Relaxation, state: ClusterState) -> tupl
 
 def solve_hare_paper(instance: Instance, *, time_limit: float | None = None,
                      relaxation_solver: str = "highs", threads: int | None = None,
-                     max_pairs: int = 200_000) -> Result:
-    """Algorithm 1; a time-limited relaxation is flagged ``relaxation_optimal: False``.
+                     node_limit: int | None = None, max_rounds: int | None = None,
+                     gpu_available=None, max_assignments: int = MAX_ASSIGNMENTS) -> Result:
+    """Algorithm 1; a relaxation stopped by a limit is flagged ``relaxation_optimal: False``.
 
     ``lower_bound`` is the relaxation's proved bound (rounded up: objectives
     are integers), which bounds OPT from below with or without setups.
+    ``node_limit``/``max_rounds`` are deterministic limits on the relaxation;
+    ``gpu_available``: per GPU, the time it becomes free (a running cluster).
     """
     t0 = time.perf_counter()
     relax = solve_relaxation(instance, backend=relaxation_solver, time_limit=time_limit,
-                             threads=threads, max_pairs=max_pairs)
+                             threads=threads, node_limit=node_limit, max_rounds=max_rounds,
+                             gpu_available=gpu_available, max_assignments=max_assignments)
     jobs, inversions = task_order(instance, relax)
-    state = list_schedule(instance, jobs)
+    state = list_schedule(instance, jobs, gpu_available)
     res = state.result(
         "hare-paper", time.perf_counter() - t0, relaxation_optimal=relax.optimal,
         relaxation_objective=relax.objective,
         relaxation_bound=relax.bound if np.isfinite(relax.bound) else None,
         relaxation_solver=relax.backend, relaxation_runtime_s=relax.runtime_s,
         round_inversions=inversions, **{f"relaxation_{k}": v for k, v in relax.stats.items()})
-    if np.isfinite(relax.bound):
+    if np.isfinite(relax.bound) and gpu_available is None:
         res.lower_bound = max(0, int(np.ceil(relax.bound - 1e-6 * max(1.0, abs(relax.bound)))))
     return res
