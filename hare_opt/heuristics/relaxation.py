@@ -193,34 +193,138 @@ def hare_assignment(inst: Instance) -> np.ndarray:
     return _assignment(free, solve_hare(free).schedule)[1]
 
 
+class AssignmentLP:
+    """The relaxation with y fixed: an LP in x, whose optimum is a feasible point.
+
+    Kept in one HiGHS object so that moving a task to another GPU changes a few
+    coefficients and re-solves from the previous basis (the local search).
+    """
+
+    def __init__(self, inst: Instance, tasks: RelaxedTasks, gpu: np.ndarray,
+                 avail: np.ndarray):
+        self.inst, self.tasks, self.avail = inst, tasks, avail
+        self.gpu = gpu.copy()
+        self.proc = np.where(inst.eligible, inst.proc, 0)[tasks.job].astype(float)  # (T, M)
+        self.span = (inst.proc + inst.sync)[tasks.job].astype(float)
+        p = self.proc[np.arange(len(gpu)), gpu]
+        self.load = np.bincount(gpu, weights=p, minlength=inst.num_gpus)
+        self.square = np.bincount(gpu, weights=p * p, minlength=inst.num_gpus)
+        lm = LinearModel()
+        self.xcol = [lm.var(self._lower(i, int(m)), INF) for i, m in enumerate(gpu.tolist())]
+        self.brow = np.empty(len(gpu), dtype=np.int64)
+        prev = None
+        for ids in tasks.rounds():
+            n = int(tasks.job[ids[0]])
+            last = tasks.round[ids[0]] == inst.rounds[n] - 1
+            b = lm.var(0.0, INF, cost=float(inst.weight[n]) if last else 0.0)
+            for i in ids.tolist():
+                self.brow[i] = len(lm.rows)
+                lm.row({b: 1.0, self.xcol[i]: -1.0}, lo=self.span[i, gpu[i]])
+                if prev is not None:
+                    lm.row({self.xcol[i]: 1.0, prev: -1.0}, lo=0.0)
+            prev = None if last else b
+        self.qrow = np.arange(len(lm.rows), len(lm.rows) + inst.num_gpus)
+        for m in range(inst.num_gpus):  # one row per GPU, empty ones too (tasks move)
+            on = np.flatnonzero(gpu == m).tolist()
+            lm.row({self.xcol[i]: p[i] for i in on}, lo=self._need(m))
+        self.h = _to_highs(lm, mip=False)
+        self.objective = self.solve()
+
+    def _lower(self, i: int, m: int) -> float:
+        return float(max(self.inst.release[self.tasks.job[i]], self.avail[m]))
+
+    def _need(self, m: int) -> float:
+        """(L^2 - Q) / 2 + A L: what sum_i p x on GPU m must reach."""
+        return (self.load[m] ** 2 - self.square[m]) / 2 + self.avail[m] * self.load[m]
+
+    def solve(self) -> float:
+        self.h.run()
+        if self.h.getModelStatus() != _highspy().HighsModelStatus.kOptimal:
+            raise HareOptError("the LP with the assignment fixed ended with "
+                               f"{self.h.modelStatusToString(self.h.getModelStatus())}")
+        self.objective = float(self.h.getInfo().objective_function_value)
+        return self.objective
+
+    def move(self, i: int, m: int) -> None:
+        """Put task i on GPU m (call ``solve`` after)."""
+        old = int(self.gpu[i])
+        p, q = self.proc[i, old], self.proc[i, m]
+        self.gpu[i] = m
+        self.load[old] -= p
+        self.square[old] -= p * p
+        self.load[m] += q
+        self.square[m] += q * q
+        self.h.changeCoeff(int(self.qrow[old]), self.xcol[i], 0.0)
+        self.h.changeCoeff(int(self.qrow[m]), self.xcol[i], q)
+        for g in (old, m):
+            self.h.changeRowBounds(int(self.qrow[g]), self._need(g), INF)
+        self.h.changeRowBounds(int(self.brow[i]), self.span[i, m], INF)
+        self.h.changeColBounds(self.xcol[i], self._lower(i, m), INF)
+
+    def point(self) -> Point:
+        x = np.array(self.h.getSolution().col_value)[:len(self.xcol)]
+        return canonical(self.tasks, Point(x, self.gpu.copy(), self.objective))
+
+    def estimates(self) -> np.ndarray:
+        """(T, M) first-order change of the objective if task i moved to GPU m (from duals).
+
+        Leaving m relaxes its row by p (L_m - p + A_m - x_i), joining m' tightens
+        that of m' by p' (L_m' + A_m' - x_i), the barrier row moves by d' - d.
+        """
+        sol = self.h.getSolution()
+        dual = np.abs(np.array(sol.row_dual))
+        lam, mu = dual[self.qrow], dual[self.brow]
+        x = np.array(sol.col_value)[:len(self.xcol)]
+        t = np.arange(len(self.gpu))
+        g = self.gpu
+        p, d = self.proc[t, g], self.span[t, g]
+        leave = lam[g] * p * (self.load[g] - p + self.avail[g] - x)
+        join = lam[None, :] * self.proc * (self.load + self.avail)[None, :] - \
+            lam[None, :] * self.proc * x[:, None]
+        est = mu[:, None] * (self.span - d[:, None]) + join - leave[:, None]
+        est[~self.inst.eligible[self.tasks.job]] = INF
+        est[t, g] = INF
+        return est
+
+
 def fixed_assignment_lp(inst: Instance, tasks: RelaxedTasks, gpu: np.ndarray,
                         avail: np.ndarray) -> Point:
-    """The relaxation with y fixed to ``gpu``: an LP in x, whose optimum is a feasible point."""
-    lm = LinearModel()
-    p = inst.proc[tasks.job, gpu].astype(float)
-    d = (inst.proc + inst.sync)[tasks.job, gpu].astype(float)
-    lo = np.maximum(inst.release[tasks.job], avail[gpu])
-    xcol = [lm.var(float(v), INF) for v in lo]
-    prev = None
-    for ids in tasks.rounds():
-        n = int(tasks.job[ids[0]])
-        last = tasks.round[ids[0]] == inst.rounds[n] - 1
-        b = lm.var(0.0, INF, cost=float(inst.weight[n]) if last else 0.0)
-        for i in ids.tolist():
-            lm.row({b: 1.0, xcol[i]: -1.0}, lo=d[i])
-            if prev is not None:
-                lm.row({xcol[i]: 1.0, prev: -1.0}, lo=0.0)
-        prev = None if last else b
-    for m in range(inst.num_gpus):
-        on = np.flatnonzero(gpu == m)
-        if on.size:
-            load, sq = p[on].sum(), (p[on] ** 2).sum()
-            lm.row({xcol[i]: p[i] for i in on.tolist()},
-                   lo=(load * load - sq) / 2 + avail[m] * load)
-    run = _highs(lm, None, mip=False)
-    if not run["optimal"]:
-        raise HareOptError(f"the LP with the assignment fixed ended with {run['status']}")
-    return Point(run["values"][:len(xcol)], gpu.copy(), float(run["objective"]))
+    """The relaxation's best point with y fixed to ``gpu``."""
+    return AssignmentLP(inst, tasks, gpu, avail).point()
+
+
+def canonical(tasks: RelaxedTasks, pt: Point) -> Point:
+    """The same point with each round's (identical) tasks listed by GPU, then start."""
+    key = np.lexsort((pt.x, pt.gpu, tasks.round, tasks.job))
+    return Point(pt.x[key], pt.gpu[key], pt.objective)
+
+
+def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
+                 deadline: float | None = None) -> tuple[Point, int]:
+    """Move one task at a time while the LP improves; moves tried in the duals' order.
+
+    At most ``evaluations`` LP solves (deterministic) and, if given, until
+    ``deadline`` (perf_counter). Returns the best point and the solves used.
+    """
+    used = 0
+    while used < evaluations and (deadline is None or time.perf_counter() < deadline):
+        est = lp.estimates()
+        order = np.argsort(est, axis=None, kind="stable")[:tries]
+        before = lp.objective
+        for flat in order.tolist():
+            i, m = divmod(flat, est.shape[1])
+            if est[i, m] >= 0 or used >= evaluations:
+                break
+            old = int(lp.gpu[i])
+            lp.move(i, m)
+            used += 1
+            if lp.solve() < before - 1e-9 * max(1.0, abs(before)):
+                break
+            lp.move(i, old)
+            lp.solve()
+        if lp.objective >= before - 1e-9 * max(1.0, abs(before)):
+            break
+    return lp.point(), used
 
 
 # --- the compact model ----------------------------------------------------------
@@ -401,26 +505,18 @@ def _quiet_stdout():
         os.close(saved)
 
 
-def _highs(lm: LinearModel, start: list[float] | None, *, mip: bool = True,
-           time_limit: float | None = None, node_limit: int | None = None,
-           threads: int | None = None, log: bool = False) -> dict:
-    """Run HiGHS; ``optimal`` only on its model status kOptimal, never on a limit."""
+def _highspy():
     import highspy
 
+    return highspy
+
+
+def _to_highs(lm: LinearModel, *, mip: bool):
+    """A quiet HiGHS object holding ``lm``."""
+    highspy = _highspy()
     with _quiet_stdout():  # HiGHS prints a banner on its first construction
         h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(log))
-    h.setOptionValue("mip_rel_gap", 0.0)
-    h.setOptionValue("mip_abs_gap", 1e-7)
-    if threads:  # HiGHS keeps one global scheduler: a thread count differing from it fails
-        h.resetGlobalScheduler(True)
-        h.setOptionValue("threads", threads)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
-    if node_limit is not None:
-        h.setOptionValue("mip_max_nodes", max(int(node_limit), 0))
-    for k, v in HIGHS_OPTIONS.items():
-        h.setOptionValue(k, v)
+    h.setOptionValue("output_flag", False)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(lm.lb), len(lm.rows)
     lp.col_cost_ = np.array(lm.cost)
@@ -436,6 +532,26 @@ def _highs(lm: LinearModel, start: list[float] | None, *, mip: bool = True,
         lp.integrality_ = [highspy.HighsVarType.kInteger if b else
                            highspy.HighsVarType.kContinuous for b in lm.integer]
     h.passModel(lp)
+    return h
+
+
+def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | None = None,
+           node_limit: int | None = None, threads: int | None = None, log: bool = False) -> dict:
+    """Run the MILP; ``optimal`` only on HiGHS's model status kOptimal, never on a limit."""
+    highspy = _highspy()
+    h = _to_highs(lm, mip=True)
+    h.setOptionValue("output_flag", bool(log))
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_abs_gap", 1e-7)
+    if threads:  # HiGHS keeps one global scheduler: a thread count differing from it fails
+        h.resetGlobalScheduler(True)
+        h.setOptionValue("threads", threads)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+    if node_limit is not None:
+        h.setOptionValue("mip_max_nodes", max(int(node_limit), 0))
+    for k, v in HIGHS_OPTIONS.items():
+        h.setOptionValue(k, v)
     if start is not None:
         sol = highspy.HighsSolution()
         sol.col_value = start
@@ -449,16 +565,14 @@ def _highs(lm: LinearModel, start: list[float] | None, *, mip: bool = True,
     values = np.array(h.getSolution().col_value) if has else None
     if optimal:
         bound = info.objective_function_value
-    elif mip:
-        bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) else -INF
     else:
-        bound = -INF
+        bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) else -INF
     stopped = {highspy.HighsModelStatus.kTimeLimit: "time_limit",
                highspy.HighsModelStatus.kSolutionLimit: "node_limit",
                highspy.HighsModelStatus.kIterationLimit: "iteration_limit"}.get(status)
     return {"values": values, "objective": info.objective_function_value if has else INF,
             "bound": bound, "optimal": optimal, "status": h.modelStatusToString(status),
-            "stopped": stopped, "nodes": int(info.mip_node_count) if mip else 0}
+            "stopped": stopped, "nodes": int(info.mip_node_count)}
 
 
 def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
@@ -548,8 +662,8 @@ def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
 def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: float | None = None,
                      threads: int | None = None, node_limit: int | None = None,
                      max_rounds: int | None = None, gpu_available=None,
-                     ladder_ratio: float = 1.05, max_assignments: int = MAX_ASSIGNMENTS,
-                     log: bool = False) -> Relaxation:
+                     ladder_ratio: float = 1.05, search_evals: int = 400,
+                     max_assignments: int = MAX_ASSIGNMENTS, log: bool = False) -> Relaxation:
     """Solve Hare_Sched_RL; under a limit the incumbent comes with the proved bound.
 
     ``node_limit`` (B&B nodes over all rounds) and ``max_rounds`` are
@@ -573,13 +687,14 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
             f"{max_assignments}")
     avail = availability(inst, gpu_available)
     tasks = RelaxedTasks.of(inst)
-    start = eft_start(inst, tasks, avail)
+    start, evals = eft_start(inst, tasks, avail), 0
     if backend == "cpsat":
         avail = np.ceil(avail)  # integer starts: GPU m's tasks start at >= ceil(A_m)
-    else:  # the best of two assignments, each with its optimal x
-        for gpu in (start.gpu, hare_assignment(inst)):
-            fixed = fixed_assignment_lp(inst, tasks, gpu, avail)
-            start = fixed if fixed.objective < start.objective else start
+    else:  # the better of two assignments, each with its optimal x, then a local search
+        lps = [AssignmentLP(inst, tasks, g, avail) for g in (start.gpu, hare_assignment(inst))]
+        lp = min(lps, key=lambda a: a.objective)
+        deadline = None if time_limit is None else t0 + time_limit / 4
+        start, evals = local_search(lp, search_evals, deadline=deadline)
     model = build(inst, tasks, start, avail)
     if backend == "highs":
         ladder(model, start, ladder_ratio)
@@ -592,7 +707,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
         best, bound, optimal, stats = _solve_cpsat(model, start, time_limit=time_limit,
                                                    threads=threads)
     gap = (best.objective - bound) / max(1.0, abs(best.objective)) if np.isfinite(bound) else INF
-    stats.update(gap=gap, columns=len(model.lm.lb), rows=len(model.lm.rows),
+    stats.update(gap=gap, search_evals=evals, columns=len(model.lm.lb), rows=len(model.lm.rows),
                  cuts=len(model.cuts), initial_cuts=initial, assignments=pairs,
                  start_objective=start.objective)
     return Relaxation(tasks, best.x, best.gpu, float(best.objective), float(bound), optimal,
