@@ -135,6 +135,12 @@ def setup_free(inst: Instance) -> Instance:
     return inst.with_jobs(jobs)
 
 
+def chain_bound(inst: Instance) -> float:
+    """sum_n w_n (a_n + R_n min_m (p + s)): every point of the relaxation costs at least this."""
+    dmin = _round_cost(inst).min(axis=1)
+    return float((inst.weight * (inst.release + inst.rounds * dmin)).sum())
+
+
 def _round_cost(inst: Instance) -> np.ndarray:
     """(N, M) p + s per task on each GPU; inf where ineligible."""
     return np.where(inst.eligible, inst.proc + inst.sync, np.inf).astype(float)
@@ -468,6 +474,11 @@ def build(inst: Instance, tasks: RelaxedTasks, start: Point, avail: np.ndarray) 
         row = {int(rhs[m]): 1.0, **{int(wcol[k]): -2 * p[k] for k in on}}
         row.update({int(ycol[k]): -(p[k] * p[k] - 2 * avail[m] * p[k]) for k in on})
         lm.row(row, 0.0, 0.0)
+    for m in range(n_gpus - 1):  # identical GPUs (type and A) take non-increasing loads
+        same = [k for k in range(m + 1, n_gpus) if inst.gpu_type_index[k] ==
+                inst.gpu_type_index[m] and avail[k] == avail[m]]
+        if same:
+            lm.row({int(load[m]): 1.0, int(load[same[0]]): -1.0}, lo=0.0)
     return CompactModel(inst, tasks, avail, lm, xcol, pair_task, pair_gpu, ycol, wcol, load,
                         rhs, barrier, base_rows=len(lm.rows))
 
@@ -611,8 +622,6 @@ def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
         if not new or best.objective <= bound + 1e-9 * max(1.0, abs(bound)):
             optimal = True
             break
-    if optimal:  # equal up to the backend's tolerances: the optimum is the incumbent's value
-        bound = min(bound, best.objective)
     stats = {"status": "optimal" if optimal else f"stopped: {stopped}", "stopped_by": stopped,
              "rounds": rounds, "nodes": nodes, "last_milp_status": last_status}
     return best, bound, optimal, stats
@@ -706,7 +715,10 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
     else:
         best, bound, optimal, stats = _solve_cpsat(model, start, time_limit=time_limit,
                                                    threads=threads)
-    gap = (best.objective - bound) / max(1.0, abs(best.objective)) if np.isfinite(bound) else INF
+    bound = max(bound, chain_bound(inst))  # a bound of the relaxation before any MILP
+    if optimal:  # equal up to the backends' tolerances
+        bound = min(bound, best.objective)
+    gap = (best.objective - bound) / max(1.0, abs(best.objective))
     stats.update(gap=gap, search_evals=evals, columns=len(model.lm.lb), rows=len(model.lm.rows),
                  cuts=len(model.cuts), initial_cuts=initial, assignments=pairs,
                  start_objective=start.objective)
