@@ -20,7 +20,11 @@ from hare_opt.checker import check
 from hare_opt.heuristics.hare_paper import solve_hare_paper
 from hare_opt.heuristics.relaxation import (
     RelaxationTooLargeError,
+    RelaxedTasks,
+    build,
+    eft_start,
     fixed_assignment_lp,
+    ladder,
     solve_relaxation,
 )
 from hare_opt.model import HareOptError, Instance, Model
@@ -122,6 +126,31 @@ def test_availability_respected(inst, data):
     gpu = res.schedule.gpu_indices(inst)
     assert (res.schedule.start >= avail[gpu]).all()
     assert res.lower_bound is None  # a bound for the busy cluster is none for the instance
+
+
+@given(inst=instances(max_jobs=4, max_tasks=10, max_gpus=3), data=st.data())
+def test_every_feasible_point_is_a_feasible_mip_start(inst, data):
+    # The MIP start of every round comes from values(): it must satisfy every row
+    # (symmetry breaking included) for any assignment, with or without availability.
+    avail = np.array(data.draw(st.lists(st.integers(0, 4), min_size=inst.num_gpus,
+                                        max_size=inst.num_gpus)), dtype=float)
+    tasks = RelaxedTasks.of(inst)
+    start = eft_start(inst, tasks, avail)
+    gpu = np.array([data.draw(st.sampled_from(np.flatnonzero(inst.eligible[n]).tolist()))
+                    for n in tasks.job.tolist()])
+    pt = fixed_assignment_lp(inst, tasks, gpu, avail)
+    # caps come from the worse point: a MIP start is never worse than the one they came from
+    model = build(inst, tasks, max(start, pt, key=lambda q: q.objective), avail)
+    ladder(model, start, 1.5)
+    for point in (start, pt):
+        v = np.array(model.values(point))
+        lm = model.lm
+        assert (v >= np.array(lm.lb) - 1e-6).all() and (v <= np.array(lm.ub) + 1e-6).all()
+        for idx, vals, lo, hi in lm.rows:
+            act = float(np.dot(v[idx], vals))
+            tol = 1e-6 * max(1.0, abs(act))
+            assert lo - tol <= act <= hi + tol
+        assert np.dot(lm.cost, v) == pytest.approx(point.objective, rel=1e-9, abs=1e-6)
 
 
 def test_fixed_assignment_lp_is_a_lower_envelope():

@@ -269,7 +269,8 @@ class AssignmentLP:
 
     def point(self) -> Point:
         x = np.array(self.h.getSolution().col_value)[:len(self.xcol)]
-        return canonical(self.tasks, Point(x, self.gpu.copy(), self.objective))
+        return canonical(self.inst, self.tasks, Point(x, self.gpu.copy(), self.objective),
+                         self.avail)
 
     def estimates(self) -> np.ndarray:
         """(T, M) first-order change of the objective if task i moved to GPU m (from duals).
@@ -299,10 +300,23 @@ def fixed_assignment_lp(inst: Instance, tasks: RelaxedTasks, gpu: np.ndarray,
     return AssignmentLP(inst, tasks, gpu, avail).point()
 
 
-def canonical(tasks: RelaxedTasks, pt: Point) -> Point:
-    """The same point with each round's (identical) tasks listed by GPU, then start."""
-    key = np.lexsort((pt.x, pt.gpu, tasks.round, tasks.job))
-    return Point(pt.x[key], pt.gpu[key], pt.objective)
+def canonical(inst: Instance, tasks: RelaxedTasks, pt: Point, avail: np.ndarray) -> Point:
+    """The same point as the model's symmetry breaking wants it.
+
+    Identical GPUs (type and availability) relabelled by non-increasing load,
+    then each round's (identical) tasks listed by GPU, then start.
+    """
+    load = np.bincount(pt.gpu, weights=inst.proc[tasks.job, pt.gpu], minlength=inst.num_gpus)
+    relabel = np.arange(inst.num_gpus)
+    groups: dict[tuple[int, float], list[int]] = {}
+    for m in range(inst.num_gpus):
+        groups.setdefault((int(inst.gpu_type_index[m]), float(avail[m])), []).append(m)
+    for ms in groups.values():
+        by_load = sorted(ms, key=lambda m: (-load[m], m))
+        relabel[by_load] = ms
+    gpu = relabel[pt.gpu]
+    key = np.lexsort((pt.x, gpu, tasks.round, tasks.job))
+    return Point(pt.x[key], gpu[key], pt.objective)
 
 
 def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
@@ -366,6 +380,7 @@ class CompactModel:
     def values(self, pt: Point) -> list[float]:
         """Column values of a feasible point (a MIP start)."""
         inst, t = self.inst, self.tasks
+        pt = canonical(inst, t, pt, self.avail)
         v = np.zeros(len(self.lm.lb))
         v[self.x] = pt.x
         on = pt.gpu[self.pair_task] == self.pair_gpu
