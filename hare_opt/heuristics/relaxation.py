@@ -17,14 +17,17 @@ O(tasks x GPUs) columns; docs/theory.md (a) proves that it has the MIQP's optimu
   (2a+1) L - a(a+1) <= R. A geometric ladder of them is added up front, the
   others lazily (outer approximation): solve the MILP, add the secant at
   a = L_m* for every GPU whose inequality its solution breaks, solve again.
-* every MILP solution's assignment becomes a feasible point of the relaxation
-  through an LP over x with y fixed (the incumbent); every round's proved MILP
-  bound bounds the relaxation from below. Optimal = a round proved optimal
-  whose solution breaks no inequality.
+* any assignment becomes a feasible point of the relaxation through an LP
+  over x with y fixed (``AssignmentLP``): the EFT and ``hare`` schedules', a
+  local search's from there, every MILP round's. The best is the incumbent
+  and MIP start; every round's proved MILP bound (and the chain bound) bounds
+  the relaxation from below. Optimal = a round proved optimal whose solution
+  breaks no inequality.
 
 Barriers (7) use one variable per round; the identical tasks of a round are
-put on non-decreasing GPU indices (symmetry breaking). Setups are not in the
-relaxation, as in the paper: the list-scheduling step applies them.
+put on non-decreasing GPU indices and identical GPUs take non-increasing
+loads (symmetry breaking). Setups are not in the relaxation, as in the paper:
+the list-scheduling step applies them.
 """
 
 from __future__ import annotations
