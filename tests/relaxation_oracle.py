@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hare_opt.heuristics.relaxation import setup_free
+from hare_opt.heuristics.relaxation_points import setup_free
 from hare_opt.heuristics.rules import solve_eft
 from hare_opt.model import Instance
 

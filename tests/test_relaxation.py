@@ -18,15 +18,8 @@ from strategies import instances
 
 from hare_opt.checker import check
 from hare_opt.heuristics.hare_paper import solve_hare_paper
-from hare_opt.heuristics.relaxation import (
-    RelaxationTooLargeError,
-    RelaxedTasks,
-    build,
-    eft_start,
-    fixed_assignment_lp,
-    ladder,
-    solve_relaxation,
-)
+from hare_opt.heuristics.relaxation import RelaxationTooLargeError, build, ladder, solve_relaxation
+from hare_opt.heuristics.relaxation_points import RelaxedTasks, eft_start, fixed_assignment_lp
 from hare_opt.model import HareOptError, Instance, Model
 
 
