@@ -25,7 +25,6 @@ from hare_opt.generators.workloads import (
     SWITCHING,
     WORKLOADS,
     instance_switching,
-    without_switching,
     workload_instance,
 )
 
@@ -33,4 +32,4 @@ __all__ = ["CATEGORIES", "HETEROGENEITY", "PROFILES", "SWITCHING", "SWITCHING_MO
            "WORKLOADS", "JobSpec", "ModelProfile", "build_instance", "instance_switching",
            "model_profile", "paper_instance", "paper_jobs", "parse_cluster",
            "philly_jobs_to_specs", "random_instance", "rounds_from_duration",
-           "without_switching", "workload_instance"]
+           "workload_instance"]

@@ -9,8 +9,6 @@ no model names, so it runs with its own overheads (``instance``) or none.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from hare_opt.generators.clusters import TESTBED, parse_cluster
 from hare_opt.generators.paper import build_instance, paper_jobs
 from hare_opt.generators.philly import philly_jobs_to_specs
@@ -22,17 +20,12 @@ WORKLOADS = ("paper", "philly", "random")
 SWITCHING = ("default", "pipeswitch", "hare", "none")
 
 
-def without_switching(instance: Instance) -> Instance:
-    """The same instance with every switching overhead set to zero."""
-    return instance.with_jobs([replace(j, switch_overhead=0) for j in instance.jobs])
-
-
 def instance_switching(instance: Instance, switching: str | None) -> Instance:
     """Apply ``--switching`` to an instance file: keep its overheads or drop them."""
     if switching in (None, "instance"):
         return instance
     if switching == "none":
-        return without_switching(instance)
+        return instance.without_setups()
     raise OptionError(f"{switching!r}: an instance file names no models, so only 'instance' "
                       "(its own overheads) or 'none' apply; use --workload paper or philly "
                       "for the Table 3 switching models", option="switching",
@@ -63,7 +56,7 @@ def workload_instance(workload: str, *, seed: int = 0, n_jobs: int = 40,
         inst = random_instance(seed, n_jobs=n_jobs, n_gpus=len(gpus), gpu_types=types,
                                rounds=(1, 6), tasks_per_round=(1, 4), release_spread=20 * n_jobs,
                                sync=(0, 3), switch_overhead=(0, 3), name=name)
-        return without_switching(inst) if switching == "none" else inst
+        return inst.without_setups() if switching == "none" else inst
     if workload == "philly" and trace is not None:
         specs = philly_jobs_to_specs(load_philly_jobs(trace), seed, n_jobs, **job_options)
     else:

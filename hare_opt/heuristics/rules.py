@@ -43,11 +43,12 @@ def solve_wspt(instance: Instance, run: Run | None = None,
     return _by_order(instance, np.lexsort((instance.release, -ratio)), "wspt")
 
 
-def solve_eft(instance: Instance, run: Run | None = None,
-              options: NoOptions | None = None) -> Result:
-    """Greedy over all jobs: always place the task that would finish earliest anywhere."""
-    t0 = time.perf_counter()
+def eft_state(instance: Instance, free_from: np.ndarray | None = None) -> ClusterState:
+    """The greedy's placements: always the task that would finish earliest anywhere
+    (ties: heavier job, then lower index); GPU g free from ``free_from[g]`` (default 0)."""
     state = ClusterState(instance)
+    if free_from is not None:
+        state.free[:] = free_from
     active = list(range(instance.num_jobs))
     while active:
         best = min(active, key=lambda j: (int(state.finishes(j).min()),
@@ -55,4 +56,11 @@ def solve_eft(instance: Instance, run: Run | None = None,
         state.place(best, int(np.argmin(state.finishes(best))))
         if state.done(best):
             active.remove(best)
-    return state.result("eft", time.perf_counter() - t0)
+    return state
+
+
+def solve_eft(instance: Instance, run: Run | None = None,
+              options: NoOptions | None = None) -> Result:
+    """Greedy over all jobs: always place the task that would finish earliest anywhere."""
+    t0 = time.perf_counter()
+    return eft_state(instance).result("eft", time.perf_counter() - t0)

@@ -376,6 +376,10 @@ class Instance:
         """A copy with other jobs on the same cluster."""
         return Instance(self.gpus, tuple(jobs), name or self.name, self.time_unit)
 
+    def without_setups(self) -> Instance:
+        """The same instance with every switching overhead set to zero."""
+        return self.with_jobs([replace(j, switch_overhead=0) for j in self.jobs])
+
     def residual(self, rows: Sequence[int], rounds: Sequence[int], weights: Sequence[int],
                  releases: Sequence[int], extra: Sequence[Job] = (),
                  name: str | None = None) -> Instance:

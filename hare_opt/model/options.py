@@ -11,6 +11,7 @@ before any work starts.
 from __future__ import annotations
 
 import math
+import numbers
 import threading
 import time
 import types
@@ -47,7 +48,8 @@ def _type_name(hint: Any) -> str:
     if get_origin(hint) in (types.UnionType, typing.Union):
         return " or ".join(_type_name(a) for a in get_args(hint))
     if get_origin(hint) is tuple:
-        return "a list of names"
+        item = get_args(hint)[0]
+        return "a list of names" if item is str else f"a list of {_type_name(item)}s"
     return _NAMES.get(hint, getattr(hint, "__name__", str(hint)))
 
 
@@ -79,12 +81,12 @@ def coerce(value: Any, hint: Any, name: str, owner: str) -> Any:
         if isinstance(value, bool):
             return value
         raise bad("true or false")
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
+    if hint is int:  # numbers.Integral: numpy integers too, never bools
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise bad("an integer")
-        return value
+        return int(value)
     if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise bad("a number")
         if not math.isfinite(value):
             raise bad("a finite number")
@@ -93,12 +95,13 @@ def coerce(value: Any, hint: Any, name: str, owner: str) -> Any:
         if not isinstance(value, str):
             raise bad("a string")
         return value
-    if origin is tuple:  # tuple[str, ...]: "a,b" as the command line gives it, or a list
-        if isinstance(value, str):
+    if origin is tuple:  # tuple[X, ...]: a list, or "a,b" as the command line gives names
+        item = get_args(hint)[0]
+        if isinstance(value, str) and item is str:
             value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            raise bad("a list of names")
-        return tuple(value)
+        if not isinstance(value, (list, tuple)):
+            raise bad()
+        return tuple(coerce(v, item, name, owner) for v in value)
     if origin in (dict, Mapping) or hint in (dict, Mapping):
         if not isinstance(value, Mapping):
             raise bad("a mapping")

@@ -10,12 +10,9 @@ within 0.5 of the incumbent proves it optimal.
 from __future__ import annotations
 
 import math
-import os
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 import highspy
@@ -24,36 +21,12 @@ import pulp
 
 from hare_opt.model import SolverError
 from hare_opt.solvers.milp.formulation import TimeIndexedModel
+from hare_opt.util.highs import quiet_banner, use_threads
 
 ABS_GAP = 0.5  # < 1: enough to prove an integer objective optimal, robust to tolerances
 #: HiGHS defaults that differ from HiGHS's own: its presolve spent up to 90% of the
 #: run on these models (5-job single-GPU instances: 9 s with it, 1 s without).
 HIGHS_DEFAULTS = {"presolve": "off"}
-
-
-@cache
-def quiet_banner() -> None:
-    """Create the first Highs object with stdout muted: HiGHS prints its banner once per
-    process on stdout, which would corrupt ``hare-opt solve --json``."""
-    sys.stdout.flush()
-    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    try:
-        highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
-
-
-_threads: list[int | None] = [None]
-
-
-def _use_threads(threads: int) -> None:
-    """HiGHS's global thread pool is sized by its first run; resize it when asked for another."""
-    if _threads[0] not in (None, threads):
-        highspy.Highs.resetGlobalScheduler(True)
-    _threads[0] = threads
 
 
 def _run(h: highspy.Highs, time_limit: float) -> None:
@@ -80,7 +53,7 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
     t0 = time.perf_counter()
     if not msg:
         quiet_banner()
-    _use_threads(threads)
+    use_threads(threads)
     solver = pulp.HiGHS(msg=msg, threads=threads, gapRel=0.0, gapAbs=ABS_GAP,
                         **{**HIGHS_DEFAULTS, **(options or {})})
     solver.createAndConfigureSolver(m.prob)

@@ -12,8 +12,8 @@ import pulp
 
 from hare_opt.model import OptionError
 from hare_opt.model.options import Options, option
-from hare_opt.solvers.milp.backends import quiet_banner
 from hare_opt.solvers.milp.formulation import MAX_VARS
+from hare_opt.util.highs import quiet_banner
 
 #: Names that are shared options here, whatever the backend calls them.
 SHARED = {"msg": "log", "output_flag": "log", "log_to_console": "log", "time_limit": "time_limit",
