@@ -196,7 +196,10 @@ def build(inst: Instance, tasks: RelaxedTasks, start: Point, avail: np.ndarray) 
     hi = np.maximum(hi, inst.release[tasks.job])
     xcol = np.array([lm.var(float(inst.release[n]), float(h))
                      for n, h in zip(tasks.job.tolist(), hi.tolist())], dtype=np.int64)
-    pt, pg, yc, wc = [], [], [], []
+    pt: list[int] = []
+    pg: list[int] = []
+    yc: list[int] = []
+    wc: list[int] = []
     per_task: list[list[int]] = [[] for _ in range(n_tasks)]
     for i, n in enumerate(tasks.job.tolist()):
         for m in np.flatnonzero(inst.eligible[n]).tolist():
