@@ -49,18 +49,25 @@ def _arrays(instance: Instance) -> dict[str, np.ndarray]:
 
 
 class _Memo:
-    """The dominance memo's arrays (see _search.dominated), grown by doubling up to a budget."""
+    """The dominance memo's arrays (see _search.dominated), grown by doubling up to a budget.
+
+    The label store is allocated once at the budget (``np.zeros``: the OS maps its pages
+    only when they are written), and the kernel sees a growing prefix of it, so growing
+    costs a rehash of the stored labels and never a copy: copying a half-gigabyte memo
+    took seconds, unchecked by the clock, and pushed time-limited runs past their limit.
+    """
 
     def __init__(self, width: int, memo_mb: float, n: int, m: int) -> None:
         self.n, self.m = n, m
         self.limit = max(64, int(memo_mb * 2**20) // (8 * width + 25))
         self.count = np.zeros(1, dtype=np.int64)
-        self.labels = np.zeros((min(MEMO_START, self.limit), width), dtype=np.int64)
-        self.dead = np.zeros(len(self.labels), dtype=np.bool_)
-        self._chain()
+        self._labels = np.zeros((self.limit, width), dtype=np.int64)
+        self._dead = np.zeros(self.limit, dtype=np.bool_)
+        self._resize(min(MEMO_START, self.limit))
 
-    def _chain(self) -> None:
-        cap = len(self.labels)
+    def _resize(self, cap: int) -> None:
+        self.labels = self._labels[:cap]
+        self.dead = self._dead[:cap]
         self.nxt = np.full(cap, -1, dtype=np.int64)
         self.head = np.full(1 << (2 * cap - 1).bit_length(), -1, dtype=np.int64)
         k.rehash(self.labels, int(self.count[0]), self.head, self.nxt, self.n, self.m)
@@ -72,10 +79,7 @@ class _Memo:
     def grow_if_half_full(self) -> None:
         # at half full, so that no label is dropped while room is left
         if 2 * int(self.count[0]) >= len(self.labels) and len(self.labels) < self.limit:
-            cap = min(2 * len(self.labels), self.limit)
-            self.labels = np.concatenate([self.labels, np.zeros_like(self.labels)])[:cap]
-            self.dead = np.concatenate([self.dead, np.zeros_like(self.dead)])[:cap]
-            self._chain()
+            self._resize(min(2 * len(self.labels), self.limit))
 
 
 def _schedule(instance: Instance, moves: np.ndarray) -> Schedule:
