@@ -59,20 +59,21 @@ def test_solvers_agree(request, inst):
 
 @given(instances(max_gpus=1, max_rounds=1, max_k=1, max_jobs=5, releases=False, sync=False))
 def test_single_gpu_smith_rule(exact_solver, inst):
-    assert _optimal(inst, exact_solver) == smith(inst)
+    # special=False: the model itself, not solvers/special.py (tests/test_special.py)
+    assert _optimal(inst, exact_solver, special=False) == smith(inst)
 
 
 @given(instances(max_gpus=3, max_rounds=1, max_k=1, max_jobs=5, releases=False, sync=False,
                  setup=False))
 def test_unrelated_gpus_horn_matching(exact_solver, inst):
     inst = inst.with_jobs([Job(j.id, j.task_time) for j in inst.jobs])  # unit weights
-    assert _optimal(inst, exact_solver) == horn(inst)
+    assert _optimal(inst, exact_solver, special=False) == horn(inst)
 
 
 @given(instances(max_jobs=1, max_k=4, max_tasks=8))
 def test_one_job_identical_tasks(exact_solver, inst):
     # The greedy round is optimal and reusing its GPUs every round needs no new setup.
-    assert _optimal(inst, exact_solver) == one_job(inst)
+    assert _optimal(inst, exact_solver, special=False) == one_job(inst)
 
 
 def test_fig1_beats_paper(exact_solver):

@@ -22,6 +22,7 @@ from hare_opt.model import GPU, Instance, Job, Result, Schedule, SolverError, St
 from hare_opt.model.options import Run
 from hare_opt.solvers.bnb import _search as k
 from hare_opt.solvers.bnb.options import BnbOptions
+from hare_opt.solvers.special import at_once
 from hare_opt.solvers.start import best_start, finish
 
 #: Labels the dominance memo starts with; it doubles when full, up to ``memo_mb``.
@@ -107,6 +108,8 @@ def solve_bnb(instance: Instance, run: Run | None = None,
     """
     run = run or Run()
     opts = options or BnbOptions()
+    if opts.special and (done := at_once(instance, run, "bnb")) is not None:
+        return done
     n, m, total = instance.num_jobs, instance.num_gpus, instance.num_tasks
     width = k.layout(n, m)[-1]
     stack_bytes = (total + 1) * 8 * (width + 2 * n * m + 3)

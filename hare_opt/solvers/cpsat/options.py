@@ -20,6 +20,8 @@ class CpsatOptions(Options):
     """Any other name is taken as a CP-SAT parameter (e.g. ``linearization_level=2``)
     and checked against CP-SAT's own parameter set."""
 
+    special: bool = option(True, doc="return the closed-form optimum of a special case "
+                                     "at once (solvers/special.py)")
     warm_start: bool = option(True, doc="start from the best of the rules and hare "
                                         "(hint and upper bound) when no hint is given")
     start_heuristic: str | None = option("hare", doc="solver tried for the start besides "

@@ -16,6 +16,7 @@ from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil
 from hare_opt.model.options import Run
 from hare_opt.solvers.cpsat.model import Built, Features, build
 from hare_opt.solvers.cpsat.options import CpsatOptions, set_param
+from hare_opt.solvers.special import at_once
 from hare_opt.solvers.start import best_start, finish
 
 #: Time for the setup relaxation when the solve itself has no limit (it can be as hard).
@@ -120,6 +121,8 @@ def solve_cpsat(instance: Instance, run: Run | None = None,
     """
     run = run or Run()
     opts = options or CpsatOptions()
+    if opts.special and (done := at_once(instance, run, "cpsat")) is not None:
+        return done
     start = run.hint
     if start is None and opts.warm_start:
         start = best_start(instance, run, heuristic=opts.start_heuristic)

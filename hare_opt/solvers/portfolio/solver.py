@@ -33,8 +33,9 @@ from typing import Any
 from hare_opt.io.json_io import instance_from_dict, instance_to_dict
 from hare_opt.model import Instance, Result, SolverError, Status
 from hare_opt.model.options import Run
-from hare_opt.solvers.base import solve
+from hare_opt.solvers.base import SOLVERS, solve
 from hare_opt.solvers.portfolio.options import PortfolioOptions
+from hare_opt.solvers.special import at_once
 
 #: Share of the time limit for each in-process quick phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
@@ -101,7 +102,13 @@ def _combine(instance: Instance, run: Run, results: dict[str, Result], stats: di
 
 
 def _options(name: str, opts: PortfolioOptions) -> dict[str, Any]:
-    return {**DEFAULTS.get(name, {}), **opts.backend_options.get(name, {})}
+    return {**DEFAULTS.get(name, {}), **_own(name, opts)}
+
+
+def _own(name: str, opts: PortfolioOptions) -> dict[str, Any]:
+    """The caller's options for one backend; ``special=False`` reaches every backend."""
+    off = not opts.special and "special" in SOLVERS.spec(name).options_class().names()
+    return {**({"special": False} if off else {}), **opts.backend_options.get(name, {})}
 
 
 def solve_portfolio(instance: Instance, run: Run | None = None,
@@ -114,6 +121,8 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
     """
     run = run or Run()
     opts = options or PortfolioOptions()
+    if opts.special and (done := at_once(instance, run, "portfolio")) is not None:
+        return done
     stats: dict[str, Any] = {}
     results: dict[str, Result] = {}
     hint = run.hint
@@ -127,7 +136,7 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
             try:  # the backends' own defaults here (two threads), not the children's
                 found = solve(instance, name, time_limit=share, hint=hint, seed=run.seed,
                               threads=run.threads, log=run.log,
-                              **opts.backend_options.get(name, {}))
+                              **_own(name, opts))
             except SolverError as exc:  # e.g. too large for bnb: its child run says so too
                 stats[f"quick_{name}"] = f"{type(exc).__name__}: {exc}"
                 continue
