@@ -95,6 +95,10 @@ for _spec in (
                "hare_opt.heuristics.hare_paper:HarePaperOptions",
                guarantee="hare_opt.bounds:paper_claim",
                description="the paper's Algorithm 1 (relaxation, H order, list scheduling)"),
+    SolverSpec("lns", "hare_opt.solvers.lns:solve_lns", "heuristic",
+               "hare_opt.solvers.lns:LnsOptions",
+               description="anytime improver: CP-SAT re-places the tasks of one time window "
+                           "of hare's schedule at a time"),
     SolverSpec("wspt", "hare_opt.heuristics.rules:solve_wspt", "rule",
                description="jobs by Smith's ratio, each task on its earliest-finish GPU"),
     SolverSpec("fifo", "hare_opt.heuristics.rules:solve_fifo", "rule",
