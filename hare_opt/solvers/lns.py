@@ -95,7 +95,7 @@ def left_shift(inst: Instance, plan: Plan) -> Plan:
     return out
 
 
-def _objective(inst: Instance, plan: Plan) -> int:
+def plan_objective(inst: Instance, plan: Plan) -> int:
     ready = plan.start + inst.proc[plan.job, plan.gpu] + inst.sync[plan.job, plan.gpu]
     done = np.zeros(inst.num_jobs, dtype=np.int64)
     np.maximum.at(done, plan.job, ready)
@@ -302,7 +302,7 @@ def solve_lns(instance: Instance, run: Run | None = None,
     base = run.hint if run.hint is not None else solve(
         instance, opts.start, time_limit=max(0.1, 0.2 * budget), seed=run.seed)
     best = Plan.of(instance, base.schedule)
-    value = _objective(instance, best)
+    value = plan_objective(instance, best)
     rng = np.random.default_rng(run.seed)
     size = min(opts.window, instance.num_tasks)
     steps = improved = proved = 0
@@ -323,7 +323,7 @@ def solve_lns(instance: Instance, run: Run | None = None,
         if cand is None:
             continue
         cand = left_shift(instance, cand)
-        new = _objective(instance, cand)
+        new = plan_objective(instance, cand)
         if new <= value:
             improved += new < value
             best, value = cand, new

@@ -18,4 +18,7 @@ class BnbOptions(Options):
     start_heuristic: str | None = option("hare", doc="solver tried for the first incumbent "
                                                      "besides the rules (null: rules only)")
 
+    incumbent: str | None = option(None, doc="file of the best schedule shared with other "
+                                             "runs (the portfolio sets it)")
+
     owner = "solver 'bnb'"

@@ -22,6 +22,7 @@ from hare_opt.model import GPU, Instance, Job, Result, Schedule, SolverError, St
 from hare_opt.model.options import Run
 from hare_opt.solvers.bnb import _search as k
 from hare_opt.solvers.bnb.options import BnbOptions
+from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.special import at_once
 from hare_opt.solvers.start import best_start, finish
 
@@ -83,8 +84,9 @@ class _Memo:
             self._resize(min(2 * len(self.labels), self.limit))
 
 
-def _schedule(instance: Instance, moves: np.ndarray) -> Schedule:
-    """Tasks in the order they were placed: the c-th task of job j is round c // K, task c % K."""
+def _rows(instance: Instance, moves: np.ndarray) -> np.ndarray:
+    """(job, round, task, gpu, start) per task placed: the c-th task of job j placed is
+    round c // K, task c % K."""
     job, gpu, start = moves[:, 0], moves[:, 1], moves[:, 2]
     k = instance.tasks_per_round[job]
     seen = np.zeros(instance.num_jobs, dtype=np.int64)
@@ -92,7 +94,11 @@ def _schedule(instance: Instance, moves: np.ndarray) -> Schedule:
     for i, j in enumerate(job.tolist()):
         nth[i] = seen[j]
         seen[j] += 1
-    return Schedule.from_indices(instance, job, nth // k, nth % k, gpu, start)
+    return np.column_stack([job, nth // k, nth % k, gpu, start])
+
+
+def _schedule(instance: Instance, moves: np.ndarray) -> Schedule:
+    return Schedule.from_indices(instance, *_rows(instance, moves).T)
 
 
 def solve_bnb(instance: Instance, run: Run | None = None,
@@ -149,12 +155,22 @@ def solve_bnb(instance: Instance, run: Run | None = None,
         k.expand(states[0], 0, chj, chg, nch, p, fix, a["gtype"], n, m)
     deadline = run.deadline
     chunk = 1000 if node_limit is None else max(1, min(1000, node_limit))
+    shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
+    own_value, own_moves, found = upper, None, 0  # the best schedule this search built
     while not finished:
         tick = time.perf_counter()
+        if shared is not None:  # another run's better schedule: search only below it
+            outside = shared.peek()
+            if outside is not None and outside < best[0]:
+                best[0] = outside
         code = k.run(states, chj, chg, nch, ptr, depth, moves, best_moves, best, *tail,
                      a["gtype"], a["groups"], a["gptr"], memo.head, memo.nxt, memo.labels,
                      memo.dead, memo.count, stats_arr, chunk)
         finished = code == 0
+        if stats_arr[2] > found:  # the kernel built a schedule below best[0]
+            found, own_value, own_moves = int(stats_arr[2]), int(best[0]), best_moves.copy()
+            if shared is not None:
+                shared.offer(own_value, _rows(instance, own_moves))
         memo.grow_if_half_full()
         now = time.perf_counter()
         if (deadline is not None and now >= deadline) or (
@@ -164,10 +180,11 @@ def solve_bnb(instance: Instance, run: Run | None = None,
         chunk = max(100, min(chunk * 2, int(chunk * 0.1 / max(now - tick, 1e-6))))
         if node_limit is not None:
             chunk = max(1, min(chunk, node_limit - int(stats_arr[0])))
-    improved = int(best[0]) < upper
-    schedule = _schedule(instance, best_moves) if improved else start.schedule
-    if finished:
+    schedule = _schedule(instance, own_moves) if own_moves is not None else start.schedule
+    if finished and own_value == int(best[0]):
         status, lower = Status.OPTIMAL, None
+    elif finished:  # nothing below the shared schedule's value: that value is the optimum
+        status, lower = Status.FEASIBLE, float(best[0])
     else:
         low = k.open_bound(states, chj, chg, nch, ptr, depth, best, *tail)
         status, lower = Status.FEASIBLE, max(root - k.EPS, low - k.EPS)
@@ -175,11 +192,12 @@ def solve_bnb(instance: Instance, run: Run | None = None,
         "nodes": int(stats_arr[0]), "dominated": int(stats_arr[1]),
         "pruned_by_bound": int(stats_arr[3]), "improvements": int(stats_arr[2]),
         "memo_labels": int(memo.count[0]), "memo_full": memo.full,
-        "root_bound": round(float(root), 3), "hint": source, "hint_objective": upper}
+        "root_bound": round(float(root), 3), "hint": source, "hint_objective": upper,
+        "search_bound_from_shared": int(best[0]) < own_value}
     result = finish(instance, run, "bnb", status, schedule, bound=lower, start=start,
                     stats=stats)
-    if result.objective != int(best[0]):
-        raise SolverError(f"bnb: search value {int(best[0])} but its schedule scores "
+    if result.objective != own_value:
+        raise SolverError(f"bnb: search value {own_value} but its schedule scores "
                           f"{result.objective}")
     return result
 
