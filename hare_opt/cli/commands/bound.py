@@ -41,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     inst = load_instance(args.instance)
     bounds = all_bounds(inst, lp=not args.no_lp)
     if args.strong:
-        value = strong_bound(inst, guarantee_plan(inst)[1], time_limit=args.strong_time_limit)
+        from hare_opt.solvers import solve  # the horizon: hare's schedule is a tight upper bound
+
+        upper = int(solve(inst, "hare").objective)
+        value = strong_bound(inst, upper, time_limit=args.strong_time_limit)
         if value is not None:
             bounds["strong"] = value
     lb = lower_bound(inst, bounds=bounds)
