@@ -315,6 +315,11 @@ def solve_lns(instance: Instance, run: Run | None = None,
         if len(free) == 0:
             continue
         cand, done = _reoptimise(instance, best, free, gpus, min(opts.step_time, left), run)
+        if done and cand is not None and len(free) == instance.num_tasks and len(
+                gpus) == instance.num_gpus:  # CP-SAT solved the whole instance exactly
+            best = left_shift(instance, cand)
+            value, proved = plan_objective(instance, best), proved + 1
+            break  # nothing is left to improve
         if done:
             proved += 1
             size = min(opts.max_window, instance.num_tasks, math.ceil(size * 1.2))
