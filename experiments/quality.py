@@ -48,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--heuristic-time-limit", type=float, default=30.0, metavar="SECONDS",
                    help="for heuristics that search (hare-paper's relaxation)")
     p.add_argument("--limit", type=int, default=None, help="first N instances of each set")
+    p.add_argument("--strong", action="store_true",
+                   help="also the contention LP (hare_opt.bounds.strong_bound) as reference")
     p.add_argument("--out", default=str(ROOT / "experiments" / "results" / "quality.csv"))
     args = p.parse_args(argv)
     solvers = [s for s in args.solvers if s in available_solvers()]
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             mine = score(inst, heuristics=solvers, exact=args.exact,
                          time_limit=args.opt_time_limit,
-                         heuristic_time_limit=args.heuristic_time_limit)
+                         heuristic_time_limit=args.heuristic_time_limit, strong=args.strong)
         except HareOptError as exc:  # one instance's failure must not cost the others
             failed.append(f"{set_name}/{path.stem}: {type(exc).__name__}: {exc}")
             tqdm.write(f"FAILED {failed[-1]}", file=sys.stderr)

@@ -22,13 +22,20 @@ from hare_opt.checker import check
 from hare_opt.io import load_instance
 from hare_opt.model import GPU, Instance, Job, Schedule
 from hare_opt.model.options import Run
-from hare_opt.solvers import solve
+from hare_opt.solvers import SOLVERS, solve
 from hare_opt.solvers.cpsat import Features, build
 from hare_opt.solvers.cpsat.solver import add_hint, run_model
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 RULES = ("fifo", "wspt", "eft")
 LIMIT = 20.0
+
+
+def model_only(solver: str) -> dict:
+    """``special=False`` for solvers that take it: their model, not solvers/special.py
+    (tests/test_special.py covers that); nothing for solvers without the option."""
+    return {"special": False} if "special" in SOLVERS.spec(solver).options_class().names() \
+        else {}
 
 
 def _optimal(inst: Instance, solver: str, **options) -> int:
@@ -59,20 +66,20 @@ def test_solvers_agree(request, inst):
 
 @given(instances(max_gpus=1, max_rounds=1, max_k=1, max_jobs=5, releases=False, sync=False))
 def test_single_gpu_smith_rule(exact_solver, inst):
-    assert _optimal(inst, exact_solver) == smith(inst)
+    assert _optimal(inst, exact_solver, **model_only(exact_solver)) == smith(inst)
 
 
 @given(instances(max_gpus=3, max_rounds=1, max_k=1, max_jobs=5, releases=False, sync=False,
                  setup=False))
 def test_unrelated_gpus_horn_matching(exact_solver, inst):
     inst = inst.with_jobs([Job(j.id, j.task_time) for j in inst.jobs])  # unit weights
-    assert _optimal(inst, exact_solver) == horn(inst)
+    assert _optimal(inst, exact_solver, **model_only(exact_solver)) == horn(inst)
 
 
 @given(instances(max_jobs=1, max_k=4, max_tasks=8))
 def test_one_job_identical_tasks(exact_solver, inst):
     # The greedy round is optimal and reusing its GPUs every round needs no new setup.
-    assert _optimal(inst, exact_solver) == one_job(inst)
+    assert _optimal(inst, exact_solver, **model_only(exact_solver)) == one_job(inst)
 
 
 def test_fig1_beats_paper(exact_solver):

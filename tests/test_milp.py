@@ -84,7 +84,7 @@ def test_cbc_same_optimum(inst):
 
 @given(instances(max_tasks=5, max_gpus=2, max_jobs=3, max_time=6))
 def test_random_tiny_matches_brute_force(inst):
-    res = solve(inst, "milp", time_limit=30)
+    res = solve(inst, "milp", time_limit=30, special=False)  # the model, not solvers/special.py
     assert res.status == "optimal"
     assert res.objective == brute_force(inst)
     assert res.stats["lp_bound"] <= res.objective + 1e-6
@@ -129,7 +129,8 @@ def test_too_large_model_is_refused_with_a_clear_error():
     # two long jobs on one GPU: the second waits, so each window spans ~10^5 time units
     inst = _inst([Job("a", {"A": 10**5}), Job("b", {"A": 10**5})], ["A"])
     with pytest.raises(ModelTooLargeError, match="'t'.*variables"):
-        solve(inst, "milp", max_vars=10_000)
+        solve(inst, "milp", max_vars=10_000, special=False)  # one GPU: Smith's rule else
+    assert solve(inst, "milp", max_vars=10_000).stats["special"] == "smith"
 
 
 def test_unknown_backend_is_a_user_error():

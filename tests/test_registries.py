@@ -116,7 +116,7 @@ def test_a_wrong_toy_solver_and_policy_are_caught(tmp_path):
 @pytest.mark.parametrize("name", solver_names())
 def test_every_solver_spec_is_complete(name):
     spec = SOLVERS.spec(name)
-    assert spec.kind in ("exact", "heuristic", "rule")
+    assert spec.kind in ("exact", "heuristic", "rule", "improver")
     cls = spec.options_class()
     cls.parse({})  # the defaults pass their own validation
     assert [n for n, _, _ in cls.describe()] == cls.names()

@@ -22,7 +22,8 @@ from hare_opt.bounds.guarantee import (
 )
 from hare_opt.bounds.lower import all_bounds, lower_bound
 from hare_opt.bounds.lp import lp_bound
+from hare_opt.bounds.strong import strong_bound
 
 __all__ = ["all_bounds", "cluster_work", "critical_path", "critical_path_bound", "guarantee",
            "guarantee_plan", "load_bound", "lower_bound", "lp_bound", "lp_order", "paper_claim",
-           "preemptive_wspt", "rho", "sequential_bound", "solo_span"]
+           "preemptive_wspt", "rho", "sequential_bound", "solo_span", "strong_bound"]

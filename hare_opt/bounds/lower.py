@@ -9,6 +9,9 @@ from hare_opt.bounds.guarantee import guarantee_plan
 from hare_opt.bounds.lp import lp_bound
 from hare_opt.model import Instance, ceil_bound
 
+#: Bounds that HiGHS computes in floats: rounded with ``ceil_bound``, never a plain ceiling.
+FLOATS = ("lp", "strong")
+
 
 def all_bounds(inst: Instance, *, lp: bool = True) -> dict[str, float]:
     """Each lower bound by name; ``lp`` (the slowest) may be left out."""
@@ -33,6 +36,6 @@ def lower_bound(inst: Instance, *, lp: bool = True, bounds: dict[str, float] | N
         exact = max(critical_path_bound(inst), math.ceil(load_bound(inst)))
         value = lp_bound(inst, guarantee_plan(inst)[1]) if lp else None
     else:
-        exact = max(math.ceil(v) if k != "lp" else 0 for k, v in bounds.items())
-        value = bounds.get("lp")
+        exact = max(math.ceil(v) if k not in FLOATS else 0 for k, v in bounds.items())
+        value = max((bounds[k] for k in FLOATS if k in bounds), default=None)
     return float(max(exact, ceil_bound(value)) if value is not None else exact)

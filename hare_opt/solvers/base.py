@@ -23,7 +23,10 @@ from hare_opt.model import HareOptError, Instance, OptionError, Result, SolverEr
 from hare_opt.model.options import NoOptions, Options, Run, UnknownOptionError
 from hare_opt.util.registry import Registry, resolve
 
-Kind = Literal["exact", "heuristic", "rule"]
+#: exact: proves optima; heuristic: a schedule, deterministic (budgets count work, not time);
+#: rule: a dispatching rule; improver: an anytime search from another solver's schedule,
+#: whose result depends on the time it is given.
+Kind = Literal["exact", "heuristic", "rule", "improver"]
 
 __all__ = ["SOLVERS", "Kind", "Solver", "SolverError", "SolverSpec", "UnknownOptionError",
            "UnknownSolverError", "available_solvers", "check_hint", "claimed_factor",
@@ -95,6 +98,10 @@ for _spec in (
                "hare_opt.heuristics.hare_paper:HarePaperOptions",
                guarantee="hare_opt.bounds:paper_claim",
                description="the paper's Algorithm 1 (relaxation, H order, list scheduling)"),
+    SolverSpec("lns", "hare_opt.solvers.lns:solve_lns", "improver",
+               "hare_opt.solvers.lns:LnsOptions",
+               description="anytime improver: CP-SAT re-places the tasks of one time window "
+                           "of hare's schedule at a time"),
     SolverSpec("wspt", "hare_opt.heuristics.rules:solve_wspt", "rule",
                description="jobs by Smith's ratio, each task on its earliest-finish GPU"),
     SolverSpec("fifo", "hare_opt.heuristics.rules:solve_fifo", "rule",

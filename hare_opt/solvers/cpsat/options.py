@@ -20,6 +20,8 @@ class CpsatOptions(Options):
     """Any other name is taken as a CP-SAT parameter (e.g. ``linearization_level=2``)
     and checked against CP-SAT's own parameter set."""
 
+    special: bool = option(True, doc="return the closed-form optimum of a special case "
+                                     "at once (solvers/special.py)")
     warm_start: bool = option(True, doc="start from the best of the rules and hare "
                                         "(hint and upper bound) when no hint is given")
     start_heuristic: str | None = option("hare", doc="solver tried for the start besides "
@@ -35,6 +37,8 @@ class CpsatOptions(Options):
     setup_energy: bool = option(True, doc="model switch")
     time_indexed: int = option(0, lo=0, doc="add a time-indexed relaxation up to this size")
     params: dict[str, Any] = option(factory=dict, doc="CP-SAT parameters")
+    incumbent: str | None = option(None, doc="file of the best schedule shared with other "
+                                             "runs (the portfolio sets it)")
 
     owner = "solver 'cpsat'"
 

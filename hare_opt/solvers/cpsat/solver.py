@@ -16,6 +16,9 @@ from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil
 from hare_opt.model.options import Run
 from hare_opt.solvers.cpsat.model import Built, Features, build
 from hare_opt.solvers.cpsat.options import CpsatOptions, set_param
+from hare_opt.solvers.incumbent import SharedIncumbent
+from hare_opt.solvers.lns import Plan, left_shift, plan_objective
+from hare_opt.solvers.special import at_once
 from hare_opt.solvers.start import best_start, finish
 
 #: Time for the setup relaxation when the solve itself has no limit (it can be as hard).
@@ -66,9 +69,31 @@ class Outcome:
     stats: dict[str, Any]
 
 
+class _Offer(cp_model.CpSolverSolutionCallback):
+    """Offers every improving CP-SAT solution, left-shifted, to the shared incumbent."""
+
+    def __init__(self, b: Built, instance: Instance, shared: SharedIncumbent) -> None:
+        super().__init__()
+        self.b, self.instance, self.shared = b, instance, shared
+        self.best: int | None = None
+
+    def on_solution_callback(self) -> None:
+        b, inst = self.b, self.instance
+        gpu = np.array([next(g for g, lit in b.assign[i].items() if self.boolean_value(lit))
+                        for i in range(b.tasks.count)], dtype=np.int64)
+        plan = left_shift(inst, Plan(b.tasks.job, b.tasks.round, b.tasks.task, gpu,
+                                     np.array([self.value(v) for v in b.start], dtype=np.int64)))
+        value = plan_objective(inst, plan)
+        if self.best is None or value < self.best:
+            self.best = value
+            self.shared.offer(value, np.column_stack(
+                [plan.job, plan.rnd, plan.task, plan.gpu, plan.start]))
+
+
 def run_model(instance: Instance, run: Run, features: Features, *, start: Result | None = None,
               upper: int | None = None, floor: int | None = None,
-              params: dict[str, Any] | None = None) -> Outcome:
+              params: dict[str, Any] | None = None,
+              shared: SharedIncumbent | None = None) -> Outcome:
     """Build the model with ``features`` (``setups`` may be a relaxation), hint it with
     ``start``, solve it within the run's time left. The schedule is the model's, which
     for a setup relaxation need not be feasible for the instance."""
@@ -86,7 +111,7 @@ def run_model(instance: Instance, run: Run, features: Features, *, start: Result
         solver.parameters.max_time_in_seconds = limit
     for key, value in (params or {}).items():
         set_param(solver.parameters, key, value)
-    code = solver.solve(b.model)
+    code = solver.solve(b.model, None if shared is None else _Offer(b, instance, shared))
     status = _STATUS.get(code)
     if status is None:
         raise SolverError(f"cpsat: the model is invalid ({solver.status_name(code)}): "
@@ -120,6 +145,8 @@ def solve_cpsat(instance: Instance, run: Run | None = None,
     """
     run = run or Run()
     opts = options or CpsatOptions()
+    if opts.special and (done := at_once(instance, run, "cpsat")) is not None:
+        return done
     start = run.hint
     if start is None and opts.warm_start:
         start = best_start(instance, run, heuristic=opts.start_heuristic)
@@ -151,8 +178,15 @@ def solve_cpsat(instance: Instance, run: Run | None = None,
                     source, upper = "relaxation", int(start.objective)
         if math.isfinite(relaxed.bound):
             floor = max(floor or 0, ceil_bound(relaxed.bound))
+    shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
+    if shared is not None and (outside := shared.schedule(instance)) is not None and (
+            upper is None or outside[0] < upper):
+        report = report_for(instance, outside[1])  # nothing read from the file is trusted
+        if report.objective is not None and (upper is None or report.objective < upper):
+            start = Result.checked("shared", Status.FEASIBLE, report)
+            source, upper = "shared", int(start.objective)
     out = run_model(instance, run, features, start=start, upper=upper, floor=floor,
-                    params=opts.params)
+                    params=opts.params, shared=shared)
     stats = {**out.stats, "hint": source, "hint_used": start is not None,
              "hint_objective": upper, "floor": floor,
              "relaxed_bound": None if relaxed is None or not math.isfinite(relaxed.bound)

@@ -25,6 +25,8 @@ class MilpOptions(Options):
     """Unknown names go to the backend: HiGHS option names (e.g. ``mip_rel_gap``) or
     arguments of PuLP's CBC command, checked against the backend's own list."""
 
+    special: bool = option(True, doc="return the closed-form optimum of a special case "
+                                     "at once (solvers/special.py)")
     backend: Literal["highs", "cbc"] = option("highs", doc="MIP solver behind PuLP")
     lp_bound: bool = option(True, doc="also solve the LP relaxation (stats['lp_bound'])")
     max_vars: int = option(MAX_VARS, lo=1, doc="refuse a model with more columns")

@@ -20,6 +20,8 @@ class PortfolioOptions(Options):
     """``backend_options`` maps a backend's name to its options, e.g.
     ``{"milp": {"max_vars": 10000}, "cpsat": {"linearization_level": 2}}``."""
 
+    special: bool = option(True, doc="return the closed-form optimum of a special case "
+                                     "at once (solvers/special.py)")
     backends: tuple[str, ...] = option(factory=members, doc="backends to run (default: every "
                                                             "registered portfolio member)")
     quick: bool = option(True, doc="first try CP-SAT, then bnb, in-process for a few seconds")

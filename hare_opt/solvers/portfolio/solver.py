@@ -24,17 +24,23 @@ from __future__ import annotations
 import dataclasses
 import pickle
 import queue
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
+from hare_opt.checker import report_for
 from hare_opt.io.json_io import instance_from_dict, instance_to_dict
 from hare_opt.model import Instance, Result, SolverError, Status
 from hare_opt.model.options import Run
-from hare_opt.solvers.base import solve
+from hare_opt.solvers.base import SOLVERS, solve
+from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.portfolio.options import PortfolioOptions
+from hare_opt.solvers.special import at_once
 
 #: Share of the time limit for each in-process quick phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
@@ -94,6 +100,10 @@ def _combine(instance: Instance, run: Run, results: dict[str, Result], stats: di
                 default=None)
     proved = [n for n, r in results.items() if r.status == Status.OPTIMAL]
     optimal = bool(proved) or (bound is not None and bound >= best.objective)
+    if not proved and optimal:  # one run's bound meets another run's schedule
+        bounded = {n: float(r.lower_bound) for n, r in results.items()
+                   if r.lower_bound is not None}
+        proved = [max(bounded, key=bounded.__getitem__) + " (bound)"]
     stats.update(proved_by=proved[0] if proved else None, schedule_from=best.solver)
     return Result("portfolio", Status.OPTIMAL if optimal else Status.FEASIBLE, best.schedule,
                   best.objective,
@@ -101,8 +111,37 @@ def _combine(instance: Instance, run: Run, results: dict[str, Result], stats: di
                   run.elapsed(), instance.name, stats, best.report)
 
 
+def _met(results: dict[str, Result], board: SharedIncumbent) -> bool:
+    """Whether some run's proved bound already meets the best schedule anyone has."""
+    bound = max((r.lower_bound for r in results.values() if r.lower_bound is not None),
+                default=None)
+    best = min([r.objective for r in results.values() if r.status.has_schedule]
+               + [v for v in (board.peek(),) if v is not None], default=None)
+    return bound is not None and best is not None and bound >= best
+
+
+def _from_board(instance: Instance, board: SharedIncumbent, stats: dict) -> Result | None:
+    """The shared schedule as a checked result (a run offers it while it runs, so a run
+    stopped early still contributes it), or None."""
+    found = board.schedule(instance)
+    if found is None:
+        return None
+    report = report_for(instance, found[1])
+    if not report.feasible or report.objective != found[0]:
+        stats["shared_error"] = f"claimed {found[0]}: {report.violations[:3]}"
+        return None
+    stats["shared"] = found[0]
+    return Result.checked("shared", Status.FEASIBLE, report)
+
+
 def _options(name: str, opts: PortfolioOptions) -> dict[str, Any]:
-    return {**DEFAULTS.get(name, {}), **opts.backend_options.get(name, {})}
+    return {**DEFAULTS.get(name, {}), **_own(name, opts)}
+
+
+def _own(name: str, opts: PortfolioOptions) -> dict[str, Any]:
+    """The caller's options for one backend; ``special=False`` reaches every backend."""
+    off = not opts.special and "special" in SOLVERS.spec(name).options_class().names()
+    return {**({"special": False} if off else {}), **opts.backend_options.get(name, {})}
 
 
 def solve_portfolio(instance: Instance, run: Run | None = None,
@@ -115,6 +154,8 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
     """
     run = run or Run()
     opts = options or PortfolioOptions()
+    if opts.special and (easy := at_once(instance, run, "portfolio")) is not None:
+        return easy
     stats: dict[str, Any] = {}
     results: dict[str, Result] = {}
     hint = run.hint
@@ -123,12 +164,14 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
     if opts.quick:
         share = QUICK_CAP_S if run.time_limit is None else min(QUICK_CAP_S,
                                                                QUICK_SHARE * run.time_limit)
-        quick = [b for b in ("cpsat", "bnb") if b == "cpsat" or b in opts.backends]
+        # bnb first: it proves small clusters in milliseconds, and CP-SAT then starts
+        # from its schedule when it does not
+        quick = [b for b in ("bnb", "cpsat") if b == "cpsat" or b in opts.backends]
         for backend in quick:
             try:  # the backends' own defaults here (two threads), not the children's
                 found = solve(instance, backend, time_limit=share, hint=hint, seed=run.seed,
                               threads=run.threads, log=run.log,
-                              **opts.backend_options.get(backend, {}))
+                              **_own(backend, opts))
             except SolverError as exc:  # e.g. too large for bnb: its child run says so too
                 stats[f"quick_{backend}"] = f"{type(exc).__name__}: {exc}"
                 continue
@@ -150,8 +193,13 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
     done: queue.Queue[str] = queue.Queue()
     # The report holds the instance (not picklable, and the child checks the hint anyway).
     sent = None if hint is None else dataclasses.replace(hint, report=None)
+    folder = tempfile.mkdtemp(prefix="hare-portfolio-")
+    board = SharedIncumbent(Path(folder) / "incumbent.pkl")
     for name in opts.backends:
-        runs[name] = _start(name, doc, {**shared, "hint": sent}, _options(name, opts), done)
+        extra = ({"incumbent": str(board.path)} if "incumbent" in
+                 SOLVERS.spec(name).options_class().names() else {})
+        runs[name] = _start(name, doc, {**shared, "hint": sent},
+                            {**_options(name, opts), **extra}, done)
     deadline = None if left is None else time.perf_counter() + left + GRACE_S
     try:
         waiting = set(opts.backends)
@@ -168,7 +216,7 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
             if kind == "ok":
                 results[finished] = payload
                 stats[finished] = _brief(payload)
-                if payload.status == Status.OPTIMAL:
+                if payload.status == Status.OPTIMAL or _met(results, board):
                     break  # proved: the other runs are no longer needed
             else:
                 stats[f"{finished}_error"] = payload
@@ -177,6 +225,10 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
             if proc.poll() is None:
                 proc.kill()
             thread.join(5)
+        posted = _from_board(instance, board, stats)
+        shutil.rmtree(folder, ignore_errors=True)
+    if posted is not None:
+        results["shared"] = posted
     # Every instance has a schedule (run the tasks one by one), so "infeasible" is a bug.
     usable = {n: r for n, r in results.items() if r.status.has_schedule}
     if not usable or any(r.status == Status.INFEASIBLE for r in results.values()):
