@@ -30,16 +30,21 @@ import pandas as pd
 
 from hare_opt.generators import random_instance
 from hare_opt.io import load_instance
-from hare_opt.model import HareOptError, Instance
-from hare_opt.solvers import EXACT_SOLVERS, available_solvers, solve
+from hare_opt.model import HareOptError, Instance, Job
+from hare_opt.solvers import available_solvers, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
+#: The generic CP model compared against (experiments/peer_pyjobshop.py).
+PEER = "pyjobshop"
 
 
 def library(sets: list[str]) -> list[Instance]:
     out = []
     for name in sets:
+        if name == "horn":  # R||sum C_j, 12-30 jobs: solvers/special.py's first case
+            out += [horn_instance(n, seed) for n in (12, 20, 30) for seed in range(3)]
+            continue
         if name == "fig1":
             out.append(load_instance(ROOT / "instances" / "fig1.json"))
             continue
@@ -59,16 +64,37 @@ def frontier_instance(tasks: int, seed: int) -> Instance:
                            name=f"frontier-{tasks}-{seed}")
 
 
+def horn_instance(jobs: int, seed: int, gpus: int = 3) -> Instance:
+    """R||sum C_j: single-task jobs, unit weights, no releases, sync or setups, on ``gpus``
+    GPUs of different types (polynomial by Horn's assignment; solvers/special.py)."""
+    inst = random_instance(seed, n_jobs=jobs, n_gpus=gpus, rounds=(1, 1),
+                           tasks_per_round=(1, 1), max_task_time=20)
+    return inst.with_jobs([Job(j.id, j.task_time) for j in inst.jobs],
+                          name=f"horn-{jobs}-{seed}")
+
+
 def run(inst: Instance, solver: str, limit: float, options: dict) -> dict:
     row = {"instance": inst.name, "tasks": inst.num_tasks, "jobs": inst.num_jobs,
            "gpus": inst.num_gpus, "solver": solver}
     try:
-        r = solve(inst, solver, time_limit=limit, **options)
-    except HareOptError as exc:  # e.g. a model too large to build: a result, not a crash
-        return {**row, "status": f"error: {exc}"}
+        if solver == PEER:
+            from peer_pyjobshop import solve_peer
+            r = solve_peer(inst, limit)
+        else:
+            r = solve(inst, solver, time_limit=limit, **options)
+    except (HareOptError, MemoryError) as exc:  # e.g. a model too large: a result, not a crash
+        return {**row, "status": f"error: {type(exc).__name__}: {exc}"[:300]}
     return {**row, "status": r.status,
             "objective": r.objective, "lower_bound": r.lower_bound,
             "gap": r.gap, "seconds": round(r.runtime_s, 3)}
+
+
+def warm_up_peer() -> None:
+    """Import PyJobShop and solve a one-task model, so no clock pays its imports."""
+    from peer_pyjobshop import solve_peer
+
+    from hare_opt.model import GPU
+    solve_peer(Instance((GPU("g", "A"),), (Job("j", {"A": 1}),), "warm-up"), 5)
 
 
 def _options(pairs: list[str]) -> dict:
@@ -104,6 +130,36 @@ def summarise_library(df: pd.DataFrame, solvers: list[str]) -> None:
                   f"({big.tasks} tasks, {big.seconds} s)")
 
 
+def summarise_peer(df: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per group and solver: proved, median seconds to proof, incumbent and bound relative
+    to the best of all solvers on the same instance (1 = best), and on how many instances
+    the incumbent is worse / better than the peer's."""
+    ok = df[df.status.isin(["optimal", "feasible"])].copy()
+    best_obj = ok.groupby("instance").objective.transform("min")
+    best_lb = ok.groupby("instance").lower_bound.transform("max")
+    ok["inc"] = ok.objective / best_obj
+    ok["bnd"] = ok.lower_bound / best_lb
+    peer = ok[ok.solver == PEER].set_index("instance").objective
+    ok["vs_peer"] = ok.objective - ok.instance.map(peer)
+    rows = []
+    for (group, solver), x in df.groupby([by, "solver"], sort=False):
+        y = ok[(ok[by] == group) & (ok.solver == solver)]
+        proved = y[y.status == "optimal"]
+        rows.append({by: group, "solver": solver, "proved": f"{len(proved)}/{len(x)}",
+                     "median_s_proved": round(proved.seconds.median(), 3) if len(proved)
+                     else None,
+                     "max_s_proved": round(proved.seconds.max(), 3) if len(proved) else None,
+                     "incumbent/best": round(y.inc.mean(), 4),
+                     "bound/best": round(y.bnd.mean(), 4),
+                     "median_gap": round(y.gap.median(), 4),
+                     "worse_than_peer": int((y.vs_peer > 0).sum()),
+                     "better_than_peer": int((y.vs_peer < 0).sum())})
+    table = pd.DataFrame(rows)
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(table.to_string(index=False))
+    return table
+
+
 def summarise_frontier(df: pd.DataFrame) -> None:
     g = df.assign(proved=df.status == "optimal").groupby(["solver", "size"])
     table = pd.DataFrame({
@@ -118,23 +174,30 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=["tiny", "small", "fig1"])
     ap.add_argument("--limit", type=float, default=60.0, help="seconds per solve")
     ap.add_argument("--solvers", default=None,
-                    help=f"comma-separated (default: those of {EXACT_SOLVERS} that import)")
+                    help="comma-separated (default: every registered exact solver that imports)")
     ap.add_argument("--frontier", action="store_true", help="random instances by size")
     ap.add_argument("--sizes", nargs="+", type=int, default=[10, 15, 20, 30, 40, 60])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                    help="solver option (JSON value), e.g. num_workers=2; repeatable")
+                    help="solver option (JSON value), e.g. threads=2; repeatable")
     ap.add_argument("--tag", default="default", help="label of this configuration in the CSV")
     ap.add_argument("--out", default=None, help="CSV path (default: experiments/results/...)")
     ap.add_argument("--replace", action="store_true",
                     help="overwrite the CSV (default: replace only the rows of this run's "
                          "instances x solvers x tag, keep the others)")
+    ap.add_argument("--peer", choices=[PEER], default=None,
+                    help="also run the generic model of experiments/peer_pyjobshop.py, "
+                         "interleaved with ours (pip install -e '.[peer]')")
     args = ap.parse_args()
     solvers = (args.solvers.split(",") if args.solvers
-               else [s for s in EXACT_SOLVERS if s in available_solvers()])
+               else available_solvers("exact"))
+    if args.peer:
+        solvers = [s for s in solvers if s != PEER] + [PEER]
+        import peer_pyjobshop  # noqa: F401 - fail now if the extra is missing
+        warm_up_peer()
     options = _options(args.option)
-    if {"bnb", "portfolio"} & set(solvers):  # numba: load or compile before any clock runs
-        from hare_opt.heuristics.engine import warm_up
+    if {"bnb", "portfolio", "cpsat", "milp"} & set(solvers):  # numba: load or compile
+        from hare_opt.heuristics.rounds import warm_up  # before any clock runs
         from hare_opt.solvers.bnb import warm_up as warm_up_bnb
         print(f"numba kernels loaded in {warm_up() + warm_up_bnb():.1f} s")
     rows = []
@@ -146,14 +209,16 @@ def main() -> None:
                     rows.append({"size": size, "seed": seed, **run(inst, s, args.limit, options)})
                     print(rows[-1], flush=True)
     else:
-        for inst in library(args.sets):
-            for s in solvers:
-                rows.append(run(inst, s, args.limit, options))
-                print(rows[-1], flush=True)
+        for name in args.sets:
+            for inst in library([name]):
+                for s in solvers:
+                    rows.append({"set": name, **run(inst, s, args.limit, options)})
+                    print(rows[-1], flush=True)
     df = pd.DataFrame(rows).assign(tag=args.tag, limit_s=args.limit,
                                    options=json.dumps(options, sort_keys=True))
-    out = Path(args.out) if args.out else RESULTS / ("frontier.csv" if args.frontier
-                                                     else "bench_exact.csv")
+    default = ("bench_peer_frontier.csv" if args.frontier else "bench_peer.csv") if args.peer \
+        else ("frontier.csv" if args.frontier else "bench_exact.csv")
+    out = Path(args.out) if args.out else RESULTS / default
     out.parent.mkdir(parents=True, exist_ok=True)
     merged = df
     if out.exists() and not args.replace:  # keep rows of other solvers / tags: runs add up
@@ -163,7 +228,12 @@ def main() -> None:
         merged = pd.concat([old[~stale], df], ignore_index=True)
     merged.to_csv(out, index=False)
     print()
-    summarise_frontier(merged) if args.frontier else summarise_library(df, solvers)
+    if args.peer:
+        summarise_peer(merged[merged.tag == args.tag], "size" if args.frontier else "set")
+    elif args.frontier:
+        summarise_frontier(merged)
+    else:
+        summarise_library(df, solvers)
     print(f"\nwrote {out}")
 
 

@@ -36,8 +36,8 @@ from pathlib import Path
 
 from hare_opt.checker import check
 from hare_opt.generators import build_instance, paper_jobs
-from hare_opt.heuristics.engine import warm_up
 from hare_opt.heuristics.hare import solve_hare
+from hare_opt.heuristics.rounds import warm_up
 from hare_opt.model import Instance
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -68,7 +68,7 @@ def cold_compile_s() -> float:
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
             [sys.executable, "-c",
-             "from hare_opt.heuristics.engine import warm_up; print(warm_up())"],
+             "from hare_opt.heuristics.rounds import warm_up; print(warm_up())"],
             env={**os.environ, "NUMBA_CACHE_DIR": tmp}, capture_output=True, text=True,
             check=True)
     return float(out.stdout.split()[-1])

@@ -33,7 +33,7 @@ def workload(n_jobs: int, seed: int, cluster: str = CLUSTER):
 def compare_settings() -> dict[str, tuple[str, int, float]]:
     """name: (cluster, jobs, mean inter-arrival s), as ``hare-opt reproduce`` fig12 has them:
     the testbed, and 160 GPUs in its type proportions with arrivals 15/160 as far apart."""
-    from hare_opt.experiments.items import TESTBED, TESTBED_GAP_S, cluster_of, gap_for
+    from hare_opt.sweeps.items import TESTBED, TESTBED_GAP_S, cluster_of, gap_for
 
     return {"testbed-40": (TESTBED, 40, TESTBED_GAP_S),
             "160gpu-200": (cluster_of(160), 200, gap_for(160))}
@@ -43,7 +43,7 @@ def compare(seeds: list[int], policies: list[str]) -> None:
     """Total weighted JCT (sum w (C - arrival)) of every policy; Hare switching.
 
     The workloads are those of the simulate cell of ``hare-opt reproduce``
-    (hare_opt.experiments.cells.simulate_paper, default arguments). ``bound`` is
+    (hare_opt.sweeps.cells.simulate_paper, default arguments). ``bound`` is
     sum w (critical path - arrival), a lower bound no policy can beat.
     """
     import pandas as pd

@@ -1,6 +1,6 @@
 """Regenerate instances/guarantee/: geobatch's worst cases and the cascade family.
 
-Writes the cascade instances (``falsify.cascade_instance``), re-solves every
+Writes the cascade instances (``examples.cascade_instance``), re-solves every
 instance of the folder with ``geobatch`` (schedule next to it), takes OPT from
 the critical-path bound (cascade: it is attained) or from CP-SAT (the falsify
 finds, which must be proved optimal; for the one found against the lower bound
@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from hare_opt.bounds import approx_factor, critical_path_bound, lower_bound
-from hare_opt.falsify import cascade_instance
+from hare_opt.examples import cascade_instance
 from hare_opt.io import load_instance, save_instance, save_result
 from hare_opt.solvers import solve
 
@@ -43,7 +43,7 @@ def main() -> None:
         elif path.stem in UNPROVED:  # CP-SAT does not close the gap: pin the lower bound
             opt, source = int(lower_bound(inst)), "lower_bound"
         else:
-            ref = solve(inst, "cpsat", time_limit=120, num_workers=1)
+            ref = solve(inst, "cpsat", time_limit=120, threads=1)
             if ref.status != "optimal":
                 raise SystemExit(f"{path.name}: CP-SAT did not prove the optimum")
             opt, source = int(ref.objective), "cpsat"

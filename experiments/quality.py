@@ -6,7 +6,7 @@ time limit; the reference is OPT when proved, else the highest proved lower
 bound, and each row says which (``reference_kind`` = opt | lb, ``reference_from``).
 A ratio to a lower bound over-states the ratio to OPT, so ``mean_ratio`` over a
 set bounds the true mean ratio from above. The measurement itself lives in
-``hare_opt.experiments.quality`` (shared with the reproduction item ``ours-quality``).
+``hare_opt.sweeps.quality`` (shared with the reproduction item ``ours-quality``).
 Rows go to experiments/results/quality.csv, the summary to quality_summary.csv.
 
     python experiments/quality.py                                  # small + paper, 60 s
@@ -22,10 +22,10 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from hare_opt.experiments.quality import HEURISTICS, score, summarise
 from hare_opt.io import load_instance
 from hare_opt.model import HareOptError
 from hare_opt.solvers import available_solvers
+from hare_opt.sweeps.quality import all_heuristics, score, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,12 +42,14 @@ def instance_files(set_name: str, limit: int | None) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sets", nargs="+", default=["small", "paper"])
-    p.add_argument("--solvers", nargs="+", default=list(HEURISTICS))
+    p.add_argument("--solvers", nargs="+", default=list(all_heuristics()))
     p.add_argument("--exact", default="portfolio", help="exact solver for the reference")
     p.add_argument("--opt-time-limit", type=float, default=60.0, metavar="SECONDS")
     p.add_argument("--heuristic-time-limit", type=float, default=30.0, metavar="SECONDS",
                    help="for heuristics that search (hare-paper's relaxation)")
     p.add_argument("--limit", type=int, default=None, help="first N instances of each set")
+    p.add_argument("--strong", action="store_true",
+                   help="also the contention LP (hare_opt.bounds.strong_bound) as reference")
     p.add_argument("--out", default=str(ROOT / "experiments" / "results" / "quality.csv"))
     args = p.parse_args(argv)
     solvers = [s for s in args.solvers if s in available_solvers()]
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             mine = score(inst, heuristics=solvers, exact=args.exact,
                          time_limit=args.opt_time_limit,
-                         heuristic_time_limit=args.heuristic_time_limit)
+                         heuristic_time_limit=args.heuristic_time_limit, strong=args.strong)
         except HareOptError as exc:  # one instance's failure must not cost the others
             failed.append(f"{set_name}/{path.stem}: {type(exc).__name__}: {exc}")
             tqdm.write(f"FAILED {failed[-1]}", file=sys.stderr)

@@ -1,4 +1,6 @@
-"""The paper's Fig. 1 toy example, built in code (instances/fig1.json is written from it).
+"""Hand-built instances: the paper's Fig. 1 toy (instances/fig1.json is written from it),
+the family that refutes the paper's Theorem 4 on one GPU, and the family on which
+geobatch's ratio grows with the number of GPUs under restricted eligibility.
 
 Times are in units of 0.5 s so that they are integers: the paper's per-task
 times on GPU1/GPU2/GPU3 are J1 1.5/2/1 s, J2 1/2/1 s, J3 2/1.5/0.5 s. J1 is one
@@ -43,3 +45,47 @@ def fig1_instance() -> Instance:
 def fig1_schedule(which: str) -> Schedule:
     """The paper's schedule (a), (b) or (c) of Fig. 1."""
     return Schedule.from_tasks(FIG1_SCHEDULES[which][2]).sorted()
+
+
+def smith_counterexample(k: int = 6, heavy: int = 100) -> Instance:
+    """1||sum w_j C_j (one GPU, R = K = 1, alpha = 1) on which Algorithm 1 is (k+2)/2-bad.
+
+    With a single Queyranne inequality per GPU the relaxation puts every start
+    at 0 except that of the job with the least w/p (``c``), so H orders the
+    rest by processing time alone: k light unit jobs run before the heavy job
+    ``d`` that Smith's rule runs first. docs/theory.md (a) gives the numbers.
+    """
+    m = Model()
+    m.add_gpu("G", id="g0")
+    m.add_job({"G": 1}, weight=1, id="c")
+    for i in range(k):
+        m.add_job({"G": 1}, weight=2, id=f"s{i}")
+    m.add_job({"G": 2}, weight=2 * heavy, id="d")
+    return m.build(f"smith-k{k}-w{heavy}")
+
+
+def cascade_instance(k: int = 4, heavy: int = 1000) -> Instance:
+    """Restricted eligibility on 2^k GPUs where geobatch is (k+2)/3-bad as ``heavy`` grows.
+
+    Nested GPU sets E_1 (all) > E_2 > ... > E_{k+1} (one GPU), E_i of 2^(k+1-i) GPUs;
+    type T_i holds E_i minus E_{i+1}. Level i (i <= k) has 2^(k-i) unit jobs that may
+    run on E_i, level k+1 one unit job on E_{k+1}; all weigh 1 and come at 0. A job h
+    of weight ``heavy`` (one unit task, any GPU) comes at 2. OPT runs level i on T_i
+    at [0, 1] and h at [2, 3]: M + 3 heavy, the critical-path bound. geobatch puts
+    the levels in one batch where level i takes the lowest GPUs of E_i, i.e. E_{i+1}
+    (types in the order listed, deepest first, so its tie-break picks them), which
+    blocks level i+1 for one unit: level i ends at i, the batch at k+1, and h, in the
+    next batch, at k+2. docs/theory.md (c) gives the numbers.
+    """
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    m = Model()
+    m.add_gpu(f"T{k + 1}", id="g0")
+    for i in range(k, 0, -1):          # type T_i: 2^(k-i) GPUs, listed deepest first
+        m.add_gpus(f"T{i}", 2 ** (k - i))
+    for i in range(1, k + 2):
+        types = {f"T{t}": 1 for t in range(i, k + 2)}
+        for n in range(2 ** (k - i) if i <= k else 1):
+            m.add_job(types, id=f"l{i}-{n}")
+    m.add_job({f"T{t}": 1 for t in range(1, k + 2)}, weight=heavy, release=2, id="h")
+    return m.build(f"cascade-k{k}-w{heavy}")

@@ -19,10 +19,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hare_opt.bounds import approx_factor, guarantee, lower_bound
-from hare_opt.io import instance_from_dict
-from hare_opt.model import HareOptError, Instance, Result
-from hare_opt.solvers import SolverError, solve
+from tqdm import tqdm
+
+from hare_opt.bounds import lower_bound
+from hare_opt.io import instance_from_dict, instance_to_dict
+from hare_opt.model import HareOptError, Instance, OptionError, Result
+from hare_opt.solvers import SolverError, claimed_factor, solve
 
 TYPES = ("A", "B", "C")
 
@@ -49,15 +51,15 @@ class Space:
 
     def __post_init__(self) -> None:
         if self.model not in ("paper", "full"):
-            raise ValueError(f"model must be 'paper' or 'full', got {self.model!r}")
+            raise OptionError(f"model must be 'paper' or 'full', got {self.model!r}")
         if self.eligibility not in ("any", "full"):
-            raise ValueError(f"eligibility must be 'any' or 'full', got {self.eligibility!r}")
+            raise OptionError(f"eligibility must be 'any' or 'full', got {self.eligibility!r}")
         if not 1 <= self.types <= len(TYPES):
-            raise ValueError(f"types must be between 1 and {len(TYPES)}")
+            raise OptionError(f"types must be between 1 and {len(TYPES)}")
         if self.max_tasks < 1 or self.max_gpus < 1 or self.max_time < 1:
-            raise ValueError("max_tasks, max_gpus and max_time must be positive")
+            raise OptionError("max_tasks, max_gpus and max_time must be positive")
         if not 1 <= self.min_gpus <= self.max_gpus:
-            raise ValueError("min_gpus must be between 1 and max_gpus")
+            raise OptionError("min_gpus must be between 1 and max_gpus")
 
 
 @dataclass
@@ -85,17 +87,8 @@ class Finding:
 
 
 def claimed_guarantee(instance: Instance, solver: str) -> float | None:
-    """The factor the solver claims: alpha(2+alpha) for hare-paper, bounds.approx_factor
-    for geobatch, and for hare the smaller of that and bounds.guarantee (hare is within
-    both: docs/theory.md (b), (c))."""
-    if solver == "hare-paper":
-        a = float(instance.alpha.max())
-        return a * (2 + a)
-    if solver == "geobatch":
-        return approx_factor(instance)
-    if solver == "hare":
-        return min(float(guarantee(instance)), approx_factor(instance))
-    return None
+    """The factor the solver's registry spec claims on this instance (None: no claim)."""
+    return claimed_factor(instance, solver)
 
 
 # --- instance generation and mutation (on the JSON form, validated on build) --------
@@ -128,7 +121,7 @@ def _job(rng: random.Random, jid: str, types: list[str], budget: int, space: Spa
             "switch_overhead": rng.randint(0, 3) if space.model == "full" else 0}
 
 
-def random_instance(rng: random.Random, space: Space, name: str = "falsify") -> dict:
+def random_candidate(rng: random.Random, space: Space, name: str = "falsify") -> dict:
     """A random instance in JSON form within ``space``."""
     count = rng.randint(space.min_gpus, space.max_gpus)
     gpus = [{"id": f"g{i}", "type": rng.choice(TYPES[:space.types])} for i in range(count)]
@@ -214,8 +207,7 @@ def evaluate(inst: Instance, solver: str, against: str, *, exact: str = "cpsat",
     """(ratio, reference, heuristic result), or None when no proved reference exists."""
     res = solve(inst, solver, time_limit=solver_time_limit, **(solver_options or {}))
     if against == "opt":
-        opts = {"hint": res, "num_workers": 1} if exact == "cpsat" else {}
-        ref_res = solve(inst, exact, time_limit=exact_time_limit, **opts)
+        ref_res = solve(inst, exact, time_limit=exact_time_limit, hint=res, threads=1)
         if ref_res.status != "optimal":
             return None
         ref = float(ref_res.objective)
@@ -244,11 +236,11 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
     determined by ``seed`` (the exact solver runs single-threaded).
     """
     if against not in ("opt", "bound"):
-        raise ValueError(f"against must be 'opt' or 'bound', got {against!r}")
+        raise OptionError(f"against must be 'opt' or 'bound', got {against!r}")
     if budget <= 0:
-        raise ValueError("budget must be positive")
+        raise OptionError("budget must be positive")
     if score not in ("relative", "ratio"):
-        raise ValueError(f"score must be 'relative' or 'ratio', got {score!r}")
+        raise OptionError(f"score must be 'relative' or 'ratio', got {score!r}")
     space = space or Space()
     rng = random.Random(seed)
     best = Finding(solver, against)
@@ -259,7 +251,7 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
     while time.monotonic() - t0 < budget and (iterations is None or it < iterations):
         it += 1
         if current is None or rng.random() < restart:
-            data = random_instance(rng, space, f"falsify-{solver}-s{seed}-i{it}")
+            data = random_candidate(rng, space, f"falsify-{solver}-s{seed}-i{it}")
         else:
             data = current[1]
             for _ in range(rng.randint(1, 3)):
@@ -332,8 +324,6 @@ def _smaller(data: dict) -> list[dict]:
 def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
            exact_time_limit: float = 10.0) -> Finding:
     """Greedily simplify a violating instance while it still violates (like hypothesis)."""
-    from hare_opt.io import instance_to_dict
-
     if not finding.violates:
         return finding
     data = instance_to_dict(finding.instance)
@@ -361,7 +351,7 @@ def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
 def _bar(progress: bool, iterations: int | None, budget: float):
     if not progress:
         return None
-    from tqdm import tqdm
+
     if iterations is not None:
         return tqdm(total=iterations, unit="inst", desc="falsify")
     return tqdm(total=round(budget, 1), unit="s", desc="falsify", mininterval=0.5,
@@ -375,51 +365,3 @@ def _tick(bar, iterations: int | None, t0: float, best: Finding) -> None:
     bar.set_postfix_str(f"worst ratio {best.ratio:.4f}{claim}", refresh=False)
     # update() honours mininterval, so the bar redraws at most twice a second
     bar.update(1 if iterations is not None else min(bar.total, time.monotonic() - t0) - bar.n)
-
-
-def smith_counterexample(k: int = 6, heavy: int = 100) -> Instance:
-    """1||sum w_j C_j (one GPU, R = K = 1, alpha = 1) on which Algorithm 1 is (k+2)/2-bad.
-
-    With a single Queyranne inequality per GPU the relaxation puts every start
-    at 0 except that of the job with the least w/p (``c``), so H orders the
-    rest by processing time alone: k light unit jobs run before the heavy job
-    ``d`` that Smith's rule runs first. docs/theory.md (a) gives the numbers.
-    """
-    from hare_opt.model import Model
-
-    m = Model()
-    m.add_gpu("G", id="g0")
-    m.add_job({"G": 1}, weight=1, id="c")
-    for i in range(k):
-        m.add_job({"G": 1}, weight=2, id=f"s{i}")
-    m.add_job({"G": 2}, weight=2 * heavy, id="d")
-    return m.build(f"smith-k{k}-w{heavy}")
-
-
-def cascade_instance(k: int = 4, heavy: int = 1000) -> Instance:
-    """Restricted eligibility on 2^k GPUs where geobatch is (k+2)/3-bad as ``heavy`` grows.
-
-    Nested GPU sets E_1 (all) > E_2 > ... > E_{k+1} (one GPU), |E_i| = 2^(k+1-i);
-    type T_i holds E_i minus E_{i+1}. Level i (i <= k) has 2^(k-i) unit jobs that may
-    run on E_i, level k+1 one unit job on E_{k+1}; all weigh 1 and come at 0. A job h
-    of weight ``heavy`` (one unit task, any GPU) comes at 2. OPT runs level i on T_i
-    at [0, 1] and h at [2, 3]: M + 3 heavy, the critical-path bound. geobatch puts
-    the levels in one batch where level i takes the lowest GPUs of E_i, i.e. E_{i+1}
-    (types in the order listed, deepest first, so its tie-break picks them), which
-    blocks level i+1 for one unit: level i ends at i, the batch at k+1, and h, in the
-    next batch, at k+2. docs/theory.md (c) gives the numbers.
-    """
-    from hare_opt.model import Model
-
-    if k < 1:
-        raise ValueError("k must be >= 1")
-    m = Model()
-    m.add_gpu(f"T{k + 1}", id="g0")
-    for i in range(k, 0, -1):          # type T_i: 2^(k-i) GPUs, listed deepest first
-        m.add_gpus(f"T{i}", 2 ** (k - i))
-    for i in range(1, k + 2):
-        types = {f"T{t}": 1 for t in range(i, k + 2)}
-        for n in range(2 ** (k - i) if i <= k else 1):
-            m.add_job(types, id=f"l{i}-{n}")
-    m.add_job({f"T{t}": 1 for t in range(1, k + 2)}, weight=heavy, release=2, id="h")
-    return m.build(f"cascade-k{k}-w{heavy}")

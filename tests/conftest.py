@@ -1,4 +1,9 @@
-"""Shared test set-up: hypothesis profiles, the solver fixture, shared-data paths.
+"""Shared test set-up: hypothesis profiles, registry-driven parametrisation, shared-data paths.
+
+Tests that take ``exact_solver`` run once per registered exact solver, and the
+simulator tests run once per registered policy: a solver or policy registered before
+collection (in the package, or by a plugin: ``pytest -p my_plugin``) is cross-checked
+with no test edit (tests/test_registries.py shows it).
 
 Hypothesis profiles (choose with HYPOTHESIS_PROFILE or --hypothesis-profile):
 * ``ci`` (default, and always under CI=true): derandomised, bounded examples,
@@ -22,6 +27,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from hare_opt.solvers import solver_names
+
 settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None,
                           print_blob=True, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", derandomize=True, max_examples=100, deadline=None,
@@ -34,12 +41,12 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = ROOT / "instances"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
-EXACT = ("cpsat", "milp", "portfolio", "bnb")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--solvers", default=",".join(EXACT),
-                     help="comma-separated exact solvers to parametrise over (default: all)")
+    parser.addoption("--solvers", default=None,
+                     help="comma-separated exact solvers to parametrise over (default: every "
+                          "registered exact solver)")
     parser.addoption("--slow-sample", default=os.environ.get("SLOW_SAMPLE", "2"),
                      help="how many @slow tests to run (a fixed sample), or 'all'")
 
@@ -65,12 +72,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
                                     "with --slow-sample all")
 
 
+def exact_solvers(config: pytest.Config) -> list[str]:
+    """The ``--solvers`` list, else every exact solver registered at collection time."""
+    chosen = config.getoption("--solvers")
+    if chosen is None:
+        return solver_names("exact")
+    return [s for s in chosen.split(",") if s]
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     # PyJobShop's pattern: every test that takes `exact_solver` runs once per backend,
     # so a new backend is cross-checked by the same tests.
     if "exact_solver" in metafunc.fixturenames:
-        names = [s for s in metafunc.config.getoption("--solvers").split(",") if s]
-        metafunc.parametrize("exact_solver", names)
+        metafunc.parametrize("exact_solver", exact_solvers(metafunc.config))
 
 
 @pytest.fixture

@@ -3,14 +3,12 @@ where theory says so, and the CLI prints them."""
 
 from __future__ import annotations
 
-import copy
 import json
-import math
 from fractions import Fraction
 
-import numpy as np
 import pytest
 from hypothesis import given
+from oracles import brute_force
 from strategies import instances
 
 from hare_opt.bounds import (
@@ -22,55 +20,11 @@ from hare_opt.bounds import (
     preemptive_wspt,
 )
 from hare_opt.cli.main import main
-from hare_opt.heuristics.listsched import ClusterState
 from hare_opt.io import save_instance
 from hare_opt.model import GPU, Instance, Job
-from hare_opt.solvers import available_solvers, solve
+from hare_opt.solvers import available_solvers, solve, solver_names
 
-HEURISTICS = ("hare", "fifo", "wspt", "eft")
-
-
-def brute_force(inst: Instance) -> int:
-    """Optimum by enumerating every semi-active schedule.
-
-    Replaying an optimal schedule's tasks in order of start, each at its
-    earliest start on the same GPU, never starts one later, so trying every
-    (job, GPU) at every step and placing at the earliest start reaches OPT.
-    GPUs of one type with the same free time and last job are interchangeable.
-    """
-    best = [math.inf]
-    weight = inst.weight.tolist()
-
-    def partial_bound(s: ClusterState) -> int:
-        # a job not done still runs a task after its barrier, and syncs its placed ones
-        return sum(w * (s.completion(j) if s.done(j) else
-                        max(int(s.barrier[j]) + int(inst.min_task_time[j]), int(s.round_end[j])))
-                   for j, w in enumerate(weight))
-
-    def rec(s: ClusterState) -> None:
-        if all(s.done(j) for j in range(inst.num_jobs)):
-            best[0] = min(best[0], s.objective())
-            return
-        if partial_bound(s) >= best[0]:
-            return
-        for j in range(inst.num_jobs):
-            if s.done(j):
-                continue
-            seen = set()
-            for g in np.flatnonzero(inst.eligible[j]).tolist():
-                key = (inst.gpu_type_index[g], int(s.free[g]), int(s.last[g]))
-                if key in seen:
-                    continue
-                seen.add(key)
-                t = copy.copy(s)
-                for name in ("free", "last", "barrier", "round", "placed", "round_end"):
-                    setattr(t, name, getattr(s, name).copy())
-                t._rows = list(s._rows)
-                t.place(j, g)
-                rec(t)
-
-    rec(ClusterState(inst))
-    return int(best[0])
+HEURISTICS = (*solver_names("heuristic"), *solver_names("rule"))  # from the registry
 
 
 tiny = instances(max_jobs=3, max_gpus=3, max_rounds=2, max_k=2, max_tasks=5, max_time=6)

@@ -204,11 +204,13 @@ def test_instance_file_written_by_the_library_loads():
 
 @pytest.mark.parametrize("solver, option, says", [
     ("bnb", "foo=1", "has no option 'foo'"),
-    ("bnb", "memo_mb=-1", "memo_mb must be"),
-    ("bnb", "node_limit=0", "node_limit must be"),
+    ("bnb", "memo_mb=-1", "option 'memo_mb': must be >= 0"),
+    ("bnb", "node_limit=0", "option 'node_limit': must be >= 1"),
+    ("bnb", "node_limit=abc", "option 'node_limit': must be an integer or null"),
+    ("cpsat", "num_workers=2", "the shared option 'threads'"),
     ("wspt", "foo=1", "has no option 'foo'"),
     ("milp", "foo=1", "not a HiGHS option"),
-    ("portfolio", "backends=bnb,cplex", "backends must be some of"),
+    ("portfolio", "backends=bnb,cplex", "option 'backends': must be some of"),
 ])
 def test_solve_rejects_an_unknown_or_bad_option_by_name(solver, option, says):
     line = one_line_error(["solve", str(FIG1), "--solver", solver, "--option", option],

@@ -14,8 +14,12 @@ from strategies import instances
 from hare_opt.checker import check
 from hare_opt.generators import random_instance
 from hare_opt.heuristics import _kernels
-from hare_opt.heuristics.engine import DISPATCH, STREAM_LIMIT, RoundEngine, Warm
+from hare_opt.heuristics.rounds import DISPATCH, STREAM_LIMIT, RoundEngine
 from hare_opt.model import GPU, Instance, Job
+from hare_opt.model.planning import Warm
+from hare_opt.model.rules import earliest_start
+from hare_opt.solvers.bnb import _search
+from hare_opt.util import jit as jit_module
 
 
 def oracle_slots(inst, j, free, last, barrier, K, sync_first):
@@ -123,28 +127,29 @@ def test_every_dispatch_is_checked_with_its_objective(seed):
 
 def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
     """numba raises at decoration when no cache folder is writable: fall back, one warning."""
-    def njit(fn=None, cache=False):
+    def njit(fn=None, cache=False, **options):
         if cache:
             raise RuntimeError("cannot cache function 'f': no locator available")
-        return fn
+        return fn if fn is not None else (lambda f: f)
 
-    monkeypatch.setattr(_kernels, "njit", njit)
-    monkeypatch.setattr(_kernels, "_cache", True)
+    monkeypatch.setattr(jit_module, "njit", njit)
+    jit = jit_module.PinnedJit(earliest_start, jit_module.source_pin(earliest_start), "test")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        f = _kernels._jit(lambda x: x + 1)
-        g = _kernels._jit(lambda x: x * 2)
+        f = jit(lambda x: x + 1)
+        g = jit(lambda x: x * 2)
     assert f(1) == 2 and g(2) == 4
     assert len(caught) == 1 and "cache unavailable" in str(caught[0].message)
 
 
-def test_start_rule_is_pinned_for_the_numba_cache():
-    """numba's cache of the kernels would keep a stale copy of an edited start rule;
-    the pin makes such an edit visible here (update START_RULE_SHA with the rule)."""
-    assert _kernels.start_rule_sha() == _kernels.START_RULE_SHA
+@pytest.mark.parametrize("module", [_kernels, _search], ids=["round engine", "bnb"])
+def test_start_rule_is_pinned_for_the_numba_cache(module):
+    """numba's cache of a kernel would keep a stale copy of an edited start rule; the pin
+    in each kernel file makes such an edit visible here (update the pin with the rule)."""
+    assert module.jit.pinned
 
 
 def test_warm_up_runs_every_dispatch_mode():
-    from hare_opt.heuristics.engine import warm_up
+    from hare_opt.heuristics.rounds import warm_up
 
     assert warm_up() >= 0.0

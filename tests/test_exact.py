@@ -8,26 +8,34 @@ independent checker inside ``solve``.
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import exact_solvers
 from hypothesis import given
+from oracles import brute_force, horn, one_job, smith
 from ortools.sat.python import cp_model
-from scipy.optimize import linear_sum_assignment
 from strategies import feasible_schedules, instances
 
 from hare_opt.checker import check
 from hare_opt.io import load_instance
-from hare_opt.model import GPU, Instance, Job
-from hare_opt.solvers import solve
-from hare_opt.solvers.cpsat import Features, build, solve_cpsat
-from hare_opt.solvers.cpsat.solver import add_hint
+from hare_opt.model import GPU, Instance, Job, Schedule
+from hare_opt.model.options import Run
+from hare_opt.solvers import SOLVERS, solve
+from hare_opt.solvers.cpsat import Features, build
+from hare_opt.solvers.cpsat.solver import add_hint, run_model
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 RULES = ("fifo", "wspt", "eft")
 LIMIT = 20.0
+
+
+def model_only(solver: str) -> dict:
+    """``special=False`` for solvers that take it: their model, not solvers/special.py
+    (tests/test_special.py covers that); nothing for solvers without the option."""
+    return {"special": False} if "special" in SOLVERS.spec(solver).options_class().names() \
+        else {}
 
 
 def _optimal(inst: Instance, solver: str, **options) -> int:
@@ -35,41 +43,6 @@ def _optimal(inst: Instance, solver: str, **options) -> int:
     assert result.status == "optimal", f"{solver} did not prove {inst.name}: {result.status}"
     assert result.lower_bound == pytest.approx(result.objective)
     return int(result.objective)
-
-
-def brute_force(inst: Instance) -> int:
-    """Minimum over all GPU assignments and orders of the semi-active schedule's objective.
-
-    Every schedule is dominated by the earliest-start schedule of its GPU
-    sequences, and placing tasks in any order consistent with the rounds at
-    their earliest start builds exactly that schedule.
-    """
-    tasks = [(j, r) for j, job in enumerate(inst.jobs)
-             for r in range(job.rounds) for _ in range(job.tasks_per_round)]
-    gpus = [np.flatnonzero(inst.eligible[j]).tolist() for j, _ in tasks]
-    best = None
-    for order in set(itertools.permutations(range(len(tasks)))):
-        seq = [tasks[i] for i in order]
-        if any(a[0] == b[0] and a[1] > b[1] for a, b in itertools.combinations(seq, 2)):
-            continue
-        for assign in itertools.product(*(gpus[i] for i in order)):
-            free = [0] * inst.num_gpus
-            last = [-1] * inst.num_gpus
-            ready = {}                                 # (job, round) -> barrier so far
-            for (j, r), g in zip(seq, assign):
-                job = inst.jobs[j]
-                earliest = ready[(j, r - 1)] if r else job.release
-                if last[g] == j:
-                    start = max(free[g], earliest)
-                else:
-                    start = max(free[g], job.release) + job.switch_overhead
-                    start = max(start, earliest)
-                free[g], last[g] = start + job.task_time[inst.gpus[g].type], j
-                sync = job.sync_on(inst.gpus[g].type)
-                ready[(j, r)] = max(ready.get((j, r), 0), free[g] + sync)
-            value = sum(job.weight * ready[(j, job.rounds - 1)] for j, job in enumerate(inst.jobs))
-            best = value if best is None else min(best, value)
-    return best
 
 
 @given(instances(max_tasks=4, max_gpus=2))
@@ -86,42 +59,27 @@ def test_optimal_beats_every_rule(exact_solver, inst):
 
 @given(instances(max_tasks=6))
 def test_solvers_agree(request, inst):
-    names = [s for s in request.config.getoption("--solvers").split(",") if s]
+    names = exact_solvers(request.config)
     values = {name: _optimal(inst, name) for name in names}
     assert len(set(values.values())) == 1, values
 
 
 @given(instances(max_gpus=1, max_rounds=1, max_k=1, max_jobs=5, releases=False, sync=False))
 def test_single_gpu_smith_rule(exact_solver, inst):
-    # One GPU, one task per job: every task pays its setup, so p_j + o_j is its length.
-    length = inst.proc[:, 0] + inst.overhead
-    order = sorted(range(inst.num_jobs), key=lambda j: length[j] / inst.weight[j])
-    t, smith = 0, 0
-    for j in order:
-        t += int(length[j])
-        smith += int(inst.weight[j]) * t
-    assert _optimal(inst, exact_solver) == smith
+    assert _optimal(inst, exact_solver, **model_only(exact_solver)) == smith(inst)
 
 
 @given(instances(max_gpus=3, max_rounds=1, max_k=1, max_jobs=5, releases=False, sync=False,
                  setup=False))
 def test_unrelated_gpus_horn_matching(exact_solver, inst):
     inst = inst.with_jobs([Job(j.id, j.task_time) for j in inst.jobs])  # unit weights
-    n, m = inst.num_jobs, inst.num_gpus
-    big = 10**9
-    # Column (g, k): the job k-th from the end on GPU g, counted k times in sum C_j.
-    cost = np.array([[k * inst.proc[j, g] if inst.eligible[j, g] else big
-                      for g in range(m) for k in range(1, n + 1)] for j in range(n)])
-    rows, cols = linear_sum_assignment(cost)
-    assert _optimal(inst, exact_solver) == int(cost[rows, cols].sum())
+    assert _optimal(inst, exact_solver, **model_only(exact_solver)) == horn(inst)
 
 
 @given(instances(max_jobs=1, max_k=4, max_tasks=8))
 def test_one_job_identical_tasks(exact_solver, inst):
     # The greedy round is optimal and reusing its GPUs every round needs no new setup.
-    rounds = int(inst.rounds[0])
-    span = inst.min_round_time(0, setup=True) + (rounds - 1) * inst.min_round_time(0, setup=False)
-    assert _optimal(inst, exact_solver) == int(inst.weight[0]) * (int(inst.release[0]) + span)
+    assert _optimal(inst, exact_solver, **model_only(exact_solver)) == one_job(inst)
 
 
 def test_fig1_beats_paper(exact_solver):
@@ -156,7 +114,7 @@ def test_time_limit_never_claims_optimal(exact_solver):
 # --- CP-SAT specifics: the optional model parts never change the optimum ---------------------
 
 CPSAT_VARIANTS = [dict(symmetry=False), dict(redundant=False), dict(cumulative=True),
-                  dict(setup_energy=False), dict(auto_hint=False), dict(relax_setups=0),
+                  dict(setup_energy=False), dict(warm_start=False), dict(relax_setups=0),
                   dict(time_indexed=5000), dict(set_times=True)]
 
 
@@ -173,9 +131,9 @@ def test_cpsat_variants_agree(inst):
 def test_cpsat_setup_relaxations_bound_the_optimum(inst):
     opt = _optimal(inst, "cpsat")
     for setups in ("first", "ignore"):
-        relaxed = solve_cpsat(inst, time_limit=LIMIT, setups=setups, relax_setups=0)
+        relaxed = run_model(inst, Run(LIMIT), Features(setups=setups))
         assert relaxed.status == "optimal"
-        assert relaxed.objective <= opt
+        assert relaxed.model_objective <= opt
 
 
 @given(feasible_schedules(max_tasks=8))
@@ -189,21 +147,25 @@ def test_cpsat_accepts_every_feasible_schedule_as_hint(case):
     solver = cp_model.CpSolver()
     solver.parameters.fix_variables_to_their_hinted_value = True
     solver.parameters.num_workers = 1
-    assert solver.Solve(b.model) == cp_model.OPTIMAL
-    assert solver.ObjectiveValue() == objective
+    assert solver.solve(b.model) == cp_model.OPTIMAL
+    assert solver.objective_value == objective
 
 
 def test_cpsat_rejects_bad_input():
     inst = load_instance(INSTANCES / "fig1.json")
     with pytest.raises(ValueError, match="no_such_parameter"):
-        solve_cpsat(inst, no_such_parameter=1)
+        solve(inst, "cpsat", no_such_parameter=1)
+    with pytest.raises(ValueError, match="shared option 'threads'"):
+        solve(inst, "cpsat", num_workers=1)
     bad = solve(inst, "wspt")
-    bad.schedule = bad.schedule.sorted()
-    bad.schedule.start[0] += 100
-    bad.schedule.end[0] += 100
-    bad.schedule.start[1] -= 1
+    s = bad.schedule.sorted()
+    start, end = s.start.copy(), s.end.copy()
+    start[0] += 100
+    end[0] += 100
+    start[1] -= 1
+    bad.schedule = Schedule(s.job, s.round, s.task, s.gpu, start, end)
     with pytest.raises(ValueError, match="hint"):
-        solve_cpsat(inst, hint=bad)
+        solve(inst, "cpsat", hint=bad)
 
 
 def test_cpsat_uses_given_hint():

@@ -8,6 +8,7 @@ import pytest
 
 from hare_opt.checker import check
 from hare_opt.cli.main import main
+from hare_opt.examples import smith_counterexample
 from hare_opt.falsify import (
     Finding,
     Space,
@@ -15,9 +16,8 @@ from hare_opt.falsify import (
     claimed_guarantee,
     falsify,
     mutate,
-    random_instance,
+    random_candidate,
     shrink,
-    smith_counterexample,
 )
 from hare_opt.io import instance_to_dict, load_instance, load_result
 from hare_opt.solvers import solve
@@ -64,7 +64,7 @@ def test_cli_bad_arguments_exit_2(argv, capsys):
 def test_generated_and_mutated_instances_stay_in_space():
     rng = random.Random(11)
     space = Space(max_tasks=6, max_gpus=3, model="paper")
-    data = random_instance(rng, space)
+    data = random_candidate(rng, space)
     seen = 0
     for _ in range(200):
         cand = mutate(rng, data, space)

@@ -22,7 +22,7 @@ from hare_opt.bounds.combinatorial import cluster_work, critical_path_bound
 from hare_opt.bounds.guarantee import solo_span
 from hare_opt.checker import check
 from hare_opt.cli.main import main
-from hare_opt.falsify import cascade_instance
+from hare_opt.examples import cascade_instance
 from hare_opt.generators import paper_instance, random_instance
 from hare_opt.heuristics.geobatch import geobatch, plan_batches
 from hare_opt.io import load_instance, load_result, save_instance
@@ -186,7 +186,7 @@ def test_proof_steps_on_paper_instances():
 
 @given(inst=instances(max_jobs=3, max_tasks=7, max_time=6))
 def test_within_factor_of_proved_optimum(inst):
-    opt = solve(inst, "cpsat", time_limit=20, num_workers=1)
+    opt = solve(inst, "cpsat", time_limit=20, threads=1)
     if opt.status != "optimal":
         return  # no proved reference: nothing to compare with
     res = solve(inst, "geobatch")
@@ -285,7 +285,7 @@ def test_committed_instances_keep_their_numbers(name):
     elif entry["opt_source"] == "lower_bound":  # OPT not proved: the theorem holds for it too
         opt = lower_bound(inst)
     else:
-        ref = solve(inst, "cpsat", time_limit=60, num_workers=1)
+        ref = solve(inst, "cpsat", time_limit=60, threads=1)
         assert ref.status == "optimal"
         opt = ref.objective
     assert (res.objective, opt) == (entry["objective"], entry["opt"])
@@ -297,7 +297,7 @@ def test_committed_instances_keep_their_numbers(name):
 
 def test_falsify_hunts_geobatch_within_its_space():
     from hare_opt.falsify import Space, _valid, claimed_guarantee, falsify, mutate
-    from hare_opt.falsify import random_instance as random_doc
+    from hare_opt.falsify import random_candidate as random_doc
 
     space = Space(max_tasks=6, max_gpus=3, model="full", eligibility="full", types=2,
                   finite_alpha=False)

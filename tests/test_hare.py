@@ -19,10 +19,11 @@ from hare_opt.bounds import (
 )
 from hare_opt.checker import check
 from hare_opt.generators import paper_instance, random_instance
-from hare_opt.heuristics.engine import DISPATCH, RoundEngine, Warm, run_serial
-from hare_opt.heuristics.hare import search_hare, solve_hare
+from hare_opt.heuristics.hare import search_hare
 from hare_opt.heuristics.listsched import ClusterState
+from hare_opt.heuristics.rounds import DISPATCH, RoundEngine, run_serial
 from hare_opt.model import GPU, Instance, Job, Schedule
+from hare_opt.model.planning import Warm
 from hare_opt.solvers import solve
 
 
@@ -77,9 +78,9 @@ def test_improvement_never_hurts_and_is_deterministic():
     inst = random_instance(5, n_jobs=12, n_gpus=5, rounds=(1, 6), tasks_per_round=(1, 4),
                            heterogeneity=1.0, release_spread=40, sync=(0, 2),
                            switch_overhead=(0, 2))
-    quick = solve_hare(inst, improve=False)
-    full = solve_hare(inst, budget=8000)
-    again = solve_hare(inst, budget=8000)
+    quick = solve(inst, "hare", improve=False)
+    full = solve(inst, "hare", budget=8000)
+    again = solve(inst, "hare", budget=8000)
     assert full.objective <= quick.objective == full.stats["first_objective"]
     assert full.objective == again.objective and full.schedule == again.schedule
     assert quick.stats["evaluations"] == 1
@@ -97,7 +98,7 @@ def test_round_block_matches_min_makespan_identical():
 
 def test_rejects_unknown_option():
     inst = Instance((GPU("g", "A"),), (Job("j", {"A": 1}),))
-    with pytest.raises(ValueError, match="unknown option"):
+    with pytest.raises(ValueError, match="has no option .colour."):
         solve(inst, "hare", colour="red")
 
 
@@ -168,5 +169,5 @@ def test_warm_plan_continues_a_running_cluster(inst, rnd, frac):
         assert rep.objective == done + eng.objective()
     cold = Warm([0] * inst.num_gpus, [-1] * inst.num_gpus, inst.tasks_per_round.tolist(),
                 [0] * inst.num_jobs)
-    assert (search_hare(inst, warm=cold, budget=2000)[0].best[0]
-            == search_hare(inst, budget=2000)[0].best[0])
+    assert (search_hare(inst, warm=cold, budget=2000).best.objective
+            == search_hare(inst, budget=2000).best.objective)

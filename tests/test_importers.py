@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
-from hare_opt.generators import TESTBED, build_instance
+from hare_opt.generators import TESTBED, build_instance, philly_jobs_to_specs
 from hare_opt.io import load_instance, save_instance
 from hare_opt.io.gavel import load_gavel_throughputs, parse_job_key
-from hare_opt.io.philly import TraceError, load_philly_jobs, philly_jobs_to_specs
+from hare_opt.io.philly import TraceError, load_philly_jobs
 
 GAVEL = {
     "v100": {

@@ -80,21 +80,21 @@ def test_optional_fields_take_their_defaults():
 def test_schedule_round_trip_is_exact_and_canonical(case, status, bound):
     inst, sched = case
     res = Result("test", status, sched, objective=123, lower_bound=bound, runtime_s=0.25,
-                 instance=inst.name)
+                 instance_name=inst.name)
     path = _write("")
     save_result(res, path)
     text = path.read_text()
     back = load_result(path)
     assert back.schedule == sched
     assert (back.solver, back.status, back.objective, back.lower_bound, back.runtime_s,
-            back.instance) == ("test", status, 123, bound, 0.25, inst.name)
+            back.instance_name) == ("test", status, 123, bound, 0.25, inst.name)
     assert dumps_result(back) == text
 
 
 def test_empty_unknown_schedule_round_trips():
     res = Result("x", "unknown", Schedule.empty(), objective=float("inf"))
     back = load_result(_write(dumps_result(res)))
-    assert len(back.schedule) == 0 and back.status == "unknown" and back.objective is None
+    assert len(back.schedule) == 0 and back.status == "unknown" and back.objective == float("inf")
 
 
 # --- malformed instance files --------------------------------------------------------

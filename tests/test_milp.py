@@ -3,8 +3,6 @@ both backends, LP bound below the optimum, and the model admits every feasible s
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,59 +11,16 @@ from hare_opt.generators import random_instance
 from hare_opt.heuristics.rules import solve_eft, solve_fifo, solve_wspt
 from hare_opt.io import load_instance
 from hare_opt.model import GPU, Instance, Job
+from hare_opt.model.options import Run
 from hare_opt.solvers import solve
-from hare_opt.solvers.milp import ModelTooLargeError, best_start, lp_relaxation_bound, solve_milp
+from hare_opt.solvers.milp import ModelTooLargeError, lp_relaxation_bound
 from hare_opt.solvers.milp.formulation import build
 from hare_opt.solvers.milp.solution import encode
 from hare_opt.solvers.milp.windows import Windows
+from hare_opt.solvers.start import best_start
 from tests.conftest import INSTANCES
+from tests.oracles import brute_force
 from tests.strategies import instances
-
-
-def brute_force(inst: Instance) -> int:
-    """Optimum by depth-first search over placement sequences, written from the spec alone.
-
-    Placing tasks one by one, each at its earliest start after the tasks already
-    on its GPU, reaches every left-shifted schedule (order the tasks of one by
-    start time); tasks of one round are identical, so a step picks a job, not a task.
-    """
-    jobs = inst.jobs
-    gtypes = [g.type for g in inst.gpus]
-    best = math.inf
-
-    def dfs(free, last, rnd, placed, rend, barrier, cost):
-        nonlocal best
-        if cost >= best:
-            return
-        if all(rnd[j] == job.rounds for j, job in enumerate(jobs)):
-            best = cost
-            return
-        for j, job in enumerate(jobs):
-            if rnd[j] == job.rounds:
-                continue
-            for g, gt in enumerate(gtypes):
-                if gt not in job.task_time:
-                    continue
-                if last[g] == j:
-                    s = max(free[g], barrier[j])
-                else:
-                    s = max(max(free[g], job.release) + job.switch_overhead, barrier[j])
-                e = s + job.task_time[gt]
-                f2, l2 = free[:g] + (e,) + free[g + 1:], last[:g] + (j,) + last[g + 1:]
-                re = max(rend[j], e + job.sync_on(gt))
-                r2, p2, e2, b2, c2 = list(rnd), list(placed), list(rend), list(barrier), cost
-                p2[j] += 1
-                e2[j] = re
-                if p2[j] == job.tasks_per_round:
-                    r2[j], p2[j], e2[j], b2[j] = r2[j] + 1, 0, 0, re
-                    if r2[j] == job.rounds:
-                        c2 += job.weight * re
-                dfs(f2, l2, tuple(r2), tuple(p2), tuple(e2), tuple(b2), c2)
-
-    n, m = len(jobs), len(gtypes)
-    dfs((0,) * m, (-1,) * m, (0,) * n, (0,) * n, (0,) * n,
-        tuple(j.release for j in jobs), 0)
-    return int(best)
 
 
 def _inst(jobs: list[Job], types: list[str], name: str = "t") -> Instance:
@@ -113,7 +68,7 @@ def test_tiny_with_setups_matches_brute_force(inst):
 def test_hint_becomes_the_start_and_bounds_the_horizon():
     inst = SETUP_CASES[1]
     first = solve(inst, "milp", time_limit=30)
-    again = solve(inst, "milp", time_limit=30, hint=first, heuristic=None)
+    again = solve(inst, "milp", time_limit=30, hint=first, start_heuristic=None)
     assert again.status == "optimal" and again.objective == first.objective
     assert again.stats["start_objective"] == first.objective
     assert again.stats["horizon"] <= first.stats["horizon"]
@@ -129,7 +84,7 @@ def test_cbc_same_optimum(inst):
 
 @given(instances(max_tasks=5, max_gpus=2, max_jobs=3, max_time=6))
 def test_random_tiny_matches_brute_force(inst):
-    res = solve(inst, "milp", time_limit=30)
+    res = solve(inst, "milp", time_limit=30, special=False)  # the model, not solvers/special.py
     assert res.status == "optimal"
     assert res.objective == brute_force(inst)
     assert res.stats["lp_bound"] <= res.objective + 1e-6
@@ -154,7 +109,7 @@ def test_every_feasible_schedule_satisfies_the_model(inst, rule, dense):
 def test_random_with_setups_and_sync_optimal_below_heuristics(inst):
     res = solve(inst, "milp", time_limit=30)
     assert res.status == "optimal"
-    assert res.objective <= best_start(inst).objective
+    assert res.objective <= best_start(inst, Run()).objective
     assert res.lower_bound == res.objective
     assert lp_relaxation_bound(inst) <= res.objective + 1e-6
 
@@ -174,9 +129,12 @@ def test_too_large_model_is_refused_with_a_clear_error():
     # two long jobs on one GPU: the second waits, so each window spans ~10^5 time units
     inst = _inst([Job("a", {"A": 10**5}), Job("b", {"A": 10**5})], ["A"])
     with pytest.raises(ModelTooLargeError, match="'t'.*variables"):
-        solve_milp(inst, max_vars=10_000)
+        solve(inst, "milp", max_vars=10_000, special=False)  # one GPU: Smith's rule else
+    assert solve(inst, "milp", max_vars=10_000).stats["special"] == "smith"
 
 
 def test_unknown_backend_is_a_user_error():
-    with pytest.raises(ValueError, match="backend"):
-        solve_milp(SETUP_CASES[0], backend="gurobi")
+    with pytest.raises(ValueError, match="'backend'"):
+        solve(SETUP_CASES[0], "milp", backend="gurobi")
+    with pytest.raises(ValueError, match="not a HiGHS option"):
+        solve(SETUP_CASES[0], "milp", mip_rel_gapp=0.1)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from oracles import round_time
 from strategies import instances
 
 from hare_opt.model import GPU, MAX_TIME, Instance, InstanceError, Job, Model
@@ -171,27 +172,14 @@ def test_alpha_is_the_papers_ratio(inst):
         assert inst.alpha[i] == want
 
 
-def brute_round_time(proc, sync, count: int, setup: int) -> int:
-    """min over all placements of ``count`` tasks of the latest (setup + n p + s) of a used GPU.
-
-    The span depends only on how many tasks each GPU gets, so enumerating the
-    count vectors covers every assignment.
-    """
-    best = math.inf
-    for n in itertools.product(range(count + 1), repeat=len(proc)):
-        if sum(n) == count:
-            best = min(best, max(setup + c * p + s for c, p, s in zip(n, proc, sync) if c))
-    return best
-
-
 @given(instances(max_gpus=3, max_k=6, max_tasks=None))
 def test_min_round_time_is_exact(inst):
     for i in range(inst.num_jobs):
         ok = inst.eligible[i]
         p, s = inst.proc[i, ok].tolist(), inst.sync[i, ok].tolist()
         k, o = int(inst.tasks_per_round[i]), int(inst.overhead[i])
-        assert inst.min_round_time(i, setup=False) == brute_round_time(p, s, k, 0)
-        assert inst.min_round_time(i, setup=True) == brute_round_time(p, s, k, o)
+        assert inst.min_round_time(i, setup=False) == round_time(p, s, k, 0)
+        assert inst.min_round_time(i, setup=True) == round_time(p, s, k, o)
         assert inst.round_time_first[i] == inst.min_round_time(i, setup=True)
         assert inst.round_time_next[i] == inst.min_round_time(i, setup=False)
 
@@ -203,7 +191,7 @@ def test_min_round_time_brute_force_over_literal_assignments():
         want = min(max(2 + sum(1 for a in assign if a == g) * proc[g] + sync[g]
                        for g in set(assign))
                    for assign in itertools.product(range(3), repeat=count))
-        assert brute_round_time(proc, sync, count, 2) == want
+        assert round_time(proc, sync, count, 2) == want
 
 
 @given(p=st.lists(st.integers(1, 9), min_size=1, max_size=2), data=st.data())
@@ -214,7 +202,7 @@ def test_min_makespan_identical_large_counts(p, data):
     count = data.draw(st.integers(4 * len(p) + 65, 120))
     setup = data.draw(st.integers(0, 3))
     got = min_makespan_identical(np.array(p), np.array(s), np.ones(len(p), bool), count, setup)
-    assert got == brute_round_time(p, s, count, setup)
+    assert got == round_time(p, s, count, setup)
 
 
 def test_builder_numbers_gpus_per_type_and_validates():

@@ -12,6 +12,7 @@ from conftest import INSTANCES
 
 from hare_opt.io import load_instance
 from hare_opt.model import Result
+from hare_opt.model.options import Run
 from hare_opt.solvers import solve
 from hare_opt.solvers.portfolio.solver import _combine
 
@@ -29,16 +30,16 @@ def test_a_failing_backend_is_reported_and_the_other_answers():
     # small-07 (60 tasks) is far from proved in 2 s, so the run waits for both children
     # and the MILP's failure (model over max_vars) must be reported, not lost.
     inst = load_instance(INSTANCES / "small" / "small-07.json")
-    result = solve(inst, "portfolio", time_limit=2, quick=False, milp={"max_vars": 1},
-                   backends=("cpsat", "milp"))
+    result = solve(inst, "portfolio", time_limit=2, quick=False,
+                   backend_options={"milp": {"max_vars": 1}}, backends=("cpsat", "milp"))
     assert "ModelTooLargeError" in result.stats["milp_error"]
     assert result.status == "feasible" and result.stats["schedule_from"] == "cpsat"
 
 
 def test_the_first_proof_ends_the_run_even_if_the_other_backend_fails():
     inst = load_instance(INSTANCES / "fig1.json")
-    result = solve(inst, "portfolio", time_limit=30, quick=False, milp={"max_vars": 1},
-                   backends=("cpsat", "milp"))
+    result = solve(inst, "portfolio", time_limit=30, quick=False,
+                   backend_options={"milp": {"max_vars": 1}}, backends=("cpsat", "milp"))
     assert result.status == "optimal" and result.stats["proved_by"] == "cpsat"
     assert "milp" not in result.stats  # the failing MILP never supplied a result
 
@@ -48,7 +49,7 @@ def test_backends_are_chosen_and_checked():
     result = solve(inst, "portfolio", time_limit=30, quick=False, backends=("bnb",))
     assert result.status == "optimal" and result.stats["proved_by"] == "bnb"
     assert set(result.stats) & {"cpsat", "milp"} == set()
-    with pytest.raises(ValueError, match="backends must be some of"):
+    with pytest.raises(ValueError, match="'backends': must be some of"):
         solve(inst, "portfolio", backends=("cplex",))
 
 
@@ -58,11 +59,11 @@ def test_combine_takes_best_schedule_and_highest_bound():
     b = solve(inst, "fifo")
     a.status = b.status = "feasible"
     a.lower_bound, b.lower_bound = 10, 12
-    out = _combine(inst, {"x": a, "y": b}, 0.0, {})
+    out = _combine(inst, Run(), {"x": a, "y": b}, {})
     assert out.objective == min(a.objective, b.objective)
     assert out.lower_bound == min(12, out.objective)
     # A bound that meets the best objective proves it, whichever run found which.
     b.lower_bound = out.objective
-    proved = _combine(inst, {"x": a, "y": b}, 0.0, {})
+    proved = _combine(inst, Run(), {"x": a, "y": b}, {})
     assert proved.status == "optimal" and proved.lower_bound == proved.objective
     assert isinstance(proved, Result)

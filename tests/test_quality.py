@@ -1,4 +1,4 @@
-"""The quality measurement (hare_opt.experiments.quality): references and ratios."""
+"""The quality measurement (hare_opt.sweeps.quality): references and ratios."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pandas as pd
 from conftest import INSTANCES
 
 from hare_opt.bounds import lower_bound
-from hare_opt.experiments.quality import reference, score, summarise
 from hare_opt.io import load_instance
 from hare_opt.model import Result, Schedule
 from hare_opt.solvers import solve
+from hare_opt.sweeps.quality import reference, score, summarise
 
 
 def test_reference_is_opt_when_proved_else_the_highest_bound():

@@ -50,7 +50,7 @@ def test_generated_workload_table(capsys):
     (["--instance", FIG1, "--policies", "hare,nope"], "unknown ['nope']"),
     (["--instance", FIG1, "--switching", "hare"], "an instance file names no models"),
     (["--workload", "paper", "--cluster", "V100:x"], "V100:x"),
-    (["--workload", "paper", "--switching", "fast"], "--switching"),
+    (["--workload", "paper", "--switching", "fast"], "option 'switching'"),
     (["--instance", "no-such-file.json"], "no-such-file.json"),
 ])
 def test_user_errors_are_one_line(args, message, capsys):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from hare_opt.experiments import Cell, Store, Sweep, SweepError, run_cells, run_sweep
+from hare_opt.sweeps import Cell, Store, Sweep, SweepError, run_cells, run_sweep
 
 
 def _sweep(**fixed) -> Sweep:
@@ -48,7 +48,7 @@ def test_rerun_skips_finished_cells(tmp_path):
 
     def runner(cell: Cell):
         calls.append(cell.key)
-        from hare_opt.experiments.sweep import run_cell
+        from hare_opt.sweeps.sweep import run_cell
         return run_cell(cell)
 
     run_cells(cells, store, workers=1, progress=False, runner=runner)
@@ -85,7 +85,7 @@ def test_corrupt_and_partial_files_are_redone(tmp_path):
 
 _KILL_SCRIPT = """
 import sys
-from hare_opt.experiments import Sweep, run_sweep
+from hare_opt.sweeps import Sweep, run_sweep
 if __name__ == "__main__":
     sweep = Sweep("t", "arith", {"n": 50, "sleep": float(sys.argv[2])}, {"n": [10, 20, 30]},
                   [0, 1, 2])
@@ -143,7 +143,7 @@ def test_sweep_command_runs_and_resumes(tmp_path, capsys):
 def test_committed_configs_are_valid():
     from pathlib import Path
 
-    from hare_opt.experiments.cells import CELLS
+    from hare_opt.sweeps.cells import CELLS
 
     configs = sorted((Path(__file__).parents[1] / "experiments" / "configs").glob("*.toml"))
     assert configs
@@ -156,8 +156,8 @@ def test_committed_configs_are_valid():
 def test_reproduce_readme_keeps_rows_of_items_not_rerun(tmp_path):
     import pandas as pd
 
-    from hare_opt.experiments.items import ITEMS
-    from hare_opt.experiments.reproduce import Outcome, write_readme
+    from hare_opt.sweeps.catalog import ITEMS
+    from hare_opt.sweeps.reproduce import Outcome, write_readme
 
     names = list(ITEMS)
     readme = tmp_path / "README.md"

@@ -5,11 +5,8 @@ Every bound is valid for every instance (proofs: docs/theory.md (b)), and
 objective is one.
 """
 
-from __future__ import annotations
-
-import math
-
 from hare_opt.bounds.approx import approx_factor, approx_terms, geometric_bound
+from hare_opt.bounds.claims import guarantee, hare_claim, paper_claim
 from hare_opt.bounds.combinatorial import (
     cluster_work,
     critical_path,
@@ -18,39 +15,17 @@ from hare_opt.bounds.combinatorial import (
     preemptive_wspt,
 )
 from hare_opt.bounds.guarantee import (
-    guarantee,
     guarantee_plan,
     lp_order,
     rho,
     sequential_bound,
     solo_span,
 )
+from hare_opt.bounds.lower import all_bounds, lower_bound
 from hare_opt.bounds.lp import lp_bound
-from hare_opt.model import Instance
+from hare_opt.bounds.strong import strong_bound
 
 __all__ = ["all_bounds", "approx_factor", "approx_terms", "cluster_work", "critical_path",
-           "critical_path_bound", "geometric_bound", "guarantee", "guarantee_plan", "load_bound",
-           "lower_bound", "lp_bound", "lp_order", "preemptive_wspt", "rho", "sequential_bound",
-           "solo_span"]
-
-
-def all_bounds(inst: Instance, *, lp: bool = True) -> dict[str, float]:
-    """Each lower bound by name; ``lp`` (the slowest) may be left out."""
-    out = {"critical_path": float(critical_path_bound(inst)),
-           "load": float(load_bound(inst)),
-           "geometric": float(geometric_bound(inst))}
-    if lp:
-        value = lp_bound(inst, guarantee_plan(inst)[1])
-        if value is not None:
-            out["lp"] = value
-    return out
-
-
-def lower_bound(inst: Instance, *, lp: bool = True, bounds: dict[str, float] | None = None
-                ) -> float:
-    """The best bound, rounded up (objectives are integers); never above the optimum.
-
-    ``bounds``: the output of ``all_bounds`` if already computed.
-    """
-    best = max((bounds if bounds is not None else all_bounds(inst, lp=lp)).values())
-    return float(math.ceil(best - 1e-9 * max(1.0, best)))
+           "critical_path_bound", "geometric_bound", "guarantee", "guarantee_plan", "hare_claim",
+           "load_bound", "lower_bound", "lp_bound", "lp_order", "paper_claim", "preemptive_wspt",
+           "rho", "sequential_bound", "solo_span", "strong_bound"]

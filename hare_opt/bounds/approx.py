@@ -65,7 +65,8 @@ def covers(inst: Instance) -> list[tuple[int, Fraction]]:
     cp, work = critical_path(inst), cluster_work(inst)
     weights = [int(inst.weight[j]) for j in order]
     total = sum(weights)
-    tau, out = grid_start(inst), []
+    tau = grid_start(inst)
+    out: list[tuple[int, Fraction]] = []
     while not out or out[-1][1] < total:
         tau *= 2
         keep = [i for i, j in enumerate(order) if cp[j] <= tau]
@@ -103,12 +104,12 @@ def approx_terms(inst: Instance, keep: np.ndarray | None = None) -> dict[str, Fr
     round_min = np.where(elig, p + s, big).min(axis=1)
     gpus_keep = np.where(keep, m[None, :], 0).sum(axis=1)
     lam = max(Fraction(int(a) + int(b), int(c)) for a, b, c in zip(pmax_keep, o, pmin))
-    rho, worst = None, {}
+    rho, worst = Fraction(0), {"gamma": Fraction(0), "mu": Fraction(0)}
     for j in range(inst.num_jobs):
         gamma = Fraction(inst.num_gpus, int(gpus_keep[j]))
         mu = Fraction(int(o[j]) + int(round_keep[j]), int(round_min[j]))
         r = 2 * lam * gamma + mu
-        if rho is None or r > rho:
+        if j == 0 or r > rho:
             rho, worst = r, {"gamma": gamma, "mu": mu}
     return {"lambda": lam, **worst, "rho": rho, "factor": 4 * rho}
 

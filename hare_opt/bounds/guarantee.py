@@ -7,7 +7,6 @@ that the schedule ``hare`` returns never scores more.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -57,14 +56,3 @@ def rho(inst: Instance) -> float:
     """max_j P_j / V_j with V_j = cluster_work_j / M: the closed-form factor is 1 + 2 rho."""
     return float(max(Fraction(int(p) * inst.num_gpus, int(w))
                      for p, w in zip(solo_span(inst), cluster_work(inst))))
-
-
-def guarantee(inst: Instance, lower: float | None = None) -> float:
-    """rho such that objective(hare) <= rho * lower_bound(instance), proved a priori."""
-    from hare_opt.bounds import lower_bound
-
-    lb = lower_bound(inst) if lower is None else lower
-    _, u = guarantee_plan(inst)
-    if lb <= 0:
-        return math.inf
-    return math.nextafter(float(Fraction(u) / Fraction(lb)), math.inf)  # round up, never down

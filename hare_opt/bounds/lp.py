@@ -22,13 +22,13 @@ from scipy.sparse import coo_matrix
 from hare_opt.bounds.combinatorial import critical_path
 from hare_opt.model import Instance
 
-#: Relative slack taken off the LP value: HiGHS's optimum is exact only to its tolerances.
-LP_TOLERANCE = 1e-7
-
 
 def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: float = 1.02,
              time_limit: float | None = 60.0) -> float | None:
-    """The LP value (minus a tolerance), or None if HiGHS gives no optimum in time.
+    """HiGHS's LP value, or None if it gives no optimum in time.
+
+    HiGHS's optimum is exact only to its tolerances: turn it into an integer bound
+    with ``model.ceil_bound`` (as ``lower_bound`` does), never with a plain ceiling.
 
     ``upper`` is any proved upper bound on OPT; it caps each job's completion
     at (upper - sum_{i != j} w_i cp_i) / w_j, which keeps the LP small.
@@ -86,11 +86,11 @@ def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: floa
     # a job completing by b_l did its type-k work in [r_j, b_l] on m_k GPUs
     y_cap = np.minimum(1.0, inst.type_count[yk] * np.maximum(cuts[yl] - rel[yj], 0.0) / work_y)
     bounds = np.column_stack([np.zeros(ny + nq * nz), np.concatenate([y_cap, *caps])])
-    options = {"presolve": True}
+    options: dict[str, bool | float] = {"presolve": True}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
     res = linprog(np.concatenate([cost_y, np.zeros(nq * nz)]), A_eq=a_eq, b_eq=b_eq,
                   bounds=bounds, method="highs", options=options)
     if res.status != 0:
         return None
-    return float(res.fun) * (1 - LP_TOLERANCE)
+    return float(res.fun)

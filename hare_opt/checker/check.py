@@ -9,13 +9,11 @@ schedule of 10^6 tasks checks in seconds.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from hare_opt.model import Instance, Schedule
+from hare_opt.model import CheckReport, Instance, Schedule
 
 #: Sentinel for "no task yet" in integer time arrays (below any time a file can hold).
 NONE = np.iinfo(np.int64).min
@@ -23,27 +21,6 @@ NONE = np.iinfo(np.int64).min
 #: Kinds of violation, in the order they are reported.
 KINDS = ("unknown", "duplicate", "missing", "eligibility", "duration", "release", "barrier",
          "overlap", "setup")
-
-
-@dataclass
-class CheckReport:
-    """Outcome of ``check``; metrics are None when some job has no completed last round."""
-
-    feasible: bool
-    violations: list[str]
-    counts: dict[str, int]
-    objective: float | None = None
-    weighted_flow_time: float | None = None
-    avg_jct: float | None = None
-    makespan: float | None = None
-    completion: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    def to_json(self) -> dict[str, Any]:
-        """The object ``hare-opt check --json`` prints (spec fields first)."""
-        return {"feasible": self.feasible, "objective": self.objective,
-                "violations": self.violations, "counts": self.counts,
-                "weighted_flow_time": self.weighted_flow_time, "avg_jct": self.avg_jct,
-                "makespan": self.makespan}
 
 
 class _Violations:
@@ -170,21 +147,21 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     over = ~first & (ss < prev_end)
     prev_row = np.roll(ok[by_gpu], 1)
     v.add("overlap", np.flatnonzero(over),
-          lambda m: f"{where(ok[by_gpu][m])}: starts before the gpu is free at {prev_end[m]} "
-                    f"(after {name(prev_row[m])})")
+          lambda m: f"{where(int(ok[by_gpu][m]))}: starts before the gpu is free at "
+                    f"{prev_end[m]} (after {name(int(prev_row[m]))})")
     switch = first | (js != np.roll(js, 1))
     ready_setup = np.maximum(prev_end, inst.release[js]) + inst.overhead[js]
     bad_setup = switch & ~over & (ss < ready_setup)
     v.add("setup", np.flatnonzero(bad_setup),
-          lambda m: f"{where(ok[by_gpu][m])}: needs setup {inst.overhead[js[m]]} after "
-                    f"{'nothing' if first[m] else name(prev_row[m])}, earliest start "
+          lambda m: f"{where(int(ok[by_gpu][m]))}: needs setup {inst.overhead[js[m]]} after "
+                    f"{'nothing' if first[m] else name(int(prev_row[m]))}, earliest start "
                     f"{ready_setup[m]}")
 
     # Metrics from the last round's barrier.
     last = _ready_of(rounds_seen, ready, roff[1:] - 1)
     done = last != NONE
     report = CheckReport(feasible=not v.counts, violations=v.as_list(), counts=dict(v.counts),
-                         completion=np.where(done, last, -np.inf))
+                         completion=np.where(done, last, -np.inf), instance=inst, schedule=s)
     if np.all(done):
         # Exact integer arithmetic: float sums lose units past 2^53.
         c = last.tolist()

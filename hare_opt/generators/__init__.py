@@ -12,6 +12,7 @@ from hare_opt.generators.paper import (
     paper_jobs,
     rounds_from_duration,
 )
+from hare_opt.generators.philly import philly_jobs_to_specs
 from hare_opt.generators.profiles import (
     CATEGORIES,
     PROFILES,
@@ -20,7 +21,15 @@ from hare_opt.generators.profiles import (
     model_profile,
 )
 from hare_opt.generators.random_gen import random_instance
+from hare_opt.generators.workloads import (
+    SWITCHING,
+    WORKLOADS,
+    instance_switching,
+    workload_instance,
+)
 
-__all__ = ["CATEGORIES", "HETEROGENEITY", "PROFILES", "SWITCHING_MODES", "TESTBED", "JobSpec",
-           "ModelProfile", "build_instance", "model_profile", "paper_instance", "paper_jobs",
-           "parse_cluster", "random_instance", "rounds_from_duration"]
+__all__ = ["CATEGORIES", "HETEROGENEITY", "PROFILES", "SWITCHING", "SWITCHING_MODES", "TESTBED",
+           "WORKLOADS", "JobSpec", "ModelProfile", "build_instance", "instance_switching",
+           "model_profile", "paper_instance", "paper_jobs", "parse_cluster",
+           "philly_jobs_to_specs", "random_instance", "rounds_from_duration",
+           "workload_instance"]

@@ -14,7 +14,7 @@ from typing import Any
 from hare_opt.generators.clusters import TESTBED
 from hare_opt.generators.paper import paper_instance
 from hare_opt.generators.random_gen import random_instance
-from hare_opt.model import Instance
+from hare_opt.model import HareOptError, Instance
 
 GENERATORS: dict[str, Callable[..., Instance]] = {
     "random_instance": random_instance, "paper_instance": paper_instance}
@@ -85,7 +85,7 @@ def build_set(name: str) -> list[tuple[str, Instance, dict[str, Any]]]:
                 break
             kw["seed"] += SEED_STEP
         else:
-            raise RuntimeError(f"{stem}: no seed gave {lo}-{hi} tasks")
+            raise HareOptError(f"{stem}: no seed gave {lo}-{hi} tasks")
         out.append((stem, inst, {"file": f"{stem}.json", "generator": f"hare_opt.generators."
                                  f"{gen}", "kwargs": kw, "jobs": inst.num_jobs,
                                  "gpus": inst.num_gpus, "tasks": inst.num_tasks,

@@ -25,7 +25,7 @@ from hare_opt.generators.profiles import (
     model_profile,
     read_table,
 )
-from hare_opt.model import GPU, Instance, InstanceError, Job
+from hare_opt.model import GPU, Instance, InstanceError, Job, OptionError
 
 ARRIVALS = ("poisson", "trace", "all-at-zero")
 DISTRIBUTIONS = ("philly", "uniform")
@@ -59,7 +59,7 @@ class JobSpec:
 def _check_range(name: str, lo_hi: Sequence[float], minimum: float) -> tuple:
     lo, hi = lo_hi
     if not minimum <= lo <= hi:
-        raise ValueError(f"{name}: expected {minimum} <= low <= high, got ({lo}, {hi})")
+        raise OptionError(f"{name}: expected {minimum} <= low <= high, got ({lo}, {hi})")
     return lo, hi
 
 
@@ -67,7 +67,7 @@ def draw_models(rng: np.random.Generator, n: int, mix: Sequence[float]) -> list[
     """Models by category share ``mix`` (CV:NLP:Speech:Rec), uniform within a category."""
     p = np.asarray(mix, dtype=float)
     if p.shape != (len(CATEGORIES),) or (p < 0).any() or p.sum() <= 0:
-        raise ValueError(f"mix: expected {len(CATEGORIES)} non-negative shares "
+        raise OptionError(f"mix: expected {len(CATEGORIES)} non-negative shares "
                          f"{':'.join(CATEGORIES)} with a positive sum, got {tuple(mix)}")
     cats = rng.choice(len(CATEGORIES), size=n, p=p / p.sum())
     out = []
@@ -134,14 +134,14 @@ def paper_jobs(seed: int, n_jobs: int, *, mix: Sequence[float] = (1, 1, 1, 1),
     * ``weights``: uniform integers (the paper does not give its weights).
     """
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
-        raise ValueError(f"n_jobs: must be a positive integer, got {n_jobs!r}")
+        raise OptionError(f"n_jobs: must be a positive integer, got {n_jobs!r}")
     for name, value, allowed in (("arrival", arrival, ARRIVALS),
                                  ("durations", durations, DISTRIBUTIONS),
                                  ("demand", demand, DISTRIBUTIONS)):
         if value not in allowed:
-            raise ValueError(f"{name}: must be one of {', '.join(allowed)}, got {value!r}")
+            raise OptionError(f"{name}: must be one of {', '.join(allowed)}, got {value!r}")
     if not mean_interarrival > 0 or max_gpus < 1:
-        raise ValueError("mean_interarrival must be > 0 and max_gpus >= 1")
+        raise OptionError("mean_interarrival must be > 0 and max_gpus >= 1")
     r_lo, r_hi = _check_range("rounds", rounds, 1)
     rng = np.random.default_rng(seed)
     models = draw_models(rng, n_jobs, mix)
@@ -190,18 +190,18 @@ def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
     if isinstance(gpus, str):
         gpus = parse_cluster(gpus)
     if switching not in SWITCHING_MODES:
-        raise ValueError(f"switching: must be one of {', '.join(SWITCHING_MODES)}, "
+        raise OptionError(f"switching: must be one of {', '.join(SWITCHING_MODES)}, "
                          f"got {switching!r}")
     if isinstance(unit_ms, bool) or not isinstance(unit_ms, int) or unit_ms < 1:
-        raise ValueError(f"unit_ms: must be a positive integer, got {unit_ms!r}")
+        raise OptionError(f"unit_ms: must be a positive integer, got {unit_ms!r}")
     if not batch_scale > 0:
-        raise ValueError(f"batch_scale: must be > 0, got {batch_scale!r}")
+        raise OptionError(f"batch_scale: must be > 0, got {batch_scale!r}")
     types = list(dict.fromkeys(g.type for g in gpus))
     bw = dict(bandwidth_gbps) if isinstance(bandwidth_gbps, Mapping) \
         else dict.fromkeys(types, bandwidth_gbps)
     for t in types:
         if not bw.get(t, 0) > 0:
-            raise ValueError(f"bandwidth_gbps: GPU type {t!r} needs a positive bandwidth, "
+            raise OptionError(f"bandwidth_gbps: GPU type {t!r} needs a positive bandwidth, "
                              f"got {bw.get(t)!r}")
     out = []
     for spec in jobs:

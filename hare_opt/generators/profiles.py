@@ -15,6 +15,8 @@ from functools import cache
 from importlib import resources
 from types import MappingProxyType
 
+from hare_opt.model import OptionError
+
 CATEGORIES = ("CV", "NLP", "Speech", "Rec")
 SWITCHING_MODES = ("default", "pipeswitch", "hare", "none")
 REFERENCE_GBPS = 25.0  # bandwidth at which sync_ms is tabulated (the paper's testbed)
@@ -56,7 +58,7 @@ class ModelProfile:
 
     def switch_s(self, mode: str) -> float:
         if mode not in SWITCHING_MODES:
-            raise ValueError(f"switching: must be one of {', '.join(SWITCHING_MODES)}, "
+            raise OptionError(f"switching: must be one of {', '.join(SWITCHING_MODES)}, "
                              f"got {mode!r}")
         return 0.0 if mode == "none" else self.switch_ms[mode] / 1000
 
@@ -102,5 +104,5 @@ PROFILES = _Profiles()
 def model_profile(model: str) -> ModelProfile:
     """The profile of one of the paper's models (clear error on an unknown name)."""
     if model not in PROFILES:
-        raise ValueError(f"model: unknown model {model!r}; known: {', '.join(PROFILES)}")
+        raise OptionError(f"model: unknown model {model!r}; known: {', '.join(PROFILES)}")
     return PROFILES[model]

@@ -10,17 +10,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hare_opt.model import GPU, Instance, Job
+from hare_opt.model import GPU, Instance, Job, OptionError
 
 
 def _range(name: str, value: Sequence[int], minimum: int) -> tuple[int, int]:
     try:
         lo, hi = (int(v) for v in value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a (low, high) pair of integers, got {value!r}") \
+        raise OptionError(f"{name}: expected a (low, high) pair of integers, got {value!r}") \
             from None
     if not minimum <= lo <= hi:
-        raise ValueError(f"{name}: expected {minimum} <= low <= high, got ({lo}, {hi})")
+        raise OptionError(f"{name}: expected {minimum} <= low <= high, got ({lo}, {hi})")
     return lo, hi
 
 
@@ -57,22 +57,22 @@ def random_instance(seed: int, *, n_jobs: int = 5, n_gpus: int = 3,
       alpha is finite (a map mixing 0 and > 0 makes it infinite).
     """
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
-        raise ValueError(f"n_jobs: must be a positive integer, got {n_jobs!r}")
+        raise OptionError(f"n_jobs: must be a positive integer, got {n_jobs!r}")
     if isinstance(n_gpus, bool) or not isinstance(n_gpus, int) or n_gpus < 1:
-        raise ValueError(f"n_gpus: must be a positive integer, got {n_gpus!r}")
+        raise OptionError(f"n_gpus: must be a positive integer, got {n_gpus!r}")
     types = list(dict.fromkeys(gpu_types))
     if not types or not all(isinstance(t, str) and t for t in types):
-        raise ValueError(f"gpu_types: expected non-empty type names, got {gpu_types!r}")
+        raise OptionError(f"gpu_types: expected non-empty type names, got {gpu_types!r}")
     if not heterogeneity >= 0:
-        raise ValueError(f"heterogeneity: must be >= 0, got {heterogeneity!r}")
+        raise OptionError(f"heterogeneity: must be >= 0, got {heterogeneity!r}")
     if not 0 <= eligibility < 1:
-        raise ValueError(f"eligibility: must be in [0, 1), got {eligibility!r}")
+        raise OptionError(f"eligibility: must be in [0, 1), got {eligibility!r}")
     if release_spread < 0:
-        raise ValueError(f"release_spread: must be >= 0, got {release_spread!r}")
+        raise OptionError(f"release_spread: must be >= 0, got {release_spread!r}")
     if max_task_time < 1:
-        raise ValueError(f"max_task_time: must be >= 1, got {max_task_time!r}")
+        raise OptionError(f"max_task_time: must be >= 1, got {max_task_time!r}")
     if max_tasks is not None and max_tasks < n_jobs:
-        raise ValueError(f"max_tasks: {max_tasks} cannot give each of {n_jobs} jobs a task")
+        raise OptionError(f"max_tasks: {max_tasks} cannot give each of {n_jobs} jobs a task")
     r_rng = _range("rounds", rounds, 1)
     k_rng = _range("tasks_per_round", tasks_per_round, 1)
     s_rng = _range("sync", sync, 0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hare_opt.heuristics._kernels import _jit
+from hare_opt.heuristics._kernels import jit as _jit  # numba with the on-disk cache
 
 
 @_jit

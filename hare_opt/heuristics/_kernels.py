@@ -1,8 +1,8 @@
-"""Numba kernels of the round engine: ``engine.py`` says what a round placement is.
+"""Numba kernels of the round engine: ``rounds.py`` says what a round placement is.
 
 Why plain arrays: the dispatch loop runs ~10^5 rounds of a few tasks each, so it
 must compile as a whole; numba compiles loops over int64 arrays, not Python
-objects. State layout (built by ``engine.RoundEngine``):
+objects. State layout (built by ``rounds.RoundEngine``):
 
 * ``gst`` (3, M): per GPU ``free`` and ``last`` job (-1: none); row 2 (``srt``)
   holds every GPU sorted by (free, gpu) within its type's segment
@@ -14,66 +14,27 @@ objects. State layout (built by ``engine.RoundEngine``):
   already placed); ``fix`` (3, N): tasks per round, release, overhead.
 * ``buf``: the runs (job, round, first task, gpu, count, start), grown by doubling.
 
-Compiled with ``cache=True`` so processes after the first load the machine code;
-where no cache directory is writable they compile once each (one warning). numba
-keys the cache on this file's text only, not on ``listsched.earliest_start`` that is
-compiled in: ``START_RULE_SHA`` pins that rule's source, so editing the rule means
-editing this file (until then the cache is off, with a warning; a test checks the pin).
+Compiled with numba's on-disk cache through ``util.jit.PinnedJit``: the spec's start
+rule (``model.rules.earliest_start``) is compiled in, and its pin below makes an edit
+of the rule visible (until the pin is updated the cache is off, and a test fails).
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-import warnings
-
 import numpy as np
-from numba import njit
 
-from hare_opt.heuristics.listsched import earliest_start
+from hare_opt.model.rules import earliest_start
+from hare_opt.util.jit import PinnedJit
 
 #: Rounds with more tasks than this are filled by bisection on the barrier, not slot by slot.
 STREAM_LIMIT = 256
 _BIG = np.int64(1 << 62)
-#: First 16 hex digits of the sha256 of ``listsched.earliest_start``'s source.
-START_RULE_SHA = "9382e7301981c6ae"
+#: Pin of ``model.rules.earliest_start`` (``util.jit.source_pin``), compiled in below.
+jit = PinnedJit(earliest_start, "9382e7301981c6ae", __name__)
+_start = jit(earliest_start)
 
 
-def start_rule_sha() -> str:
-    try:
-        return hashlib.sha256(inspect.getsource(earliest_start).encode()).hexdigest()[:16]
-    except OSError:  # no source: numba could not cache anyway
-        return ""
-
-
-_cache = start_rule_sha() == START_RULE_SHA
-if not _cache:
-    warnings.warn("hare_opt: listsched.earliest_start differs from START_RULE_SHA in "
-                  "heuristics/_kernels.py: numba cache off until the pin is updated",
-                  RuntimeWarning, stacklevel=1)
-
-
-def _jit(fn=None, **options):
-    """``njit(cache=True)``, or plain ``njit`` when numba finds no writable cache folder
-    (it raises then, at decoration): a read-only install must still run. ``options`` go
-    to numba (``inline="always"`` for helpers on the hot path)."""
-    global _cache
-    if fn is None:
-        return lambda f: _jit(f, **options)
-    if _cache:
-        try:
-            return njit(cache=True, **options)(fn)
-        except RuntimeError as exc:  # "cannot cache function ...: no locator available"
-            _cache = False
-            warnings.warn(f"hare_opt: numba cache unavailable, compiling in every process "
-                          f"({exc})", RuntimeWarning, stacklevel=2)
-    return njit(fn, **options)
-
-
-_start = _jit(earliest_start)
-
-
-@_jit
+@jit
 def _count_free_by(free, srt, lo, hi, tie):
     """How many GPUs of the segment are free by ``tie`` (bisection on the sorted segment)."""
     a, b = lo, hi
@@ -86,7 +47,7 @@ def _count_free_by(free, srt, lo, hi, tie):
     return a - lo
 
 
-@_jit
+@jit
 def _next(sid, j, srt, lo, hi, last, tie_n, step):
     """Next GPU of stream ``sid`` (-1 when exhausted): the first ``tie_n`` GPUs of the
     segment (their first slots tie) latest-freed first, then the rest by free time;
@@ -103,7 +64,7 @@ def _next(sid, j, srt, lo, hi, last, tie_n, step):
     return -1
 
 
-@_jit
+@jit
 def _less(h, a, b):
     """Heap order of slots: end, then later-freed GPU first, then GPU index."""
     for c in range(3):
@@ -112,13 +73,13 @@ def _less(h, a, b):
     return False
 
 
-@_jit
+@jit
 def _swap_rows(h, a, b):
     for x in range(h.shape[1]):
         h[a, x], h[b, x] = h[b, x], h[a, x]
 
 
-@_jit
+@jit
 def _sift_down(h, n):
     """Restore the heap order of ``h[:n]`` after its top changed."""
     i = 0
@@ -134,7 +95,7 @@ def _sift_down(h, n):
         i = c
 
 
-@_jit
+@jit
 def _sift_up(h, i):
     """Restore the heap order after an entry was appended at ``h[i]``."""
     while i > 0:
@@ -145,7 +106,7 @@ def _sift_up(h, i):
         i = p
 
 
-@_jit
+@jit
 def _push_block(buf, nb, j, rnd, task0, g, count, start):
     if nb == buf.shape[0]:
         bigger = np.empty((2 * nb + 16, 6), dtype=np.int64)
@@ -156,7 +117,7 @@ def _push_block(buf, nb, j, rnd, task0, g, count, start):
     return buf, nb + 1
 
 
-@_jit
+@jit
 def _move(free, srt, lo, hi, g, end):
     """GPU g becomes free at ``end`` (later than now): keep its segment sorted."""
     a, b = lo, hi                       # find g: bisection on (free, gpu)
@@ -179,7 +140,7 @@ def _move(free, srt, lo, hi, g, end):
     free[g] = end
 
 
-@_jit
+@jit
 def _smallest_slots(cand, nc, count, cnt):
     """Tasks per candidate (rows: first slot end, p, gpu, start) so that the ``count``
     earliest slots are used: the least barrier T with ``count`` slots ending by T,
@@ -214,7 +175,7 @@ def _smallest_slots(cand, nc, count, cnt):
             surplus -= 1
 
 
-@_jit(inline="always")  # called per slot: a call with 17 arguments costs ~15% at 10^6 tasks
+@jit(inline="always")  # called per slot: a call with 17 arguments costs ~15% at 10^6 tasks
 def _head(heap, at, sid, j, k, sync_first, ptab, stab, tptr, srt, free, last, tie_n, step,
           r, o, b):
     """Write stream ``sid``'s next GPU as heap row ``at``: (first slot end, -free, gpu,
@@ -228,7 +189,7 @@ def _head(heap, at, sid, j, k, sync_first, ptab, stab, tptr, srt, free, last, ti
     return True
 
 
-@_jit
+@jit
 def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb):
     """Place job j's next round (see ``RoundEngine.place_round``); returns
     (barrier, buf, nb). ``ws`` (5, M + 2T) and ``heap`` (M + 2T, 5) are scratch."""
@@ -303,7 +264,7 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
     return end_sync, buf, nb
 
 
-@_jit
+@jit
 def run_serial(order, rounds, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
                buf, nb):
     """Each job of ``order`` in turn, all its rounds."""
@@ -314,7 +275,7 @@ def run_serial(order, rounds, sync_first, gtype, tptr, fix, ptab, stab, gst, jst
     return buf, nb
 
 
-@_jit
+@jit
 def _pop(h, n):
     """Drop the top of the heap ``h[:n]``; returns the new size."""
     n -= 1
@@ -323,7 +284,7 @@ def _pop(h, n):
     return n
 
 
-@_jit
+@jit
 def _wait(gheap, gptr, gsize, q, barrier, rank, j):
     """Job j waits for its next round in group q's heap (slice of ``gheap``)."""
     h = gheap[gptr[q]:gptr[q + 1]]
@@ -332,7 +293,7 @@ def _wait(gheap, gptr, gsize, q, barrier, rank, j):
     _sift_up(h, gsize[q] - 1)
 
 
-@_jit
+@jit
 def run_interleaved(order, rounds, group, gtypes, sync_first, gtype, tptr, fix, ptab, stab,
                     gst, jst, ws, heap, buf, nb):
     """``engine.run_interleaved``'s loop. ``group[j]``: job j's group of jobs with the same
@@ -385,10 +346,10 @@ def run_interleaved(order, rounds, group, gtypes, sync_first, gtype, tptr, fix, 
     return buf, nb
 
 
-@_jit
+@jit
 def expand_runs(blocks, gtype, ptab, out):
     """Fill ``out`` (5, tasks) with the task rows (job, round, task, gpu, start) of the
-    runs ``blocks`` (see ``listsched.expand_blocks``) in one pass. ``out`` comes from
+    runs ``blocks`` (see ``rounds.expand_blocks``) in one pass. ``out`` comes from
     the caller so that tracemalloc counts it."""
     i = 0
     for b in range(blocks.shape[0]):

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,8 @@ from hare_opt.bounds.approx import (
 from hare_opt.bounds.combinatorial import cluster_work
 from hare_opt.bounds.guarantee import solo_span
 from hare_opt.heuristics._geobatch_kernel import run_batch
-from hare_opt.model import Instance, Result, Schedule
+from hare_opt.model import Instance, Result, Schedule, Status
+from hare_opt.model.options import Options, Run, option
 
 
 def plan_batches(inst: Instance) -> list[tuple[int, list[int]]]:
@@ -137,7 +139,7 @@ def run_geobatch(inst: Instance, theta: float | None = None, *, extra: bool = Tr
         theta_star, keep_star = theta, restriction(inst, theta)
         terms, tries = approx_terms(inst, keep_star), [(theta, keep_star)]
     batches = plan_batches(inst)
-    best = None
+    best: tuple[int, float, Any, list[int]] | None = None
     for th, keep_t in tries:
         kernel = _Kernel(inst, keep_t)
         free, starts = 0, []
@@ -147,6 +149,7 @@ def run_geobatch(inst: Instance, theta: float | None = None, *, extra: bool = Tr
         objective = int(inst.weight @ kernel.done)
         if best is None or objective < best[0]:
             best = (objective, th, kernel.rows, starts)
+    assert best is not None  # tries is never empty
     objective, th, rows, starts = best
     lb_geo = geometric_bound(inst)
     stats = {"theta": th, "theta_star": theta_star, "factor": float(terms["factor"]),
@@ -163,12 +166,24 @@ def geobatch(inst: Instance, theta: float | None = None) -> tuple[Schedule, int,
     return run.schedule(), run.objective, run.stats
 
 
-def solve_geobatch(instance: Instance, *, time_limit: float | None = None,
-                   theta: float | None = None) -> Result:
-    """Geometric batches of non-idling list schedules; ``theta``: slowest type ratio kept
-    (default: the one with the smallest proved factor). No search, so no time limit."""
+@dataclass(frozen=True)
+class GeobatchOptions(Options):
+    """``theta``: the slowest-to-fastest task-time ratio of the types each job may use
+    (default: the threshold with the smallest proved factor, plus the extra runs)."""
+
+    theta: float | None = option(None, lo=1.0, doc="keep types at most theta times slower "
+                                                   "than a job's fastest (default: best factor)")
+
+
+def solve_geobatch(instance: Instance, run: Run | None = None,
+                   options: GeobatchOptions | None = None) -> Result:
+    """Geometric batches of non-idling list schedules. No search, so the run's limits do
+    not apply (it takes milliseconds)."""
+    run = run or Run()
+    opts = options or GeobatchOptions()
     t0 = time.perf_counter()
-    sched, objective, stats = geobatch(instance, theta)
-    return Result("geobatch", "feasible", sched, objective=objective,
+    geo = run_geobatch(instance, opts.theta)
+    return Result("geobatch", Status.FEASIBLE, geo.schedule(), objective=geo.objective,
                   lower_bound=lower_bound(instance, lp=False),
-                  runtime_s=time.perf_counter() - t0, instance=instance.name, stats=stats)
+                  runtime_s=time.perf_counter() - t0, instance_name=instance.name,
+                  stats=geo.stats)

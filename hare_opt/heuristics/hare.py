@@ -1,9 +1,10 @@
 """Our ``hare`` heuristic: heterogeneity-aware priorities, whole rounds placed as blocks.
 
 Why it is built this way:
+
 * A job's tasks are identical, so the unit of decision is a *round*: it is
   placed in one go with the earliest barrier the GPUs' current state allows
-  (``engine.RoundEngine.place_round``), which weighs speed, setup and sync of
+  (``rounds.RoundEngine.place_round``), which weighs speed, setup and sync of
   every GPU type at once and touches only the GPUs it uses.
 * Which round goes next follows a job priority from Smith's ratio on a size
   that sees the cluster's speed for that job (fluid time on all eligible
@@ -20,29 +21,66 @@ Why it is built this way:
 * ``geobatch``'s schedule is compared with the search's (before that step), so
   the result is also within its factor of OPT (docs/theory.md (c)).
 * ``search_hare`` (steps without the guarantee) also plans from a cluster
-  already running (``engine.Warm``): the online simulator's re-plans. U bounds
+  already running (``model.planning.Warm``): the online simulator's re-plans. U bounds
   schedules of an empty cluster only, so warm plans carry no guarantee.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from hare_opt.bounds import lower_bound
 from hare_opt.bounds.combinatorial import cluster_work
 from hare_opt.bounds.guarantee import guarantee_plan, lp_order, solo_span
-from hare_opt.heuristics.engine import DISPATCH, RoundEngine, Warm
 from hare_opt.heuristics.geobatch import run_geobatch
-from hare_opt.model import Instance, Result
+from hare_opt.heuristics.rounds import DISPATCH, RoundEngine
+from hare_opt.model import Instance, Result, Schedule, Status
+from hare_opt.model.options import Options, Run, option
+from hare_opt.model.planning import Warm
 
 #: Round placements the portfolio and the local search may spend (tens of us each).
 DEFAULT_BUDGET = 40_000
 #: Kicks in a row without a better schedule before the search stops.
 PATIENCE = 20
+#: Wall-clock cap of the search when the run has no time limit (the budget usually ends it).
+DEFAULT_TIME_S = 60.0
 #: Largest instance (tasks) on which geobatch also runs at theta = 1 and inf for hare.
 EXTRA_RUNS_UP_TO = 100_000
+
+
+@dataclass(frozen=True)
+class HareOptions(Options):
+    """``improve``: search beyond the first schedule; ``budget``: round placements the
+    search may spend (so the result does not depend on the machine's speed)."""
+
+    improve: bool = option(True, doc="search beyond the first schedule")
+    budget: int = option(DEFAULT_BUDGET, lo=0, doc="round placements the search may spend")
+
+
+@dataclass
+class Candidate:
+    """One schedule the search evaluated: its objective, dispatcher, job order and engine."""
+
+    objective: int
+    mode: str
+    order: np.ndarray
+    engine: RoundEngine
+
+    def schedule(self) -> Schedule:
+        return self.engine.schedule()
+
+
+@dataclass
+class Search:
+    """What ``search_hare`` found: the best candidate, the first schedule's objective and
+    the number of schedules evaluated."""
+
+    best: Candidate
+    first: int
+    evaluations: int
 
 
 def fluid_size(inst: Instance) -> np.ndarray:
@@ -69,14 +107,14 @@ def candidate_orders(inst: Instance) -> dict[str, np.ndarray]:
     return out
 
 
-class _Search:
+class _Searcher:
     """Evaluates (dispatcher, order) pairs within a budget of round placements."""
 
     def __init__(self, inst: Instance, budget: int, deadline: float, warm: Warm | None = None):
         self.inst, self.budget, self.deadline, self.warm = inst, budget, deadline, warm
         self.cost = int(inst.rounds.sum())
         self.evals = 0
-        self.best: tuple[int, str, np.ndarray, RoundEngine] | None = None
+        self.best: Candidate | None = None
 
     def can(self) -> bool:
         return self.budget >= self.cost and time.perf_counter() < self.deadline
@@ -86,8 +124,8 @@ class _Search:
         self.evals += 1
         eng = DISPATCH[mode](self.inst, order, warm=self.warm)
         value = eng.objective()
-        if self.best is None or value < self.best[0]:
-            self.best = (value, mode, np.array(order), eng)
+        if self.best is None or value < self.best.objective:
+            self.best = Candidate(value, mode, np.array(order), eng)
         return value
 
     def iterated_search(self, mode: str, order: np.ndarray, value: int, seed: int) -> None:
@@ -98,13 +136,13 @@ class _Search:
         self.local_search(mode, order, value)
         idle = 0
         while self.can() and len(order) > 2 and idle < PATIENCE:
-            best_value, _, best_order, _ = self.best
-            kicked = np.array(best_order)
+            assert self.best is not None
+            best_value, kicked = self.best.objective, np.array(self.best.order)
             for _ in range(2):
                 a, b = rng.choice(len(kicked), 2, replace=False)
                 kicked[[a, b]] = kicked[[b, a]]
             self.local_search(mode, kicked, self.eval(mode, kicked))
-            idle = idle + 1 if self.best[0] == best_value else 0
+            idle = idle + 1 if self.best.objective == best_value else 0
 
     def local_search(self, mode: str, order: np.ndarray, value: int) -> None:
         """First-improvement swaps of jobs up to 3 apart, until none helps or budget ends."""
@@ -126,58 +164,59 @@ class _Search:
 
 def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool = True,
                 budget: int = DEFAULT_BUDGET, seed: int = 0,
-                deadline: float | None = None) -> tuple[_Search, int]:
-    """The best (dispatcher, order) found, and the first schedule's objective.
+                deadline: float | None = None) -> Search:
+    """The best (dispatcher, order) found, the first schedule's objective, the evaluations.
 
     ``warm`` starts every schedule from a running cluster (online re-plans); the
     engines then hold only the work still to place, so no checked ``Result`` is made.
     """
-    deadline = time.perf_counter() + 60.0 if deadline is None else deadline
-    search = _Search(instance, budget if improve else 0, deadline, warm)
-    if not improve:
-        return search, search.eval("interleaved", fluid_order(instance))
-    orders = candidate_orders(instance)
-    first = search.eval("interleaved", orders["fluid"])
-    for name, order in orders.items():
-        for mode in DISPATCH:
-            if (mode, name) != ("interleaved", "fluid") and search.can():
-                search.eval(mode, order)
-    value, mode, order, _ = search.best
-    search.iterated_search(mode, order, value, seed)
-    return search, first
+    deadline = time.perf_counter() + DEFAULT_TIME_S if deadline is None else deadline
+    searcher = _Searcher(instance, budget if improve else 0, deadline, warm)
+    orders = candidate_orders(instance) if improve else {"fluid": fluid_order(instance)}
+    first = searcher.eval("interleaved", orders["fluid"])
+    if improve:
+        for name, order in orders.items():
+            for mode in DISPATCH:
+                if (mode, name) != ("interleaved", "fluid") and searcher.can():
+                    searcher.eval(mode, order)
+        assert searcher.best is not None
+        best = searcher.best
+        searcher.iterated_search(best.mode, best.order, best.objective, seed)
+    assert searcher.best is not None
+    return Search(searcher.best, first, searcher.evals)
 
 
-def solve_hare(instance: Instance, *, time_limit: float | None = None, improve: bool = True,
-               budget: int = DEFAULT_BUDGET, seed: int = 0, **options) -> Result:
+def solve_hare(instance: Instance, run: Run | None = None,
+               options: HareOptions | None = None) -> Result:
     """Portfolio of priority orders x dispatchers, then local search, then the guarantee.
 
-    ``budget`` caps the round placements of all schedules tried (the first always
-    runs), so the result does not depend on the machine's speed; ``time_limit`` (s)
-    is a second cap; ``seed`` drives the search's random kicks. Instances with more
-    rounds than the budget get just the first schedule.
+    ``options.budget`` caps the round placements of all schedules tried (the first
+    always runs), so the result does not depend on the machine's speed; the run's
+    ``time_limit`` (default 60 s) is a second cap; its ``seed`` drives the search's
+    random kicks. Instances with more rounds than the budget get just the first schedule.
     """
-    if options:
-        raise ValueError(f"hare: unknown option(s) {sorted(options)}")
-    t0 = time.perf_counter()
+    run = run or Run()
+    opts = options or HareOptions()
     inst = instance
-    search, first = search_hare(inst, improve=improve, budget=budget, seed=seed,
-                                deadline=t0 + (time_limit if time_limit is not None else 60.0))
-    value, mode, order, eng = search.best
-    # geobatch's schedule competes too: it carries the factor of docs/theory.md (c)
-    # the bound needs theta*'s run only; the other runs cost as much as the search on 10^6 tasks
-    g_run = run_geobatch(inst, extra=inst.num_tasks <= EXTRA_RUNS_UP_TO)
-    g_value, g_stats = g_run.objective, g_run.stats
-    sched = g_run.schedule() if g_value < value else None
-    if sched is not None:
-        value, mode = g_value, "geobatch"
+    limit = run.time_limit if run.time_limit is not None else DEFAULT_TIME_S
+    search = search_hare(inst, improve=opts.improve, budget=opts.budget, seed=run.seed,
+                         deadline=run.started + limit)
+    best, evaluations = search.best, search.evaluations
+    objective, mode, schedule = best.objective, best.mode, best.schedule
+    # geobatch's schedule competes too: it carries the factor of docs/theory.md (c); the
+    # bound needs theta*'s run only, the others cost as much as the search on 10^6 tasks
+    geo = run_geobatch(inst, extra=inst.num_tasks <= EXTRA_RUNS_UP_TO)
+    if geo.objective < objective:
+        objective, mode, schedule = geo.objective, "geobatch", geo.schedule
     g_order, bound = guarantee_plan(inst)
-    if value > bound:  # the theorem must not rely on the search: fall back to its schedule
-        search.best, sched = None, None
-        search.eval("serial", g_order)
-        value, mode, order, eng = search.best
-    return Result("hare", "feasible", eng.schedule() if sched is None else sched,
-                  objective=value, lower_bound=lower_bound(inst, lp=False),
-                  runtime_s=time.perf_counter() - t0, instance=inst.name,
-                  stats={"dispatch": mode, "evaluations": search.evals,
-                         "first_objective": first, "guarantee_bound": bound,
-                         "geobatch_objective": g_value, "approx_factor": g_stats["factor"]})
+    if objective > bound:  # the theorem must not rely on the search: its schedule
+        eng = DISPATCH["serial"](inst, g_order)
+        best, evaluations = Candidate(eng.objective(), "serial", g_order, eng), evaluations + 1
+        objective, mode, schedule = best.objective, best.mode, best.schedule
+    return Result("hare", Status.FEASIBLE, schedule(), objective=objective,
+                  lower_bound=lower_bound(inst, lp=False), runtime_s=run.elapsed(),
+                  instance_name=inst.name,
+                  stats={"dispatch": mode, "evaluations": evaluations,
+                         "first_objective": search.first, "guarantee_bound": bound,
+                         "geobatch_objective": geo.objective,
+                         "approx_factor": geo.stats["factor"]})

@@ -9,13 +9,20 @@ choices the paper leaves open are documented in docs/theory.md (a).
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from hare_opt.heuristics.listsched import ClusterState
-from hare_opt.heuristics.relaxation import Relaxation, solve_relaxation
-from hare_opt.model import Instance, Result
+from hare_opt.heuristics.relaxation import (
+    MAX_ASSIGNMENTS,
+    Relaxation,
+    availability,
+    solve_relaxation,
+)
+from hare_opt.model import Instance, OptionError, Result, ceil_bound
+from hare_opt.model.options import Options, Run, option
 
 
 def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
@@ -47,13 +54,16 @@ def task_order(inst: Instance, relax: Relaxation) -> tuple[np.ndarray, int]:
     return t.job[order], inversions
 
 
-def list_schedule(inst: Instance, jobs: np.ndarray) -> ClusterState:
+def list_schedule(inst: Instance, jobs: np.ndarray, gpu_available=None) -> ClusterState:
     """Step 3: each task to the eligible GPU free earliest (phi_m), as early as it can start.
 
     Ties between equally free GPUs go to the earlier start (setup included),
     then the earlier end, then the lower index; the paper does not say.
+    GPU m is free from ``gpu_available[m]`` (rounded up: times are integers).
     """
     state = ClusterState(inst)
+    if gpu_available is not None:
+        state.free[:] = np.ceil(availability(inst, gpu_available)).astype(np.int64)
     for n in jobs.tolist():
         starts = state.starts(n)
         ok = inst.eligible[n]
@@ -83,25 +93,52 @@ def lemma_ratios(inst: Instance, relax: Relaxation, state: ClusterState) -> tupl
     return lemma2, lemma3
 
 
-def solve_hare_paper(instance: Instance, *, time_limit: float | None = None,
-                     relaxation_solver: str = "highs", threads: int | None = None,
-                     max_pairs: int = 200_000) -> Result:
-    """Algorithm 1; a time-limited relaxation is flagged ``relaxation_optimal: False``.
+@dataclass(frozen=True)
+class HarePaperOptions(Options):
+    """The relaxation's backend and limits (docs/theory.md (a))."""
+
+    relaxation_solver: Literal["highs", "cpsat"] = option(
+        "highs", doc="highs (continuous starts, as the paper) or cpsat (integer starts)")
+    node_limit: int | None = option(None, lo=0, doc="B&B nodes over all rounds of the "
+                                                    "relaxation (a deterministic limit)")
+    max_rounds: int | None = option(None, lo=1, doc="outer-approximation rounds (deterministic)")
+    max_assignments: int = option(MAX_ASSIGNMENTS, lo=1,
+                                  doc="refuse an instance with more (task, GPU) pairs")
+    gpu_available: tuple[float, ...] | None = option(
+        None, doc="per GPU, the time it becomes free (a running cluster)")
+    hare_start: bool = option(False, doc="also start the relaxation from hare's assignment")
+
+    owner = "solver 'hare-paper'"
+
+
+def solve_hare_paper(instance: Instance, run: Run | None = None,
+                     options: HarePaperOptions | None = None) -> Result:
+    """Algorithm 1; a relaxation stopped by a limit is flagged ``relaxation_optimal: False``.
 
     ``lower_bound`` is the relaxation's proved bound (rounded up: objectives
-    are integers), which bounds OPT from below with or without setups.
+    are integers), which bounds OPT from below with or without setups; with
+    ``gpu_available`` it bounds the running cluster's problem, not the instance's,
+    and is not reported.
     """
-    t0 = time.perf_counter()
-    relax = solve_relaxation(instance, backend=relaxation_solver, time_limit=time_limit,
-                             threads=threads, max_pairs=max_pairs)
+    run = run or Run()
+    opts = options or HarePaperOptions()
+    avail = opts.gpu_available
+    if avail is not None and len(avail) != instance.num_gpus:
+        raise OptionError(f"needs one time per GPU ({instance.num_gpus}), got {len(avail)}",
+                          option="gpu_available", owner=opts.owner)
+    relax = solve_relaxation(instance, backend=opts.relaxation_solver,
+                             time_limit=run.remaining(), threads=run.threads,
+                             node_limit=opts.node_limit, max_rounds=opts.max_rounds,
+                             gpu_available=avail, max_assignments=opts.max_assignments,
+                             log=run.log, hare_start=opts.hare_start)
     jobs, inversions = task_order(instance, relax)
-    state = list_schedule(instance, jobs)
+    state = list_schedule(instance, jobs, avail)
     res = state.result(
-        "hare-paper", time.perf_counter() - t0, relaxation_optimal=relax.optimal,
+        "hare-paper", run.elapsed(), relaxation_optimal=relax.optimal,
         relaxation_objective=relax.objective,
         relaxation_bound=relax.bound if np.isfinite(relax.bound) else None,
         relaxation_solver=relax.backend, relaxation_runtime_s=relax.runtime_s,
         round_inversions=inversions, **{f"relaxation_{k}": v for k, v in relax.stats.items()})
-    if np.isfinite(relax.bound):
-        res.lower_bound = max(0, int(np.ceil(relax.bound - 1e-6 * max(1.0, abs(relax.bound)))))
+    if np.isfinite(relax.bound) and avail is None:
+        res.lower_bound = max(0, ceil_bound(relax.bound))
     return res

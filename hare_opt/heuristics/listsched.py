@@ -11,35 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from hare_opt.model import Instance, Result, Schedule
+from hare_opt.model import Instance, Result, Schedule, SolverError, Status
+from hare_opt.model.rules import earliest_start
 
 INF = np.iinfo(np.int64).max // 4
-
-
-def earliest_start(free: int, same_job: bool, release: int, overhead: int, barrier: int) -> int:
-    """The spec's rule for a task's earliest start on a GPU free at ``free``.
-
-    A GPU that last ran another job (or nothing) first pays the setup, which
-    may overlap the barrier wait but not the release; ``same_job`` says the GPU
-    last ran this job. Plain ints, so that pure-Python engines can share it.
-    """
-    if same_job:
-        return max(free, barrier)
-    return max(max(free, release) + overhead, barrier)
-
-
-def expand_blocks(inst: Instance, blocks) -> Schedule:
-    """Schedule from runs (job, round, first task, gpu, count, start), a (B, 6) array or
-    a list of such rows: ``count`` consecutive tasks of one round on one GPU, numbered
-    from ``first task``."""
-    from hare_opt.heuristics._kernels import expand_runs  # numba; it imports this module
-
-    blocks = np.ascontiguousarray(blocks, dtype=np.int64).reshape(-1, 6)
-    if not len(blocks):
-        return Schedule.empty()
-    rows = np.empty((5, int(blocks[:, 4].sum())), dtype=np.int64)
-    expand_runs(blocks, inst.gpu_type_index, inst.proc_by_type, rows)
-    return Schedule.from_indices(inst, *rows)
 
 
 class ClusterState:
@@ -87,14 +62,14 @@ class ClusterState:
         """Run the job's next task on ``gpu`` at ``start`` (default: earliest); returns start."""
         inst = self.inst
         if self.done(job):
-            raise ValueError(f"job {inst.jobs[job].id!r} has no task left to place")
+            raise SolverError(f"job {inst.jobs[job].id!r} has no task left to place")
         if not inst.eligible[job, gpu]:
-            raise ValueError(f"job {inst.jobs[job].id!r} cannot run on gpu "
+            raise SolverError(f"job {inst.jobs[job].id!r} cannot run on gpu "
                              f"{inst.gpus[gpu].id!r}")
         earliest = self.start_on(job, gpu)
         start = earliest if start is None else int(start)
         if start < earliest:
-            raise ValueError(f"start {start} of job {inst.jobs[job].id!r} on gpu "
+            raise SolverError(f"start {start} of job {inst.jobs[job].id!r} on gpu "
                              f"{inst.gpus[gpu].id!r} is before its earliest start {earliest}")
         end = start + int(inst.proc[job, gpu])
         self._rows.append((job, int(self.round[job]), int(self.placed[job]), gpu, start))
@@ -112,7 +87,7 @@ class ClusterState:
     def completion(self, job: int) -> int:
         """Completion time of a finished job (its last barrier)."""
         if not self.done(job):
-            raise ValueError(f"job {self.inst.jobs[job].id!r} is not finished")
+            raise SolverError(f"job {self.inst.jobs[job].id!r} is not finished")
         return int(self.barrier[job])
 
     def objective(self) -> int:
@@ -128,7 +103,7 @@ class ClusterState:
         """A ``feasible`` result (heuristics prove nothing) once every job is placed."""
         unfinished = [self.inst.jobs[j].id for j in range(self.inst.num_jobs) if not self.done(j)]
         if unfinished:
-            raise ValueError(f"jobs not fully placed: {unfinished[:5]}")
-        return Result(solver=solver, status="feasible", schedule=self.schedule(),
+            raise SolverError(f"jobs not fully placed: {unfinished[:5]}")
+        return Result(solver=solver, status=Status.FEASIBLE, schedule=self.schedule(),
                       objective=self.objective(), runtime_s=runtime_s,
-                      instance=self.inst.name, stats=dict(stats))
+                      instance_name=self.inst.name, stats=dict(stats))

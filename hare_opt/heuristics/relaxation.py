@@ -1,97 +1,76 @@
-"""The paper's relaxation Hare_Sched_RL (Algorithm 1, step 1), solved exactly as a MILP.
+"""The paper's relaxation Hare_Sched_RL (Algorithm 1, step 1), solved exactly in compact form.
 
 Hare_Sched_RL is a mixed-integer quadratic program: binary assignments
 y[i,m], continuous starts x[i], constraints (4)-(7) of the paper and, instead
-of (8), one Queyranne inequality per GPU m,
+of (8), one Queyranne inequality per GPU m. With y binary it reads
 
-    sum_i y[i,m] p[i,m] (x[i] + p[i,m]) >= 1/2 [(sum_i y[i,m] p[i,m])^2 + sum_i y[i,m] p[i,m]^2].
+    L_m^2 <= R_m := 2 S_m + Q_m - 2 A_m L_m,
+    L_m = sum_i p_im y_im,  S_m = sum_i p_im y_im x_i,  Q_m = sum_i p_im^2 y_im,
 
-With y binary (y^2 = y) it simplifies to sum_i p[i,m] (y[i,m] x[i]) >=
-sum_{i<k} p[i,m] p[k,m] (y[i,m] y[k,m]), and the two kinds of products are
-linearised *exactly* (docs/theory.md (a) gives the proof):
+A_m being the time GPU m becomes available (0 offline). The model here has
+O(tasks x GPUs) columns; docs/theory.md (a) proves that it has the MIQP's optimum:
 
-* w[i,m] stands for y[i,m] x[i], with w <= x and w <= U_n y (U_n a valid
-  horizon for job n). Any w allowed is <= y x, and w = y x is allowed, so
-  the inequality (which wants w large) admits exactly the (x, y) of the MIQP.
-* z[i,k,m] stands for y[i,m] y[k,m], with z >= y_i + y_k - 1, z >= 0. Any z
-  allowed is >= y_i y_k, and z = y_i y_k is allowed (it wants z small).
+* w[i,m] stands for y[i,m] x[i] (w <= x, w <= U y, U a valid horizon): the
+  inequality wants w large, so this admits exactly the MIQP's (x, y).
+* L_m is an integer at every binary y (task times are integers), and on the
+  integers L^2 is the maximum of the secants through (a, a^2), (a+1, (a+1)^2):
+  (2a+1) L - a(a+1) <= R. A geometric ladder of them is added up front, the
+  others lazily (outer approximation): solve the MILP, add the secant at
+  a = L_m* for every GPU whose inequality its solution breaks, solve again.
+* any assignment becomes a feasible point of the relaxation through an LP
+  over x with y fixed (``AssignmentLP``): the EFT and ``hare`` schedules', a
+  local search's from there, every MILP round's. The best is the incumbent
+  and MIP start; every round's proved MILP bound (and the chain bound) bounds
+  the relaxation from below. Optimal = a round proved optimal whose solution
+  breaks no inequality.
 
-U_n comes from a feasible point (the setup-free EFT schedule, objective UB):
-in any optimal solution w_n C_n <= UB - sum_{k != n} w_k LB_k, so capping x
-by it cuts off no optimal solution. Constraint (7) is written with one barrier
-variable per round (B >= x_i + d_i, x_j >= B), an exact projection that needs
-2K rows instead of K^2; C_n is the last barrier. Tasks of one round are
-identical, so their starts are ordered (symmetry breaking; no optimum is lost).
-Setups are not in the relaxation, as in the paper: the list-scheduling step
-applies them.
+Barriers (7) use one variable per round; the identical tasks of a round are
+put on non-decreasing GPU indices and identical GPUs take non-increasing
+loads (symmetry breaking). Setups are not in the relaxation, as in the paper:
+the list-scheduling step applies them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import math
-import os
-import sys
 import time
 from dataclasses import dataclass, field
 
+import highspy
 import numpy as np
 
-from hare_opt.model import Instance
+from hare_opt.heuristics.relaxation_points import (
+    AssignmentLP,
+    LinearModel,
+    Point,
+    RelaxedTasks,
+    canonical,
+    eft_start,
+    fixed_assignment_lp,
+    hare_assignment,
+    local_search,
+    to_highs,
+)
+from hare_opt.model import HareOptError, Instance, OptionError
+from hare_opt.util.highs import use_threads
 
 INF = math.inf
+#: Default cap on (task, GPU) pairs: two columns and two rows each.
+MAX_ASSIGNMENTS = 200_000
 
 
-@dataclass
-class LinearModel:
-    """A tiny solver-neutral MILP: columns, sparse rows, minimisation."""
-
-    lb: list[float] = field(default_factory=list)
-    ub: list[float] = field(default_factory=list)
-    cost: list[float] = field(default_factory=list)
-    integer: list[bool] = field(default_factory=list)
-    rows: list[tuple[list[int], list[float], float, float]] = field(default_factory=list)
-
-    def var(self, lb: float, ub: float, *, integer: bool = False, cost: float = 0.0) -> int:
-        self.lb.append(lb)
-        self.ub.append(ub)
-        self.cost.append(cost)
-        self.integer.append(integer)
-        return len(self.lb) - 1
-
-    def row(self, terms: dict[int, float], lo: float = -INF, hi: float = INF) -> None:
-        self.rows.append((list(terms), list(terms.values()), lo, hi))
-
-
-@dataclass
-class RelaxedTasks:
-    """The tasks of the relaxation: job-major, then round, then task within the round."""
-
-    job: np.ndarray
-    round: np.ndarray
-    task: np.ndarray
-
-    @classmethod
-    def of(cls, inst: Instance) -> RelaxedTasks:
-        j, r, k = [], [], []
-        for n, job in enumerate(inst.jobs):
-            for rr in range(job.rounds):
-                for kk in range(job.tasks_per_round):
-                    j.append(n)
-                    r.append(rr)
-                    k.append(kk)
-        return cls(np.array(j, dtype=np.int64), np.array(r, dtype=np.int64),
-                   np.array(k, dtype=np.int64))
+class RelaxationTooLargeError(HareOptError, ValueError):
+    """The compact relaxation would have more (task, GPU) pairs than allowed."""
 
 
 @dataclass
 class Relaxation:
     """A solution of Hare_Sched_RL.
 
-    ``optimal``: the backend proved ``objective`` optimal. ``bound`` is the
-    backend's proved lower bound on the relaxation's optimum, hence on OPT
-    (see docs/theory.md (a)). ``x`` and ``gpu`` are per task of ``tasks``.
+    ``x``/``gpu`` (per task of ``tasks``) is a feasible point of the relaxation
+    of value ``objective``; ``bound`` is a proved lower bound on the
+    relaxation's optimum, hence on OPT (docs/theory.md (a)); ``optimal``: the
+    two meet, proved.
     """
 
     tasks: RelaxedTasks
@@ -105,10 +84,10 @@ class Relaxation:
     stats: dict = field(default_factory=dict)
 
 
-def setup_free(inst: Instance) -> Instance:
-    """The same instance without switching overheads (what the relaxation models)."""
-    jobs = tuple(dataclasses.replace(j, switch_overhead=0) for j in inst.jobs)
-    return inst.with_jobs(jobs)
+def chain_bound(inst: Instance) -> float:
+    """sum_n w_n (a_n + R_n min_m (p + s)): every point of the relaxation costs at least this."""
+    dmin = _round_cost(inst).min(axis=1)
+    return float((inst.weight * (inst.release + inst.rounds * dmin)).sum())
 
 
 def _round_cost(inst: Instance) -> np.ndarray:
@@ -116,201 +95,374 @@ def _round_cost(inst: Instance) -> np.ndarray:
     return np.where(inst.eligible, inst.proc + inst.sync, np.inf).astype(float)
 
 
-def build(inst: Instance, tasks: RelaxedTasks, start_x: np.ndarray, start_gpu: np.ndarray,
-          upper: float) -> tuple[LinearModel, dict, list[float]]:
-    """The linearised model, its column map and the column values of the given start."""
+def availability(inst: Instance, gpu_available) -> np.ndarray:
+    """(M,) float times from which each GPU is free; zeros when ``None``."""
+    if gpu_available is None:
+        return np.zeros(inst.num_gpus)
+    avail = np.asarray(gpu_available, dtype=float).reshape(-1)
+    if avail.shape != (inst.num_gpus,):
+        raise HareOptError(f"gpu_available: expected {inst.num_gpus} times (one per GPU), "
+                           f"got {avail.size}")
+    bad = np.flatnonzero(~np.isfinite(avail) | (avail < 0))
+    if bad.size:
+        raise HareOptError(f"gpu_available: gpu {inst.gpus[bad[0]].id!r} has time "
+                           f"{avail[bad[0]]}, expected a finite number >= 0")
+    return avail
+
+
+# --- the compact model ----------------------------------------------------------
+
+@dataclass
+class CompactModel:
+    """Columns of the compact model and its secant cuts; ``lm`` holds base rows + cuts."""
+
+    inst: Instance
+    tasks: RelaxedTasks
+    avail: np.ndarray
+    lm: LinearModel
+    x: np.ndarray          # (T,) column of x_i
+    pair_task: np.ndarray  # (P,) eligible (task, GPU) pairs
+    pair_gpu: np.ndarray
+    y: np.ndarray          # (P,) columns
+    w: np.ndarray
+    load: np.ndarray       # (M,) column of L_m
+    rhs: np.ndarray        # (M,) column of R_m
+    barrier: list[int]     # column of each round's barrier, in tasks.rounds() order
+    cuts: set[tuple[int, int]] = field(default_factory=set)
+    base_rows: int = 0
+
+    def add_cut(self, m: int, a: int) -> bool:
+        """Secant through (a, a^2), (a+1, (a+1)^2): (2a+1) L - R <= a(a+1), scaled by 2a+1."""
+        if (m, a) in self.cuts:
+            return False
+        self.cuts.add((m, a))
+        s = 2.0 * a + 1.0
+        self.lm.row({int(self.load[m]): 1.0, int(self.rhs[m]): -1.0 / s}, hi=a * (a + 1) / s)
+        return True
+
+    def values(self, pt: Point) -> list[float]:
+        """Column values of a feasible point (a MIP start)."""
+        inst, t = self.inst, self.tasks
+        pt = canonical(inst, t, pt, self.avail)
+        v = np.zeros(len(self.lm.lb))
+        v[self.x] = pt.x
+        on = pt.gpu[self.pair_task] == self.pair_gpu
+        v[self.y] = on
+        v[self.w] = np.where(on, pt.x[self.pair_task], 0.0)
+        p = inst.proc[t.job[self.pair_task], self.pair_gpu].astype(float)
+        a = self.avail[self.pair_gpu]
+        np.add.at(v, self.load[self.pair_gpu], on * p)
+        r = on * (2 * p * pt.x[self.pair_task] + p * p - 2 * a * p)
+        np.add.at(v, self.rhs[self.pair_gpu], r)
+        d = (inst.proc + inst.sync)[t.job, pt.gpu]
+        for b, ids in zip(self.barrier, t.rounds()):
+            v[b] = float((pt.x[ids] + d[ids]).max())
+        return np.minimum(np.maximum(v, self.lm.lb), self.lm.ub).tolist()
+
+    def assignment(self, values: np.ndarray) -> np.ndarray:
+        """GPU per task of a MILP solution (its largest y)."""
+        order = np.lexsort((values[self.y], self.pair_task))  # by task, then y
+        top = order[np.r_[self.pair_task[order][1:] != self.pair_task[order][:-1], True]]
+        gpu = np.empty(len(self.x), dtype=np.int64)
+        gpu[self.pair_task[top]] = self.pair_gpu[top]
+        return gpu
+
+    def violated(self, values: np.ndarray) -> list[tuple[int, int]]:
+        """(GPU, L*) of every GPU whose Queyranne inequality the solution breaks."""
+        inst, t = self.inst, self.tasks
+        gpu = self.assignment(values)
+        x = values[self.x]
+        p = inst.proc[t.job, gpu].astype(float)
+        out = []
+        for m in range(inst.num_gpus):
+            on = gpu == m
+            load = int(round(p[on].sum()))
+            r = 2 * (p[on] * x[on]).sum() + (p[on] ** 2).sum() - 2 * self.avail[m] * load
+            if load * load - r > 1e-6 * (2 * load + 1):
+                out.append((m, load))
+        return out
+
+
+def build(inst: Instance, tasks: RelaxedTasks, start: Point, avail: np.ndarray) -> CompactModel:
+    """The compact MILP without cuts; U_n comes from the start's objective."""
     lm = LinearModel()
     d = _round_cost(inst)
     dmin = d.min(axis=1)
     lb_c = inst.release + inst.rounds * dmin  # C_n >= a_n + R_n min_m (p + s)
     w = inst.weight.astype(float)
-    horizon = (upper - (w * lb_c).sum() + w * lb_c) / w  # U_n
-    start = []
-
-    def var(lb, ub, value, **kw):
-        start.append(float(value))
-        return lm.var(lb, ub, **kw)
-
-    n_tasks = len(tasks.job)
-    y_start = np.zeros((n_tasks, inst.num_gpus))
-    y_start[np.arange(n_tasks), start_gpu] = 1.0
-    xcol = np.empty(n_tasks, dtype=np.int64)
-    ycol: dict[tuple[int, int], int] = {}
-    wcol: dict[tuple[int, int], int] = {}
-    for i, (n, r) in enumerate(zip(tasks.job.tolist(), tasks.round.tolist())):
-        hi = horizon[n] - (inst.rounds[n] - r) * dmin[n]
-        xcol[i] = var(float(inst.release[n]), max(hi, float(inst.release[n])), start_x[i])
+    horizon = np.ceil((start.objective - (w * lb_c).sum() + w * lb_c) / w)  # U_n
+    n_tasks, n_gpus = len(tasks.job), inst.num_gpus
+    hi = horizon[tasks.job] - (inst.rounds[tasks.job] - tasks.round) * dmin[tasks.job]
+    hi = np.maximum(hi, inst.release[tasks.job])
+    xcol = np.array([lm.var(float(inst.release[n]), float(h))
+                     for n, h in zip(tasks.job.tolist(), hi.tolist())], dtype=np.int64)
+    pt: list[int] = []
+    pg: list[int] = []
+    yc: list[int] = []
+    wc: list[int] = []
+    per_task: list[list[int]] = [[] for _ in range(n_tasks)]
+    for i, n in enumerate(tasks.job.tolist()):
         for m in np.flatnonzero(inst.eligible[n]).tolist():
-            ycol[i, m] = var(0, 1, y_start[i, m], integer=True)
-            wcol[i, m] = var(0, hi, y_start[i, m] * start_x[i])
-            lm.row({wcol[i, m]: 1.0, xcol[i]: -1.0}, hi=0.0)
-            lm.row({wcol[i, m]: 1.0, ycol[i, m]: -hi}, hi=0.0)
-        elig = np.flatnonzero(inst.eligible[n]).tolist()
-        lm.row({ycol[i, m]: 1.0 for m in elig}, 1.0, 1.0)
-        if len(elig) > 1:  # sum_m y x = x: valid for the MIQP, tightens the LP
-            lm.row({**{wcol[i, m]: 1.0 for m in elig}, xcol[i]: -1.0}, hi=0.0)
+            per_task[i].append(len(pt))
+            pt.append(i)
+            pg.append(m)
+            yc.append(lm.var(0, 1, integer=True))
+            wc.append(lm.var(0, float(hi[i])))
+            lm.row({wc[-1]: 1.0, int(xcol[i]): -1.0}, hi=0.0)
+            lm.row({wc[-1]: 1.0, yc[-1]: -float(hi[i])}, hi=0.0)
+    pair_task, pair_gpu = np.array(pt, dtype=np.int64), np.array(pg, dtype=np.int64)
+    ycol, wcol = np.array(yc, dtype=np.int64), np.array(wc, dtype=np.int64)
+    for i, ks in enumerate(per_task):
+        lm.row({int(ycol[k]): 1.0 for k in ks}, 1.0, 1.0)  # (5)
+        if len(ks) > 1:  # sum_m y x = x: valid for the MIQP, tightens the LP
+            lm.row({**{int(wcol[k]): 1.0 for k in ks}, int(xcol[i]): -1.0}, hi=0.0)
+        if avail[pair_gpu[ks]].max() > inst.release[tasks.job[i]]:  # x_i >= A_m on GPU m
+            lm.row({int(xcol[i]): 1.0, **{int(ycol[k]): -float(avail[pair_gpu[k]])
+                                           for k in ks}}, lo=0.0)
 
-    # Barriers (6)-(7), the objective, symmetry breaking inside a round.
-    first = 0
-    for n, job in enumerate(inst.jobs):
-        k = job.tasks_per_round
-        ends = []
-        for r in range(job.rounds):
-            ids = range(first + r * k, first + (r + 1) * k)
-            end = max(start_x[i] + float(d[n, start_gpu[i]]) for i in ids)
-            ends.append(end)
-            last = r == job.rounds - 1
-            b = var(float(lb_c[n]) if last else 0.0, horizon[n], end,
-                    cost=float(w[n]) if last else 0.0)
-            for i in ids:
-                row = {b: 1.0, xcol[i]: -1.0}
-                row.update({ycol[i, m]: -float(d[n, m]) for m in np.flatnonzero(inst.eligible[n])})
-                lm.row(row, lo=0.0)
-                if not last:
-                    lm.row({xcol[i + k]: 1.0, b: -1.0}, lo=0.0)
-                if i + 1 < first + (r + 1) * k:
-                    lm.row({xcol[i]: 1.0, xcol[i + 1]: -1.0}, hi=0.0)
-        first += job.num_tasks
+    # Barriers (6)-(7), the objective, and GPU indices non-decreasing inside a round.
+    barrier = []
+    prev = None
+    for ids in tasks.rounds():
+        n = int(tasks.job[ids[0]])
+        last = tasks.round[ids[0]] == inst.rounds[n] - 1
+        b = lm.var(float(lb_c[n]) if last else 0.0, float(horizon[n]),
+                   cost=float(w[n]) if last else 0.0)
+        barrier.append(b)
+        for a, i in enumerate(ids.tolist()):
+            row = {b: 1.0, int(xcol[i]): -1.0}
+            row.update({int(ycol[k]): -float(d[n, pair_gpu[k]]) for k in per_task[i]})
+            lm.row(row, lo=0.0)
+            if prev is not None:
+                lm.row({int(xcol[i]): 1.0, prev: -1.0}, lo=0.0)
+            if a + 1 < len(ids) and len(per_task[i]) > 1:
+                nxt = per_task[ids[a + 1]]
+                row = {int(ycol[k]): float(pair_gpu[k]) for k in per_task[i]}
+                for k in nxt:
+                    row[int(ycol[k])] = row.get(int(ycol[k]), 0.0) - float(pair_gpu[k])
+                lm.row(row, hi=0.0)
+        prev = None if last else b
 
-    # Queyranne per GPU: sum_i p_i w_i - sum_{i<k} p_i p_k z_ik >= 0.
+    # L_m and R_m = 2 S_m + Q_m - 2 A_m L_m, one column each per GPU.
+    p = inst.proc[tasks.job[pair_task], pair_gpu].astype(float)
+    load = np.empty(n_gpus, dtype=np.int64)
+    rhs = np.empty(n_gpus, dtype=np.int64)
+    for m in range(n_gpus):
+        on = np.flatnonzero(pair_gpu == m)
+        load[m] = lm.var(0.0, float(p[on].sum()))
+        rhs[m] = lm.var(-INF, INF)
+        lm.row({int(load[m]): 1.0, **{int(ycol[k]): -p[k] for k in on}}, 0.0, 0.0)
+        row = {int(rhs[m]): 1.0, **{int(wcol[k]): -2 * p[k] for k in on}}
+        row.update({int(ycol[k]): -(p[k] * p[k] - 2 * avail[m] * p[k]) for k in on})
+        lm.row(row, 0.0, 0.0)
+    for m in range(n_gpus - 1):  # identical GPUs (type and A) take non-increasing loads
+        same = [k for k in range(m + 1, n_gpus) if inst.gpu_type_index[k] ==
+                inst.gpu_type_index[m] and avail[k] == avail[m]]
+        if same:
+            lm.row({int(load[m]): 1.0, int(load[same[0]]): -1.0}, lo=0.0)
+    return CompactModel(inst, tasks, avail, lm, xcol, pair_task, pair_gpu, ycol, wcol, load,
+                        rhs, barrier, base_rows=len(lm.rows))
+
+
+def ladder(model: CompactModel, start: Point, ratio: float) -> None:
+    """Secants at a geometric ladder of loads on every GPU, and at the start's loads."""
+    inst = model.inst
+    p = inst.proc[model.tasks.job[model.pair_task], model.pair_gpu]
     for m in range(inst.num_gpus):
-        on = [i for i in range(n_tasks) if (i, m) in ycol]
-        row = {wcol[i, m]: float(inst.proc[tasks.job[i], m]) for i in on}
-        for a, i in enumerate(on):
-            for kk in on[a + 1:]:
-                both = y_start[i, m] * y_start[kk, m]
-                z = var(0, 1, both)
-                lm.row({z: 1.0, ycol[i, m]: -1.0, ycol[kk, m]: -1.0}, lo=-1.0)
-                row[z] = -float(inst.proc[tasks.job[i], m] * inst.proc[tasks.job[kk], m])
-        lm.row(row, lo=0.0)
-    return lm, {"x": xcol, "y": ycol}, start
+        on = model.pair_gpu == m
+        if not on.any():
+            continue
+        lo, hi = int(p[on].min()), int(p[on].sum())
+        a = float(lo)
+        while a <= hi:
+            model.add_cut(m, int(a))
+            a = max(a * ratio, a + 1)
+        own = int(inst.proc[model.tasks.job, m][start.gpu == m].sum())
+        if own:
+            model.add_cut(m, own)
 
 
-@contextlib.contextmanager
-def _quiet_stdout():
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+# --- backends ------------------------------------------------------------------
 
-
-def _solve_highs(lm: LinearModel, start: list[float], time_limit: float | None,
-                 threads: int | None) -> tuple[np.ndarray | None, float, float, bool, dict]:
-    import highspy
-
-    with _quiet_stdout():  # HiGHS prints a banner on its first construction
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | None = None,
+           node_limit: int | None = None, threads: int | None = None, log: bool = False) -> dict:
+    """Run the MILP; ``optimal`` only on HiGHS's model status kOptimal, never on a limit."""
+    h = to_highs(lm, mip=True)
+    h.setOptionValue("output_flag", bool(log))
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 1e-7)
-    if threads:  # HiGHS keeps one global scheduler: a thread count differing from it fails
-        h.resetGlobalScheduler(True)
+    if threads:
+        use_threads(threads)
         h.setOptionValue("threads", threads)
     if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = len(lm.lb), len(lm.rows)
-    lp.col_cost_ = np.array(lm.cost)
-    lp.col_lower_ = np.array(lm.lb, dtype=float)
-    lp.col_upper_ = np.array(lm.ub, dtype=float)
-    lp.row_lower_ = np.array([r[2] for r in lm.rows], dtype=float)
-    lp.row_upper_ = np.array([r[3] for r in lm.rows], dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.cumsum([0] + [len(r[0]) for r in lm.rows])
-    lp.a_matrix_.index_ = np.array([c for r in lm.rows for c in r[0]], dtype=np.int32)
-    lp.a_matrix_.value_ = np.array([v for r in lm.rows for v in r[1]], dtype=float)
-    lp.integrality_ = [highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous
-                       for b in lm.integer]
-    h.passModel(lp)
-    sol = highspy.HighsSolution()
-    sol.col_value = start
-    sol.value_valid = True
-    h.setSolution(sol)
+        h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+    if node_limit is not None:
+        h.setOptionValue("mip_max_nodes", max(int(node_limit), 0))
+    if start is not None:
+        sol = highspy.HighsSolution()
+        sol.col_value = start
+        sol.value_valid = True
+        h.setSolution(sol)
     h.run()
     status = h.getModelStatus()
     info = h.getInfo()
     optimal = status == highspy.HighsModelStatus.kOptimal
-    values = np.array(h.getSolution().col_value) if info.primal_solution_status else None
-    bound = info.objective_function_value if optimal else info.mip_dual_bound
-    return (values, info.objective_function_value, bound, optimal,
-            {"status": h.modelStatusToString(status), "nodes": int(info.mip_node_count)})
+    has = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    values = np.array(h.getSolution().col_value) if has else None
+    if optimal:
+        bound = info.objective_function_value
+    else:
+        bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) else -INF
+    stopped = {highspy.HighsModelStatus.kTimeLimit: "time_limit",
+               highspy.HighsModelStatus.kSolutionLimit: "node_limit",
+               highspy.HighsModelStatus.kIterationLimit: "iteration_limit"}.get(status)
+    return {"values": values, "objective": info.objective_function_value if has else INF,
+            "bound": bound, "optimal": optimal, "status": h.modelStatusToString(status),
+            "stopped": stopped, "nodes": int(info.mip_node_count)}
 
 
-def _solve_cpsat(lm: LinearModel, start: list[float], time_limit: float | None,
-                 threads: int | None) -> tuple[np.ndarray | None, float, float, bool, dict]:
-    """Starts restricted to integers: still a relaxation of the (integer-time) problem."""
+def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
+              node_limit: int | None, max_rounds: int | None, threads: int | None,
+              t0: float, log: bool = False) -> tuple[Point, float, bool, dict]:
+    """Lazy secants: MILP rounds until one is optimal and breaks no Queyranne inequality."""
+    inst, tasks, avail = model.inst, model.tasks, model.avail
+    best, tried, bound = start, {start.gpu.tobytes()}, -INF
+    rounds = nodes = 0
+    stopped, optimal, last_status = None, False, "not run"
+    while True:
+        if max_rounds is not None and rounds >= max_rounds:
+            stopped = "round_limit"
+            break
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            stopped = "time_limit"
+            break
+        run = _highs(model.lm, model.values(best), time_limit=left, threads=threads, log=log,
+                     node_limit=None if node_limit is None else node_limit - nodes)
+        rounds += 1
+        nodes += run["nodes"]
+        last_status = run["status"]
+        bound = max(bound, run["bound"])
+        if run["values"] is not None:
+            gpu = model.assignment(run["values"])
+            if gpu.tobytes() not in tried:
+                tried.add(gpu.tobytes())
+                fixed = fixed_assignment_lp(inst, tasks, gpu, avail)
+                if fixed.objective < best.objective:
+                    best = fixed
+        if not run["optimal"]:
+            stopped = run["stopped"] or last_status
+            break
+        new = [c for c in model.violated(run["values"]) if model.add_cut(*c)]
+        if not new or best.objective <= bound + 1e-9 * max(1.0, abs(bound)):
+            optimal = True
+            break
+    stats = {"status": "optimal" if optimal else f"stopped: {stopped}", "stopped_by": stopped,
+             "rounds": rounds, "nodes": nodes, "last_milp_status": last_status}
+    return best, bound, optimal, stats
+
+
+def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
+                 threads: int | None) -> tuple[Point, float, bool, dict]:
+    """Integer starts and L_m^2 <= R_m stated exactly: a relaxation of the integer-time problem."""
     from ortools.sat.python import cp_model
 
+    lm = model.lm
     md = cp_model.CpModel()
-    cols = [md.new_int_var(math.ceil(lo - 1e-9), math.floor(hi + 1e-9), f"c{i}")
+    big = 1 << 40
+    cols = [md.new_int_var(math.ceil(lo - 1e-9) if lo > -big else -big,
+                           math.floor(hi + 1e-9) if hi < big else big, f"c{i}")
             for i, (lo, hi) in enumerate(zip(lm.lb, lm.ub))]
-    for idx, vals, lo, hi in lm.rows:
+    for idx, vals, lo, hi in lm.rows[:model.base_rows]:
         expr = sum(int(round(v)) * cols[c] for c, v in zip(idx, vals))
         if lo > -INF:
             md.add(expr >= math.ceil(lo - 1e-9))
         if hi < INF:
             md.add(expr <= math.floor(hi + 1e-9))
+    for m in range(model.inst.num_gpus):
+        hi = int(lm.ub[model.load[m]])
+        sq = md.new_int_var(0, hi * hi, f"sq{m}")
+        md.add_multiplication_equality(sq, [cols[model.load[m]], cols[model.load[m]]])
+        md.add(sq <= cols[model.rhs[m]])
     md.minimize(sum(int(round(c)) * v for c, v in zip(lm.cost, cols) if c))
-    for v, s in zip(cols, start):
+    for v, s in zip(cols, model.values(start)):
         md.add_hint(v, int(round(s)))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = threads or 1
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
     status = solver.solve(md)
-    found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-    values = np.array([solver.value(v) for v in cols], dtype=float) if found else None
-    obj = solver.objective_value if found else INF
-    return (values, obj, solver.best_objective_bound, status == cp_model.OPTIMAL,
-            {"status": solver.status_name(status), "branches": solver.num_branches})
-
-
-def _feasible_start(inst: Instance, tasks: RelaxedTasks) -> tuple[np.ndarray, np.ndarray, float]:
-    """x, GPU per task and objective of the setup-free EFT schedule, in ``tasks`` order."""
-    from hare_opt.heuristics.rules import solve_eft
-
-    free = setup_free(inst)
-    res = solve_eft(free)
-    sch = res.schedule
-    key = np.lexsort((sch.start, sch.round, sch.job_indices(free)))  # round's tasks by start
-    return sch.start[key].astype(float), sch.gpu_indices(free)[key], float(res.objective)
+    best = start
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) and solver.objective_value < start.objective:
+        values = np.array([solver.value(v) for v in cols], dtype=float)
+        best = Point(values[model.x], model.assignment(values), float(solver.objective_value))
+    optimal = status == cp_model.OPTIMAL
+    stopped = None if optimal else "time_limit"
+    return best, float(solver.best_objective_bound), optimal, {
+        "status": "optimal" if optimal else f"stopped: {stopped}", "stopped_by": stopped,
+        "branches": solver.num_branches, "last_milp_status": solver.status_name(status)}
 
 
 def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: float | None = None,
-                     threads: int | None = None, max_pairs: int = 200_000) -> Relaxation:
-    """Solve Hare_Sched_RL; under a time limit the best solution found is returned.
+                     threads: int | None = None, node_limit: int | None = None,
+                     max_rounds: int | None = None, gpu_available=None,
+                     ladder_ratio: float = 1.05, search_evals: int = 400,
+                     max_assignments: int = MAX_ASSIGNMENTS, log: bool = False,
+                     hare_start: bool = False) -> Relaxation:
+    """Solve Hare_Sched_RL; under a limit the incumbent comes with the proved bound.
 
-    The model has one column per pair of tasks that may share a GPU; beyond
-    ``max_pairs`` it is not built and the feasible start (the setup-free EFT
-    schedule) stands in for the relaxation, flagged as not optimal, no bound.
+    ``node_limit`` (B&B nodes over all rounds) and ``max_rounds`` are
+    deterministic limits; ``stats["stopped_by"]`` says which limit ended the
+    run. ``gpu_available``: per GPU, the time from which it may start tasks.
+    ``backend="cpsat"`` states L^2 <= R exactly but restricts starts to integers.
+    ``hare_start``: also try our ``hare`` heuristic's assignment as a starting point
+    (off by default, so that Algorithm 1 does not lean on our heuristic).
     """
     if backend not in ("highs", "cpsat"):
-        raise ValueError(f"relaxation_solver must be 'highs' or 'cpsat', got {backend!r}")
+        raise OptionError(f"must be 'highs' or 'cpsat', got {backend!r}",
+                          option="relaxation_solver", owner="solver 'hare-paper'")
+    if backend == "cpsat" and (node_limit is not None or max_rounds is not None):
+        raise OptionError("node_limit and max_rounds apply to the 'highs' relaxation only",
+                          option="relaxation_solver", owner="solver 'hare-paper'")
+    if ladder_ratio <= 1:
+        raise OptionError(f"must be > 1, got {ladder_ratio}", option="ladder_ratio",
+                          owner="solver 'hare-paper'")
     t0 = time.perf_counter()
+    pairs = int(inst.eligible[np.repeat(np.arange(inst.num_jobs), inst.rounds *
+                                        inst.tasks_per_round)].sum())
+    if pairs > max_assignments:
+        raise RelaxationTooLargeError(
+            f"instance {inst.name!r}: the relaxation would have {pairs} (task, GPU) pairs "
+            f"({inst.num_tasks} tasks x {inst.num_gpus} GPUs), more than max_assignments="
+            f"{max_assignments}")
+    avail = availability(inst, gpu_available)
     tasks = RelaxedTasks.of(inst)
-    x0, g0, upper = _feasible_start(inst, tasks)
-    on_gpu = inst.eligible[tasks.job].sum(axis=0)
-    pairs = int((on_gpu * (on_gpu - 1) // 2).sum())
-    if pairs > max_pairs:  # the z columns would not fit: keep the start, say so
-        stats = {"status": f"not built: {pairs} task pairs > max_pairs={max_pairs}",
-                 "pairs": pairs, "start_objective": upper}
-        return Relaxation(tasks, x0, g0, upper, -INF, False, backend,
-                          time.perf_counter() - t0, stats)
-    lm, cols, start = build(inst, tasks, x0, g0, upper)
-    run = _solve_highs if backend == "highs" else _solve_cpsat
-    values, obj, bound, optimal, stats = run(lm, start, time_limit, threads)
-    if values is None:  # nothing better than the start within the limit
-        values, obj = np.array(start), float(np.dot(lm.cost, start))
-    x = values[cols["x"]]
-    gpu = np.full(len(x), -1, dtype=np.int64)
-    for (i, m), c in cols["y"].items():
-        if values[c] > 0.5:
-            gpu[i] = m
-    stats.update(columns=len(lm.lb), rows=len(lm.rows), pairs=pairs, start_objective=upper)
-    return Relaxation(tasks, x, gpu, float(obj), float(bound), bool(optimal), backend,
-                      time.perf_counter() - t0, stats)
+    start, evals = eft_start(inst, tasks, avail), 0
+    if backend == "cpsat":
+        avail = np.ceil(avail)  # integer starts: GPU m's tasks start at >= ceil(A_m)
+    else:  # the better of two assignments, each with its optimal x, then a local search
+        starts = [start.gpu, hare_assignment(inst)] if hare_start else [start.gpu]
+        lps = [AssignmentLP(inst, tasks, g, avail) for g in starts]
+        lp = min(lps, key=lambda a: a.objective)
+        deadline = None if time_limit is None else t0 + time_limit / 4
+        start, evals = local_search(lp, search_evals, deadline=deadline)
+    model = build(inst, tasks, start, avail)
+    if backend == "highs":
+        ladder(model, start, ladder_ratio)
+    initial = len(model.cuts)
+    if backend == "highs":
+        best, bound, optimal, stats = _solve_oa(model, start, time_limit=time_limit,
+                                                node_limit=node_limit, max_rounds=max_rounds,
+                                                threads=threads, t0=t0, log=log)
+    else:
+        best, bound, optimal, stats = _solve_cpsat(model, start, time_limit=time_limit,
+                                                   threads=threads)
+    bound = max(bound, chain_bound(inst))  # a bound of the relaxation before any MILP
+    if optimal:  # equal up to the backends' tolerances
+        bound = min(bound, best.objective)
+    gap = (best.objective - bound) / max(1.0, abs(best.objective))
+    stats.update(gap=gap, search_evals=evals, columns=len(model.lm.lb), rows=len(model.lm.rows),
+                 cuts=len(model.cuts), initial_cuts=initial, assignments=pairs,
+                 start_objective=start.objective)
+    return Relaxation(tasks, best.x, best.gpu, float(best.objective), float(bound), optimal,
+                      backend, time.perf_counter() - t0, stats)

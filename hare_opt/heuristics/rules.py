@@ -1,7 +1,8 @@
 """Simple dispatching rules: the baselines every heuristic must beat.
 
 All place each task on the eligible GPU where it would finish earliest
-(setup and barrier included); they differ only in the order of jobs.
+(setup and barrier included); they differ only in the order of jobs. They take
+no options and ignore the run's limits (they take milliseconds).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 from hare_opt.heuristics.listsched import ClusterState
 from hare_opt.model import Instance, Result
+from hare_opt.model.options import NoOptions, Run
 
 
 def place_job_eft(state: ClusterState, job: int) -> None:
@@ -28,21 +30,25 @@ def _by_order(instance: Instance, order: np.ndarray, name: str) -> Result:
     return state.result(name, time.perf_counter() - t0)
 
 
-def solve_fifo(instance: Instance, *, time_limit: float | None = None) -> Result:
+def solve_fifo(instance: Instance, run: Run | None = None,
+               options: NoOptions | None = None) -> Result:
     """Jobs in arrival order (ties: file order), as FIFO cluster schedulers do."""
     return _by_order(instance, np.argsort(instance.release, kind="stable"), "fifo")
 
 
-def solve_wspt(instance: Instance, *, time_limit: float | None = None) -> Result:
+def solve_wspt(instance: Instance, run: Run | None = None,
+               options: NoOptions | None = None) -> Result:
     """Jobs by Smith's ratio weight / work on the fastest GPU type, largest first."""
     ratio = instance.weight / instance.min_work
     return _by_order(instance, np.lexsort((instance.release, -ratio)), "wspt")
 
 
-def solve_eft(instance: Instance, *, time_limit: float | None = None) -> Result:
-    """Greedy over all jobs: always place the task that would finish earliest anywhere."""
-    t0 = time.perf_counter()
+def eft_state(instance: Instance, free_from: np.ndarray | None = None) -> ClusterState:
+    """The greedy's placements: always the task that would finish earliest anywhere
+    (ties: heavier job, then lower index); GPU g free from ``free_from[g]`` (default 0)."""
     state = ClusterState(instance)
+    if free_from is not None:
+        state.free[:] = free_from
     active = list(range(instance.num_jobs))
     while active:
         best = min(active, key=lambda j: (int(state.finishes(j).min()),
@@ -50,4 +56,11 @@ def solve_eft(instance: Instance, *, time_limit: float | None = None) -> Result:
         state.place(best, int(np.argmin(state.finishes(best))))
         if state.done(best):
             active.remove(best)
-    return state.result("eft", time.perf_counter() - t0)
+    return state
+
+
+def solve_eft(instance: Instance, run: Run | None = None,
+              options: NoOptions | None = None) -> Result:
+    """Greedy over all jobs: always place the task that would finish earliest anywhere."""
+    t0 = time.perf_counter()
+    return eft_state(instance).result("eft", time.perf_counter() - t0)

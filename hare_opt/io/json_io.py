@@ -200,16 +200,17 @@ def result_from_dict(data: Any) -> Result:
     cols = _task_columns(tasks)
     if cols is None:
         cols = _task_columns_strict(tasks)
-    schedule = Schedule(np.array(cols["job"], dtype=object), cols["round"], cols["task"],
-                        np.array(cols["gpu"], dtype=object), cols["start"], cols["end"])
+    schedule = Schedule(*(np.asarray(cols[k], dtype=object if k in ("job", "gpu") else np.int64)
+                          for k in _TASK_KEYS))
     runtime = _number(data.get("runtime_s"), "runtime_s")
     for key in ("instance", "solver"):
         if not isinstance(data.get(key, ""), str):
             raise ScheduleError(f"schedule: field '{key}': must be a string")
+    objective = _number(data.get("objective"), "objective")
     return Result(solver=data.get("solver", ""), status=status, schedule=schedule,
-                  objective=_number(data.get("objective"), "objective"),
+                  objective=math.inf if objective is None else objective,
                   lower_bound=_number(data.get("lower_bound"), "lower_bound"),
-                  runtime_s=runtime or 0.0, instance=data.get("instance", ""))
+                  runtime_s=runtime or 0.0, instance_name=data.get("instance", ""))
 
 
 def _task_columns(tasks: list) -> dict[str, Any] | None:
@@ -229,7 +230,6 @@ def _task_columns(tasks: list) -> dict[str, Any] | None:
         else:
             if not all(type(v) is int and -2**62 < v < 2**62 for v in col):
                 return None
-            col = np.array(col, dtype=np.int64)
         cols[k] = col
     return cols
 
@@ -263,8 +263,8 @@ def _json_num(x: float | None) -> float | int | None:
 def dumps_result(result: Result) -> str:
     s = result.schedule
     header: dict[str, Any] = {
-        "format": SCHEDULE_FORMAT, "instance": result.instance, "solver": result.solver,
-        "status": result.status, "objective": _json_num(result.objective),
+        "format": SCHEDULE_FORMAT, "instance": result.instance_name, "solver": result.solver,
+        "status": str(result.status), "objective": _json_num(result.objective),
         "lower_bound": _json_num(result.lower_bound),
         "runtime_s": round(float(result.runtime_s), 6)}
     # Each id is JSON-encoded once, not once per row: 10^6-row files write in seconds.

@@ -3,8 +3,8 @@
 Traces come in several column spellings, so columns are detected from a short
 list of aliases and renamed to one schema: ``duration_s``, ``num_gpus`` and,
 when the trace has submit times, ``submit_s`` (seconds after the first submit).
-``philly_jobs_to_specs`` turns a window of such a trace into workload jobs, so
-real arrival bursts and job sizes can drive the paper-like generator.
+``hare_opt.generators.philly_jobs_to_specs`` turns a window of such a trace into
+workload jobs, so real arrival bursts and job sizes drive the paper-like generator.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hare_opt.generators.paper import JobSpec, draw_models, draw_weights, rounds_from_duration
 from hare_opt.model import HareOptError
 
 _ALIASES = {
@@ -80,43 +79,3 @@ def load_philly_jobs(path: str | Path) -> pd.DataFrame:
         if col not in used:
             out[col] = df[col]
     return out
-
-
-def philly_jobs_to_specs(df: pd.DataFrame, seed: int, n_jobs: int, *,
-                         mix: tuple[float, ...] = (1, 1, 1, 1), time_scale: float = 1.0,
-                         rounds: tuple[int, int] = (2, 40), max_gpus: int = 8,
-                         weights: tuple[int, int] = (1, 5),
-                         mean_interarrival: float = 30.0) -> list[JobSpec]:
-    """Workload jobs from a random contiguous window (in submit order) of a Philly trace.
-
-    Releases are the trace's submit times relative to the window's first job,
-    times ``time_scale`` (a cluster-wide trace is far busier than 15 GPUs, so
-    compressing or stretching arrivals sets the load); without submit times
-    they are Poisson with ``mean_interarrival``. Durations map to rounds
-    log-linearly (``hare_opt.generators.paper.rounds_from_duration``); GPU
-    demand becomes ``tasks_per_round`` capped at ``max_gpus``. Models are drawn
-    by category ``mix`` (CV:NLP:Speech:Rec), as in ``paper_jobs``.
-    """
-    for col in ("duration_s", "num_gpus"):
-        if col not in df.columns:
-            raise TraceError(f"trace: missing column '{col}' (load it with load_philly_jobs)")
-    if not 1 <= n_jobs <= len(df):
-        raise ValueError(f"n_jobs: must be between 1 and the trace's {len(df)} jobs, got {n_jobs}")
-    if time_scale <= 0 or max_gpus < 1:
-        raise ValueError("time_scale must be > 0 and max_gpus >= 1")
-    rng = np.random.default_rng(seed)
-    timed = "submit_s" in df.columns
-    ordered = df.sort_values("submit_s", kind="stable") if timed else df
-    start = int(rng.integers(0, len(df) - n_jobs + 1))
-    win = ordered.iloc[start:start + n_jobs]
-    if timed:
-        release = (win["submit_s"].to_numpy() - win["submit_s"].iloc[0]) * time_scale
-    else:
-        release = np.concatenate([[0.0], np.cumsum(rng.exponential(mean_interarrival,
-                                                                   n_jobs - 1))])
-    models = draw_models(rng, n_jobs, mix)
-    w = draw_weights(rng, n_jobs, weights)
-    r = rounds_from_duration(win["duration_s"].to_numpy(dtype=float), rounds)
-    k = np.minimum(win["num_gpus"].to_numpy(dtype=np.int64), max_gpus)
-    return [JobSpec(f"j{i}", m.model, m.category, int(r[i]), int(k[i]), float(release[i]),
-                    int(w[i])) for i, m in enumerate(models)]

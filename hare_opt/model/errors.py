@@ -28,3 +28,22 @@ class InstanceError(HareOptError, ValueError):
 
 class ScheduleError(HareOptError, ValueError):
     """A schedule file is malformed (a feasibility problem is a violation, not this)."""
+
+
+class OptionError(HareOptError, ValueError):
+    """An option (of a solver, a policy, a generator or a command) has a bad name or value.
+
+    The message names the option and its owner, e.g. ``solver 'bnb': option 'memo_mb':
+    must be a number >= 0, got -1``.
+    """
+
+    def __init__(self, message: str, *, option: str | None = None, owner: str | None = None):
+        self.option = option
+        self.owner = owner
+        parts = [p for p in (owner, f"option '{option}'" if option else None) if p]
+        prefix = ": ".join(parts)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class SolverError(HareOptError, RuntimeError):
+    """A solver produced something wrong, or cannot take this instance (named in the message)."""

@@ -1,4 +1,4 @@
-"""Problem model: GPUs, jobs and instances (spec: shared/spec/problem.md).
+"""Problem model: GPUs, jobs and instances (specification: docs/spec.md).
 
 The types are frozen and validate on construction, so every solver can trust
 an ``Instance`` without checking it again. Dense numpy views by job x GPU and
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any
@@ -147,7 +147,8 @@ class Instance:
     jobs: tuple[Job, ...]
     name: str = "instance"
     time_unit: str = "s"
-    _index: dict = field(default=None, init=False, repr=False, compare=False)
+    _index: dict[str, dict[str, int]] = field(default_factory=dict, init=False, repr=False,
+                                              compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gpus", tuple(self.gpus))
@@ -372,8 +373,32 @@ class Instance:
         return lo
 
     def with_jobs(self, jobs: tuple[Job, ...] | list[Job], name: str | None = None) -> Instance:
-        """A copy with other jobs on the same cluster (used by online planners)."""
+        """A copy with other jobs on the same cluster."""
         return Instance(self.gpus, tuple(jobs), name or self.name, self.time_unit)
+
+    def without_setups(self) -> Instance:
+        """The same instance with every switching overhead set to zero."""
+        return self.with_jobs([replace(j, switch_overhead=0) for j in self.jobs])
+
+    def residual(self, rows: Sequence[int], rounds: Sequence[int], weights: Sequence[int],
+                 releases: Sequence[int], extra: Sequence[Job] = (),
+                 name: str | None = None) -> Instance:
+        """The work left, for an online planner: job ``rows[i]`` with ``rounds[i]`` rounds,
+        weight ``weights[i]`` and release ``releases[i]``, then the ``extra`` jobs.
+
+        The minimum round times of the kept jobs are inherited: they depend on a job's
+        task and sync times, K and setup and on the cluster, none of which a residual
+        changes, and recomputing them was a third of a re-plan on 512 GPUs.
+        """
+        jobs = [replace(self.jobs[r], rounds=int(n), weight=int(w), release=int(a))
+                for r, n, w, a in zip(rows, rounds, weights, releases)]
+        out = Instance(self.gpus, (*jobs, *extra), name or self.name, self.time_unit)
+        rows = list(rows)
+        for attr, setup in (("round_time_first", True), ("round_time_next", False)):
+            tail = [out.min_round_time(j, setup=setup) for j in range(len(rows), out.num_jobs)]
+            out.__dict__[attr] = np.concatenate(  # seeds this class's own cached_property
+                [getattr(self, attr)[rows], np.array(tail, dtype=np.int64)])
+        return out
 
 
 def min_makespan_identical(proc: np.ndarray, sync: np.ndarray, eligible: np.ndarray,

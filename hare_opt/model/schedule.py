@@ -1,4 +1,4 @@
-"""Schedules (what ran where and when) and solver results.
+"""Schedules: what ran where and when.
 
 A ``Schedule`` is columnar (one numpy array per field) because schedules of
 10^6 tasks are routine in the simulator and the benchmarks. Jobs and GPUs are
@@ -8,17 +8,14 @@ unknown id instead of failing to load it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from hare_opt.model.errors import ScheduleError
 from hare_opt.model.instance import Instance
-
-Status = Literal["optimal", "feasible", "infeasible", "unknown"]
-STATUSES: tuple[str, ...] = ("optimal", "feasible", "infeasible", "unknown")
 
 
 class Task(NamedTuple):
@@ -36,9 +33,21 @@ def _ints(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).reshape(-1)
 
 
+def _frozen(values: Any, column: np.ndarray) -> np.ndarray:
+    """``column`` as a read-only array the caller cannot change through ``values``."""
+    if column is values or column.base is not None:
+        column = column.copy()
+    column.flags.writeable = False
+    return column
+
+
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """Columns of executed tasks; ``end - start`` is the processing time (setup excluded)."""
+    """Columns of executed tasks; ``end - start`` is the processing time (setup excluded).
+
+    Immutable (frozen, read-only columns), so that a checker's report on it stays
+    true for as long as the object lives and need not be computed again.
+    """
 
     job: np.ndarray
     round: np.ndarray
@@ -48,13 +57,16 @@ class Schedule:
     end: np.ndarray
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "job", np.asarray(self.job, dtype=object).reshape(-1))
-        object.__setattr__(self, "gpu", np.asarray(self.gpu, dtype=object).reshape(-1))
+        for name in ("job", "gpu"):
+            raw = getattr(self, name)
+            object.__setattr__(self, name,
+                               _frozen(raw, np.asarray(raw, dtype=object).reshape(-1)))
         for name in ("round", "task", "start", "end"):
-            object.__setattr__(self, name, _ints(getattr(self, name)))
+            raw = getattr(self, name)
+            object.__setattr__(self, name, _frozen(raw, _ints(raw)))
         n = len(self.job)
         if any(len(getattr(self, f)) != n for f in ("round", "task", "gpu", "start", "end")):
-            raise ValueError("schedule columns must have equal lengths")
+            raise ScheduleError("schedule columns must have equal lengths")
 
     def __len__(self) -> int:
         return len(self.job)
@@ -77,8 +89,8 @@ class Schedule:
         if not rows:
             z = np.zeros(0, dtype=np.int64)
             return cls(np.zeros(0, dtype=object), z, z, np.zeros(0, dtype=object), z, z)
-        cols = list(zip(*rows))
-        return cls(*cols)
+        job, rnd, task, gpu, start, end = (np.asarray(c) for c in zip(*rows))
+        return cls(job, rnd, task, gpu, start, end)
 
     @classmethod
     def from_indices(cls, instance: Instance, job: Any, round: Any, task: Any, gpu: Any,
@@ -107,46 +119,3 @@ class Schedule:
         order = np.lexsort((self.task, self.round, self.start, self.gpu.astype(str)))
         return Schedule(self.job[order], self.round[order], self.task[order], self.gpu[order],
                         self.start[order], self.end[order])
-
-
-@dataclass
-class Result:
-    """What a solver returns; the schedule file is its serialisation.
-
-    ``status`` is ``optimal`` only when the backend proved it. ``lower_bound``
-    is a proved bound on the optimum (or None); ``stats`` holds solver-specific
-    figures (nodes, LP value, flags such as a time-limited relaxation).
-    """
-
-    solver: str
-    status: Status
-    schedule: Schedule
-    objective: float | None = None
-    lower_bound: float | None = None
-    runtime_s: float = 0.0
-    instance: str = ""
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
-
-    @property
-    def gap(self) -> float | None:
-        """Relative gap (objective - bound) / objective; 0 when proved optimal."""
-        if self.status == "optimal":
-            return 0.0
-        if self.objective is None or self.lower_bound is None:
-            return None
-        if self.objective == 0:
-            return 0.0
-        return max(0.0, (self.objective - self.lower_bound) / abs(self.objective))
-
-    def summary(self) -> dict[str, Any]:
-        """The fields ``hare-opt solve --json`` prints."""
-        def num(x: float | None) -> float | None:
-            if x is None or (isinstance(x, float) and not math.isfinite(x)):
-                return None
-            return int(x) if float(x).is_integer() else float(x)
-        return {"status": self.status, "objective": num(self.objective),
-                "lower_bound": num(self.lower_bound), "runtime_s": round(self.runtime_s, 4)}

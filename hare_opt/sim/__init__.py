@@ -7,16 +7,19 @@
 See docs/simulator.md for the event model, the policies and how to add one.
 """
 
-from hare_opt.sim.engine import Events, SimulationError, Simulator, simulate
+from hare_opt.sim.events import Events, SimulationError
 from hare_opt.sim.policy import (
-           Policy,
-           UnknownPolicyError,
-           get_policy,
-           policy_names,
-           register_policy,
+    POLICIES,
+    Policy,
+    PolicySpec,
+    UnknownPolicyError,
+    get_policy,
+    policy_names,
+    register_policy,
 )
 from hare_opt.sim.results import SimResult, compare
+from hare_opt.sim.simulator import Simulator, simulate
 
-__all__ = ["Events", "Policy", "SimResult", "SimulationError", "Simulator",
-           "UnknownPolicyError", "compare", "get_policy", "policy_names", "register_policy",
-           "simulate"]
+__all__ = ["POLICIES", "Events", "Policy", "PolicySpec", "SimResult", "SimulationError",
+           "Simulator", "UnknownPolicyError", "compare", "get_policy", "policy_names",
+           "register_policy", "simulate"]

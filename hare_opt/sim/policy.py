@@ -1,22 +1,29 @@
-"""The policy extension point: one small Protocol and a registry of names.
+"""The policy extension point: one small Protocol and a registry of policy specs.
 
 A policy is any object with ``name``, ``mode`` (``"relaxed"`` or ``"gang"``),
-``reset(sim)`` and ``decide(sim, events)``. At every event time the simulator
-calls ``decide``; the policy starts work through ``sim.start`` (one task) or
-``sim.start_gang`` (a whole round), and may ``sim.wake_at`` a later time. The
-simulator enforces every rule, so a policy cannot produce an invalid schedule;
-it can only leave work undone, which the simulator reports as an error.
+``reset(sim)``, ``decide(sim, events)`` and ``stats()``. At every event time the
+simulator calls ``decide``; the policy starts work through ``sim.start`` (one task)
+or ``sim.start_gang`` (a whole round), and may ``sim.wake_at`` a later time. The
+simulator enforces every rule, so a policy cannot produce an invalid schedule; it
+can only leave work undone, which the simulator reports as an error.
+
+What a policy *is* (its mode, whether it knows remaining work, whether its gang
+rounds stay on one GPU type, whether it is cheap enough for every test workload)
+is its ``PolicySpec``; the tests parametrise over the registry, so a registered
+policy is cross-checked with no test edit.
 """
 
 from __future__ import annotations
 
-import importlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from hare_opt.model import HareOptError
+from hare_opt.util.registry import Registry, resolve
 
 if TYPE_CHECKING:
-    from hare_opt.sim.engine import Events, Simulator
+    from hare_opt.sim.events import Events
+    from hare_opt.sim.simulator import Simulator
 
 Mode = Literal["relaxed", "gang"]
 
@@ -31,41 +38,72 @@ class Policy(Protocol):
     def decide(self, sim: Simulator, events: Events) -> None:
         """Start work on idle GPUs at ``events.time``."""
 
+    def stats(self) -> dict[str, Any]:
+        """Figures reported with the run (re-plans made, ...); may be empty."""
+
 
 class UnknownPolicyError(HareOptError, ValueError):
     pass
 
 
-# name -> "module:class"; imported on first use.
-_REGISTRY: dict[str, str] = {
-    "hare": "hare_opt.sim.policies.plan:HarePolicy",
-    "hare-paper": "hare_opt.sim.policies.plan:HarePaperPolicy",
-    "sched-homo": "hare_opt.sim.policies.plan:SchedHomoPolicy",
-    "hlas": "hare_opt.sim.policies.hlas:HLASPolicy",
-    "gavel-fifo": "hare_opt.sim.policies.gang:GavelFifoPolicy",
-    "srtf": "hare_opt.sim.policies.gang:SRTFPolicy",
-    "tiresias": "hare_opt.sim.policies.tiresias:TiresiasPolicy",
-    "allox": "hare_opt.sim.policies.allox:AlloXPolicy",
-    "gavel-las": "hare_opt.sim.policies.gavel_las:GavelLASPolicy",
-}
+@dataclass(frozen=True)
+class PolicySpec:
+    """``target``: the policy class (or ``"module:Class"``); ``clairvoyant``: it reads
+    remaining work; ``single_type``: its gang rounds use GPUs of one type; ``fast``:
+    cheap enough to run at every event of the test workloads."""
+
+    name: str
+    target: str | type
+    mode: Mode
+    clairvoyant: bool = False
+    single_type: bool = False
+    fast: bool = True
+    description: str = ""
 
 
-def register_policy(name: str, target: str | type) -> None:
-    """Add a policy class (or ``"module:Class"``) under ``name``."""
-    _REGISTRY[name] = target  # type: ignore[assignment]
+POLICIES: Registry[PolicySpec] = Registry("policy", UnknownPolicyError)
+
+for _spec in (
+    PolicySpec("hare", "hare_opt.sim.policies.plan:HarePolicy", "relaxed", clairvoyant=True,
+               description="re-plans with our offline heuristic hare"),
+    PolicySpec("hare-paper", "hare_opt.sim.policies.plan:HarePaperPolicy", "relaxed",
+               clairvoyant=True, fast=False,
+               description="re-plans with the paper's Algorithm 1"),
+    PolicySpec("sched-homo", "hare_opt.sim.policies.plan:SchedHomoPolicy", "relaxed",
+               clairvoyant=True, description="the paper's Sched_Homo: heterogeneity-blind"),
+    PolicySpec("hlas", "hare_opt.sim.policies.hlas:HLASPolicy", "relaxed",
+               description="heterogeneity-aware least attained service (ours)"),
+    PolicySpec("gavel-fifo", "hare_opt.sim.policies.gang:GavelFifoPolicy", "gang",
+               description="Gavel FIFO: arrival order, fastest idle GPUs"),
+    PolicySpec("srtf", "hare_opt.sim.policies.gang:SRTFPolicy", "gang", clairvoyant=True,
+               description="shortest remaining time first, backfilling"),
+    PolicySpec("tiresias", "hare_opt.sim.policies.tiresias:TiresiasPolicy", "gang",
+               description="Tiresias 2D-LAS, discretised queues"),
+    PolicySpec("allox", "hare_opt.sim.policies.allox:AlloXPolicy", "gang", clairvoyant=True,
+               single_type=True, description="AlloX min-cost matching, one type per round"),
+    PolicySpec("gavel-las", "hare_opt.sim.policies.gavel_las:GavelLASPolicy", "gang",
+               single_type=True, description="Gavel max-min fairness LP"),
+):
+    POLICIES.add(_spec)
 
 
-def policy_names() -> list[str]:
-    return list(_REGISTRY)
+def register_policy(name: str, target: str | type, *, mode: Mode | None = None,
+                    **spec: Any) -> PolicySpec:
+    """Add a policy class (or ``"module:Class"``) under ``name``; ``mode`` defaults to the
+    class's own ``mode`` attribute."""
+    if mode is None:
+        mode = getattr(resolve(target), "mode", None)
+    if mode not in ("relaxed", "gang"):
+        raise UnknownPolicyError(f"policy {name!r}: mode must be 'relaxed' or 'gang', got "
+                                 f"{mode!r}")
+    return POLICIES.add(PolicySpec(name, target, mode, **spec))
+
+
+def policy_names(*, mode: Mode | None = None, fast: bool | None = None) -> list[str]:
+    return POLICIES.names(lambda s: (mode is None or s.mode == mode)
+                          and (fast is None or s.fast == fast))
 
 
 def get_policy(name: str, **options: Any) -> Policy:
     """A fresh policy object; ``options`` go to its constructor."""
-    target = _REGISTRY.get(name)
-    if target is None:
-        raise UnknownPolicyError(f"policy {name!r} is unknown; choose from "
-                                 f"{', '.join(_REGISTRY)}")
-    if isinstance(target, str):
-        module, cls = target.split(":")
-        target = getattr(importlib.import_module(module), cls)
-    return target(**options)
+    return POLICIES.load(name)(**options)

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from hare_opt.checker import verify
 from hare_opt.model import Instance, Result
-from hare_opt.solvers import verify_result
 
 if TYPE_CHECKING:
-    from hare_opt.sim.engine import Simulator
+    from hare_opt.sim.simulator import Simulator
 
 JOB_COLUMNS = ("policy", "job", "weight", "arrival", "first_start", "completion", "jct",
                "rounds", "tasks_per_round", "setup_time")
@@ -41,10 +41,9 @@ class SimResult:
     def from_simulator(cls, sim: Simulator, wall_s: float) -> SimResult:
         inst, st = sim.inst, sim.state
         name = sim.policy.name
-        extra = sim.policy.stats() if hasattr(sim.policy, "stats") else {}
         result = st.result(f"sim:{name}", wall_s, mode=sim.policy.mode, events=sim.num_events,
-                           **extra)
-        verify_result(inst, result)  # the independent checker, on every run
+                           **sim.policy.stats())
+        verify(inst, result)  # the independent checker, on every run
         completion = st.barrier.copy()
         jobs = pd.DataFrame({
             "policy": name, "job": inst.job_ids, "weight": inst.weight,

@@ -1,143 +1,182 @@
-"""One solve interface for every solver: exact backends and heuristics alike.
+"""The solver contract: a registry of solver specs and one ``solve()`` for all of them.
 
-A solver is any callable ``(instance, *, time_limit, **options) -> Result``
-registered under a name. ``solve`` looks it up, runs it and passes the schedule
-through the independent checker, so no schedule leaves hare_opt unchecked.
+A solver is a function ``fn(instance, run, options) -> Result`` (``options.Run`` holds
+what every solver shares, ``options`` the backend's own ``Options``) registered with a
+``SolverSpec``: its name, kind (exact, heuristic or rule), options class, whether the
+portfolio runs it, and the approximation factor it claims, if any. Everything that
+needs "the exact solvers", "the portfolio's members", "the heuristics" or "what a
+solver claims" (tests, the portfolio, quality tables, ``falsify``) asks the registry.
+
+``solve`` validates the shared options, the backend's options and the hint before
+any work, runs the solver, and passes the result through ``checker.verify``, so no
+schedule leaves hare_opt unchecked.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import time
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
-from hare_opt.checker import check
-from hare_opt.model import HareOptError, Instance, Result
+from hare_opt.checker import report_for, verify
+from hare_opt.model import HareOptError, Instance, OptionError, Result, SolverError
+from hare_opt.model.options import NoOptions, Options, Run, UnknownOptionError
+from hare_opt.util.registry import Registry, resolve
+
+#: exact: proves optima; heuristic: a schedule, deterministic (budgets count work, not time);
+#: rule: a dispatching rule; improver: an anytime search from another solver's schedule,
+#: whose result depends on the time it is given.
+Kind = Literal["exact", "heuristic", "rule", "improver"]
+
+__all__ = ["SOLVERS", "Kind", "Solver", "SolverError", "SolverSpec", "UnknownOptionError",
+           "UnknownSolverError", "available_solvers", "check_hint", "claimed_factor",
+           "register", "solve", "solver_names"]
 
 
 class Solver(Protocol):
-    def __call__(self, instance: Instance, *, time_limit: float | None = None,
-                 **options: Any) -> Result: ...
-
-
-class SolverError(HareOptError, RuntimeError):
-    """A solver produced something wrong (a bug, never a user error)."""
-
-
-class UnknownOptionError(HareOptError, ValueError):
-    """An option the named solver does not take."""
+    def __call__(self, instance: Instance, run: Run, options: Any) -> Result: ...
 
 
 class UnknownSolverError(HareOptError, ValueError):
     pass
 
 
-# name -> "module:function", imported on first use so that heavy backends
-# (OR-Tools, PuLP) load only when asked for.
-_REGISTRY: dict[str, str] = {
-    "cpsat": "hare_opt.solvers.cpsat:solve_cpsat",
-    "milp": "hare_opt.solvers.milp:solve_milp",
-    "portfolio": "hare_opt.solvers.portfolio:solve_portfolio",
-    "bnb": "hare_opt.solvers.bnb:solve_bnb",
-    "hare": "hare_opt.heuristics.hare:solve_hare",
-    "hare-paper": "hare_opt.heuristics.hare_paper:solve_hare_paper",
-    "geobatch": "hare_opt.heuristics.geobatch:solve_geobatch",
-    "fifo": "hare_opt.heuristics.rules:solve_fifo",
-    "wspt": "hare_opt.heuristics.rules:solve_wspt",
-    "eft": "hare_opt.heuristics.rules:solve_eft",
-}
-EXACT_SOLVERS = ("cpsat", "milp", "portfolio", "bnb")
+@dataclass(frozen=True)
+class SolverSpec:
+    """What a solver is. ``target`` and ``options`` may be ``"module:attribute"`` paths,
+    imported on first use, so that heavy backends load only when asked for.
+
+    ``guarantee``: a function ``instance -> factor`` such that the solver claims
+    objective <= factor x OPT (``falsify`` tests the claim); None if it claims none.
+    ``portfolio``: the ``portfolio`` solver runs it as one of its backends.
+    """
+
+    name: str
+    target: str | Solver
+    kind: Kind
+    options: str | type[Options] = NoOptions
+    portfolio: bool = False
+    guarantee: str | Callable[[Instance], float] | None = None
+    description: str = ""
+
+    def options_class(self) -> type[Options]:
+        cls = resolve(self.options)
+        if not (isinstance(cls, type) and issubclass(cls, Options)):
+            raise SolverError(f"solver {self.name!r}: options {self.options!r} is not an "
+                              "Options class")
+        return cls
+
+    def parse_options(self, raw: dict[str, Any] | None) -> Options:
+        return self.options_class().parse(raw, owner=f"solver {self.name!r}")
 
 
-def register(name: str, target: str | Solver) -> None:
-    """Add a solver: a ``"module:function"`` path or the callable itself."""
-    _REGISTRY[name] = target  # type: ignore[assignment]
+SOLVERS: Registry[SolverSpec] = Registry("solver", UnknownSolverError)
 
 
-def solver_names() -> list[str]:
-    return list(_REGISTRY)
+def register(spec: SolverSpec) -> SolverSpec:
+    """Add (or replace) a solver; tests parametrised over the registry then cover it."""
+    return SOLVERS.add(spec)
 
 
-def get_solver(name: str) -> Solver:
-    target = _REGISTRY.get(name)
-    if target is None:
-        raise UnknownSolverError(f"solver {name!r} is unknown; choose one of "
-                                 f"{', '.join(_REGISTRY)}")
-    if not isinstance(target, str):
-        return target
-    module, func = target.split(":")
-    return getattr(importlib.import_module(module), func)
+for _spec in (
+    SolverSpec("cpsat", "hare_opt.solvers.cpsat:solve_cpsat", "exact",
+               "hare_opt.solvers.cpsat.options:CpsatOptions", portfolio=True,
+               description="OR-Tools CP-SAT model (interval variables per GPU)"),
+    SolverSpec("milp", "hare_opt.solvers.milp:solve_milp", "exact",
+               "hare_opt.solvers.milp.options:MilpOptions", portfolio=True,
+               description="time-indexed MILP (PuLP; HiGHS or CBC)"),
+    SolverSpec("bnb", "hare_opt.solvers.bnb:solve_bnb", "exact",
+               "hare_opt.solvers.bnb.options:BnbOptions", portfolio=True,
+               description="branch and bound over GPU sequences with dominance"),
+    SolverSpec("portfolio", "hare_opt.solvers.portfolio:solve_portfolio", "exact",
+               "hare_opt.solvers.portfolio.options:PortfolioOptions",
+               description="the portfolio backends in parallel, sharing what they prove"),
+    SolverSpec("hare", "hare_opt.heuristics.hare:solve_hare", "heuristic",
+               "hare_opt.heuristics.hare:HareOptions", guarantee="hare_opt.bounds:hare_claim",
+               description="our heuristic: round blocks, priority orders, bounded search"),
+    SolverSpec("geobatch", "hare_opt.heuristics.geobatch:solve_geobatch", "heuristic",
+               "hare_opt.heuristics.geobatch:GeobatchOptions",
+               guarantee="hare_opt.bounds:approx_factor",
+               description="geometric batches of non-idling list schedules; a factor free "
+                           "of the cluster size (docs/theory.md (c))"),
+    SolverSpec("hare-paper", "hare_opt.heuristics.hare_paper:solve_hare_paper", "heuristic",
+               "hare_opt.heuristics.hare_paper:HarePaperOptions",
+               guarantee="hare_opt.bounds:paper_claim",
+               description="the paper's Algorithm 1 (relaxation, H order, list scheduling)"),
+    SolverSpec("lns", "hare_opt.solvers.lns:solve_lns", "improver",
+               "hare_opt.solvers.lns:LnsOptions",
+               description="anytime improver: CP-SAT re-places the tasks of one time window "
+                           "of hare's schedule at a time"),
+    SolverSpec("wspt", "hare_opt.heuristics.rules:solve_wspt", "rule",
+               description="jobs by Smith's ratio, each task on its earliest-finish GPU"),
+    SolverSpec("fifo", "hare_opt.heuristics.rules:solve_fifo", "rule",
+               description="jobs in arrival order, each task on its earliest-finish GPU"),
+    SolverSpec("eft", "hare_opt.heuristics.rules:solve_eft", "rule",
+               description="always the task that would finish earliest anywhere"),
+):
+    register(_spec)
 
 
-def available_solvers() -> list[str]:
+def solver_names(kind: Kind | None = None, *, portfolio: bool | None = None) -> list[str]:
+    """Registered names, optionally of one kind or (not) in the portfolio."""
+    return SOLVERS.names(lambda s: (kind is None or s.kind == kind)
+                         and (portfolio is None or s.portfolio == portfolio))
+
+
+def available_solvers(kind: Kind | None = None) -> list[str]:
     """Names whose module imports here (a backend may be missing)."""
     out = []
-    for name in _REGISTRY:
+    for name in solver_names(kind):
         try:
-            get_solver(name)
+            SOLVERS.load(name)
         except (ImportError, AttributeError):
             continue
         out.append(name)
     return out
 
 
+def claimed_factor(instance: Instance, solver: str) -> float | None:
+    """The factor the solver claims on ``instance`` (objective <= factor x OPT), or None."""
+    target = SOLVERS.spec(solver).guarantee
+    return None if target is None else float(resolve(target)(instance))
+
+
+def check_hint(instance: Instance, hint: Result) -> Result:
+    """A hint as a verified ``feasible`` result (its report attached), or a named error."""
+    if not isinstance(hint, Result):
+        raise OptionError(f"must be a Result, got {type(hint).__name__}", option="hint",
+                          owner="solve")
+    report = report_for(instance, hint.schedule, hint.report)
+    if not report.feasible or report.objective is None:
+        raise OptionError("not a feasible schedule for this instance: "
+                          + "; ".join(report.violations[:3]), option="hint", owner="solve")
+    if report is hint.report and hint.objective == report.objective:
+        return hint
+    return Result.checked(hint.solver or "hint", "feasible", report)
+
+
 def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None = None,
-          verify: bool = True, **options: Any) -> Result:
-    """Solve ``instance`` with the named solver and check the schedule it returns.
+          hint: Result | None = None, seed: int = 0, threads: int | None = None,
+          log: bool = False, verify_result: bool = True, **options: Any) -> Result:
+    """Solve ``instance`` with the named solver; the result is checked on its way out.
 
-    With ``verify`` (the default; the checker is fast) a schedule that breaks a
-    rule, or an objective that differs from the checker's, raises
-    ``SolverError``: that is a bug in the solver, never a result.
+    Shared options: ``time_limit`` (s), ``hint`` (a feasible result: warm start and
+    upper bound), ``seed``, ``threads``, ``log``. Anything else is the solver's own
+    option (see ``SOLVERS.spec(name).options_class().describe()``). With
+    ``verify_result`` (the default) a schedule that breaks a rule, or an objective or
+    bound the checker disagrees with, raises ``SolverError``: a bug, never a result.
     """
-    fn = get_solver(solver)
-    _check_options(solver, fn, options)
-    t0 = time.perf_counter()
-    result = fn(instance, time_limit=time_limit, **options)
+    spec = SOLVERS.spec(solver)
+    opts = spec.parse_options(options)
+    run = Run(time_limit=time_limit, seed=seed, threads=threads, log=log)
+    if hint is not None:
+        run.hint = check_hint(instance, hint)
+    fn = SOLVERS.load(solver)
+    result = fn(instance, run, opts)
     if not result.runtime_s:
-        result.runtime_s = time.perf_counter() - t0
-    result.instance = result.instance or instance.name
+        result.runtime_s = run.elapsed()
     result.solver = result.solver or solver
-    if verify:
-        verify_result(instance, result)
+    result.instance_name = result.instance_name or instance.name
+    if verify_result:
+        verify(instance, result)
     return result
-
-
-def _check_options(name: str, fn: Solver, options: dict[str, Any]) -> None:
-    """An option the solver does not take is a named error, not a TypeError traceback
-    (solvers with ``**params``, like cpsat, check theirs themselves)."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # a callable without a signature: let it decide
-        return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
-    known = [p for p, v in params.items() if v.kind is inspect.Parameter.KEYWORD_ONLY
-             and p != "time_limit"]
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise UnknownOptionError(f"solver {name!r} has no option {unknown[0]!r}; its options: "
-                                 f"{', '.join(known) or 'none'}")
-
-
-def verify_result(instance: Instance, result: Result) -> None:
-    if result.status in ("infeasible", "unknown"):
-        if len(result.schedule):
-            raise SolverError(f"{result.solver}: status {result.status} with a schedule")
-        return
-    report = check(instance, result.schedule, max_messages=5)
-    if not report.feasible:
-        raise SolverError(f"{result.solver} returned an infeasible schedule for "
-                          f"{instance.name!r}: " + "; ".join(report.violations[:5]))
-    if result.objective is None:
-        result.objective = report.objective
-    elif abs(result.objective - report.objective) > 1e-6 * max(1, abs(report.objective)):
-        raise SolverError(f"{result.solver} claims objective {result.objective} but the "
-                          f"schedule scores {report.objective}")
-    if result.lower_bound is not None and result.lower_bound > result.objective + 1e-6:
-        raise SolverError(f"{result.solver}: lower bound {result.lower_bound} exceeds "
-                          f"objective {result.objective}")
-    if result.status == "optimal" and result.lower_bound is None:
-        result.lower_bound = result.objective
-
-

@@ -1,39 +1,74 @@
-"""``best_start``: the schedule every exact solver starts from (warm start, upper bound).
+"""The one start-and-finish path of the exact backends.
 
-One home, so that CP-SAT, the MILP and the branch and bound begin from the same
-schedule: the best of the dispatching rules and of a heuristic solver.
+``best_start``: the schedule every exact backend starts from (warm start and upper
+bound): the best of the dispatching rules, a heuristic solver and the caller's hint,
+verified once. ``finish``: the backend's answer as a verified ``Result``, with its
+float bound turned into an integer bound by ``model.ceil_bound`` (one rounding, one
+tolerance), the start's report reused when the backend returns the start itself.
 """
 
 from __future__ import annotations
 
-from hare_opt.checker import check
+from typing import Any
+
+from hare_opt.checker import report_for
 from hare_opt.heuristics.rules import solve_eft, solve_fifo, solve_wspt
-from hare_opt.model import Instance, Result
+from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil_bound
+from hare_opt.model.options import Run
 from hare_opt.solvers.base import solve
 
+RULES = (solve_wspt, solve_eft, solve_fifo)
 
-def best_start(instance: Instance, hint: Result | None = None, *,
-               heuristic: str | None = "hare", heuristic_time: float = 5.0) -> Result:
-    """The best of the dispatching rules, the ``heuristic`` solver and a feasible ``hint``.
 
-    Its objective is an upper bound (for the MILP also the horizon: a better start
-    means a smaller model) and its schedule the warm start. The heuristic is
-    optional: if it is missing or fails, the rules still give a start, so a
-    heuristic bug cannot break an exact solver (its error is kept in
+def best_start(instance: Instance, run: Run, *, heuristic: str | None = "hare",
+               heuristic_time: float = 5.0) -> Result:
+    """The best of the rules, the ``heuristic`` solver (None: rules only) and ``run.hint``.
+
+    Verified, its report attached. If the heuristic fails the rules still give a start,
+    so a heuristic bug cannot break an exact solver (its error is kept in
     ``stats["start_error"]`` of the returned start).
     """
-    found = [rule(instance) for rule in (solve_wspt, solve_eft, solve_fifo)]
+    found = [rule(instance, run, None) for rule in RULES]
     error = None
     if heuristic:
         try:
-            found.append(solve(instance, heuristic, time_limit=heuristic_time))
+            found.append(solve(instance, heuristic, time_limit=heuristic_time, seed=run.seed))
         except Exception as exc:  # noqa: BLE001 - optional improver, see docstring
             error = f"{heuristic}: {exc!r}"
-    if hint is not None and len(hint.schedule):
-        report = check(instance, hint.schedule, max_messages=1)
-        if report.feasible:
-            found.append(Result("hint", "feasible", hint.schedule, report.objective))
+    if run.hint is not None:
+        found.append(run.hint)
     best = min(found, key=lambda r: r.objective)
+    report = report_for(instance, best.schedule, best.report)
+    if not report.feasible:
+        raise SolverError(f"start {best.solver!r} is infeasible: {report.violations[:3]}")
+    start = Result.checked(best.solver, Status.FEASIBLE, report)
     if error:
-        best.stats["start_error"] = error
-    return best
+        start.stats["start_error"] = error
+    return start
+
+
+def finish(instance: Instance, run: Run, solver: str, status: Status | str,
+           schedule: Schedule, *, bound: float | None, start: Result | None = None,
+           stats: dict[str, Any] | None = None) -> Result:
+    """A backend's answer as a verified result.
+
+    ``schedule`` is the backend's best (``start.schedule`` when it found nothing
+    better: its report is reused); ``bound`` its proved float lower bound, rounded up
+    to an integer within ``BOUND_TOL`` and capped at the objective; ``optimal`` sets
+    the bound to the objective.
+    """
+    status = Status(status)
+    known = start.report if start is not None and schedule is start.schedule else None
+    report = report_for(instance, schedule, known)
+    if not report.feasible or report.objective is None:
+        raise SolverError(f"{solver} produced an infeasible schedule for {instance.name!r}: "
+                          + "; ".join(report.violations[:5]))
+    objective = report.objective
+    if status == Status.OPTIMAL:
+        if bound is not None and ceil_bound(bound) > objective:
+            raise SolverError(f"{solver}: proved bound {bound} above its objective {objective}")
+        lower: float | None = objective
+    else:
+        lower = None if bound is None else min(ceil_bound(bound), objective)
+    return Result.checked(solver, status, report, lower_bound=lower, runtime_s=run.elapsed(),
+                          stats=stats)

@@ -6,7 +6,14 @@ import argparse
 import json
 import math
 
-from hare_opt.bounds import all_bounds, guarantee, guarantee_plan, lower_bound, rho
+from hare_opt.bounds import (
+    all_bounds,
+    guarantee,
+    guarantee_plan,
+    lower_bound,
+    rho,
+    strong_bound,
+)
 from hare_opt.bounds.approx import best_restriction
 from hare_opt.io import load_instance
 
@@ -19,6 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--no-lp", action="store_true",
                    help="skip the LP bound (the only one whose cost grows beyond linear)")
+    p.add_argument("--strong", action="store_true",
+                   help="also the time-bucketed LP that sees jobs compete for GPU types "
+                        "(slower: up to --strong-time-limit seconds)")
+    p.add_argument("--strong-time-limit", type=float, default=120.0, metavar="SECONDS")
 
 
 def _num(x: float) -> float | int | None:
@@ -30,6 +41,13 @@ def _num(x: float) -> float | int | None:
 def run(args: argparse.Namespace) -> int:
     inst = load_instance(args.instance)
     bounds = all_bounds(inst, lp=not args.no_lp)
+    if args.strong:
+        from hare_opt.solvers import solve  # the horizon: hare's schedule is a tight upper bound
+
+        upper = int(solve(inst, "hare").objective)
+        value = strong_bound(inst, upper, time_limit=args.strong_time_limit)
+        if value is not None:
+            bounds["strong"] = value
     lb = lower_bound(inst, bounds=bounds)
     alpha = inst.alpha
     theta, _, terms = best_restriction(inst)

@@ -6,8 +6,8 @@ import argparse
 import json
 
 from hare_opt.checker import check
-from hare_opt.cli.units import in_seconds
 from hare_opt.io import load_instance, load_result
+from hare_opt.model.units import in_seconds
 
 NAME = "check"
 HELP = "verify a schedule against its instance, independently of any solver"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from hare_opt.falsify import Space, falsify, shrink
 from hare_opt.io import atomic_write_text, save_instance, save_result
-from hare_opt.solvers import get_solver
+from hare_opt.model import OptionError
+from hare_opt.solvers import SOLVERS
 
 NAME = "falsify"
 HELP = "search for instances on which a heuristic is worst against OPT or a lower bound"
@@ -53,9 +54,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    get_solver(args.solver)  # unknown names: one-line error before any search
+    SOLVERS.spec(args.solver)  # unknown names: one-line error before any search
     if args.iterations is not None and args.iterations < 1:
-        raise ValueError("--iterations must be positive")
+        raise OptionError("--iterations must be positive")
     space = Space(args.max_tasks, args.max_gpus, args.max_time, args.model, args.min_gpus,
                   args.eligibility, args.types, not args.allow_infinite_alpha)
     f = falsify(args.solver, against=args.against, budget=args.budget,
@@ -87,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
         print("  claimed guarantee: none known for this solver")
     else:
         g = "inf" if math.isinf(f.guarantee) else f"{f.guarantee:.6g}"
-        what = {"hare-paper": "alpha(2+alpha)", "geobatch": "bounds.approx_factor",
-                "hare": "min(bounds.guarantee, bounds.approx_factor)"}.get(args.solver, "?")
+        claim = SOLVERS.spec(args.solver).guarantee
+        what = claim if isinstance(claim, str) else getattr(claim, "__name__", "?")
         print(f"  claimed guarantee {g} = {what}, alpha = {f.alpha:.6g}")
         if f.violates:
             print("  VIOLATED: the ratio to the proved optimum exceeds the claimed guarantee")

@@ -8,6 +8,7 @@ from pathlib import Path
 from hare_opt.generators import SWITCHING_MODES, TESTBED, paper_instance, random_instance
 from hare_opt.generators.paper import ARRIVALS, DISTRIBUTIONS
 from hare_opt.io import save_instance
+from hare_opt.model import OptionError
 
 NAME = "generate"
 HELP = "write seeded random or paper-like (Hare testbed) instances"
@@ -98,11 +99,11 @@ def _make(args: argparse.Namespace, seed: int, name: str | None):
 
 def run(args: argparse.Namespace) -> int:
     if args.count < 1:
-        raise ValueError(f"--count must be >= 1, got {args.count}")
+        raise OptionError(f"--count must be >= 1, got {args.count}")
     if (args.out is None) == (args.out_dir is None):
-        raise ValueError("give exactly one of --out FILE or --out-dir DIR")
+        raise OptionError("give exactly one of --out FILE or --out-dir DIR")
     if args.count > 1 and args.out:
-        raise ValueError("--count > 1 writes several files: use --out-dir DIR")
+        raise OptionError("--count > 1 writes several files: use --out-dir DIR")
     for i in range(args.count):
         seed = args.seed + i
         name = args.name if args.count == 1 else (f"{args.name}-{i}" if args.name else None)

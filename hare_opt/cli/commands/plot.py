@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from hare_opt.cli.units import in_seconds
 from hare_opt.io import load_instance, load_result
+from hare_opt.model.units import in_seconds
 
 NAME = "plot"
 HELP = "draw a schedule as a Gantt chart (PNG, SVG or PDF by the file suffix)"

@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hare_opt.experiments.reproduce import run_items
+    from hare_opt.sweeps.reproduce import run_items
 
     only = [s for s in args.only.split(",") if s] if args.only else None
     outcomes = run_items(args.out, quick=args.quick, only=only, executor=args.executor,

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from hare_opt.model import OptionError
+
 NAME = "simulate"
 HELP = "simulate online scheduling policies on an instance or a generated workload"
 
@@ -38,10 +40,10 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
     from tqdm import tqdm
 
+    from hare_opt.generators import instance_switching, workload_instance
     from hare_opt.io import load_instance
     from hare_opt.sim import compare, policy_names, simulate
     from hare_opt.sim.policy import UnknownPolicyError
-    from hare_opt.sim.workloads import instance_switching, workload_instance
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     unknown = [p for p in policies if p not in policy_names()]
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise UnknownPolicyError(f"--policies: unknown {unknown or 'empty list'}; choose from "
                                  f"{', '.join(policy_names())}")
     if args.jobs < 1:
-        raise ValueError("--jobs must be positive")
+        raise OptionError("--jobs must be positive")
     if args.instance:
         inst = instance_switching(load_instance(args.instance), args.switching)
     else:

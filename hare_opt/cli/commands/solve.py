@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from hare_opt.cli.units import in_seconds
 from hare_opt.io import load_instance, save_result
+from hare_opt.model import OptionError
+from hare_opt.model.units import in_seconds
 from hare_opt.solvers import solve, solver_names
 
 NAME = "solve"
@@ -23,7 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print {status, objective, lower_bound, runtime_s} as JSON")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="solver option, e.g. --option num_workers=2 (repeatable)")
+                   help="solver option, e.g. --option node_limit=1000 (repeatable; shared "
+                        "options: seed, threads, log)")
 
 
 def _options(pairs: list[str]) -> dict:
@@ -31,7 +33,7 @@ def _options(pairs: list[str]) -> dict:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
-            raise ValueError(f"--option {pair!r}: expected KEY=VALUE")
+            raise OptionError(f"--option {pair!r}: expected KEY=VALUE")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -41,7 +43,7 @@ def _options(pairs: list[str]) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     if args.time_limit is not None and args.time_limit <= 0:
-        raise ValueError("--time-limit must be positive")
+        raise OptionError("--time-limit must be positive")
     inst = load_instance(args.instance)
     result = solve(inst, args.solver, time_limit=args.time_limit, **_options(args.option))
     if args.out:

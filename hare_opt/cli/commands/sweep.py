@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hare_opt.experiments import Sweep, run_sweep
+    from hare_opt.sweeps import Sweep, run_sweep
 
     sweep = Sweep.load(args.config)
     df = run_sweep(sweep, args.out, executor=args.executor, workers=args.workers,

@@ -14,11 +14,16 @@ each round runs all K tasks on one GPU type (gang); unweighted, as AlloX.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from hare_opt.sim.engine import Events, Simulator
+from hare_opt.sim.events import Events
 from hare_opt.sim.policies.gang import GangPolicy, single_type_fits
+
+if TYPE_CHECKING:
+    from hare_opt.sim.simulator import Simulator
 
 BIG = 1e18
 
@@ -59,13 +64,7 @@ class AlloXPolicy(GangPolicy):
         typ, slot = np.divmod(cols, n)
         # On each type, the job in the highest slot (k-th from last) runs first.
         order = np.lexsort((-slot, typ))
-        free = {tt: [int(g) for g in idle if inst.gpu_type_index[g] == tt] for tt in range(t)}
+        free = self.idle_by_type(sim)
         for i in order:
-            job, tt = jobs[rows[i]], int(typ[i])
-            kk = int(inst.tasks_per_round[job])
-            if cost[rows[i], cols[i]] >= BIG or len(free[tt]) < kk:
-                continue
-            cand = sorted(free[tt], key=lambda g: self.gpu_key(sim, job, g))[:kk]
-            sim.start_gang(job, cand)
-            free[tt] = [g for g in free[tt] if g not in cand]
-            self.waiting.discard(job)
+            if cost[rows[i], cols[i]] < BIG:
+                self.start_on_type(sim, jobs[rows[i]], int(typ[i]), free)

@@ -8,9 +8,14 @@ round-level preemption (what Gavel's rounds and Tiresias's preemption amount to)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
-from hare_opt.sim.engine import Events, SimulationError, Simulator
+from hare_opt.sim.events import Events, SimulationError
+
+if TYPE_CHECKING:
+    from hare_opt.sim.simulator import Simulator
 
 
 def check_gang_feasible(sim: Simulator, policy: str) -> None:
@@ -64,6 +69,9 @@ class GangPolicy:
         check_gang_feasible(sim, self.name)
         self.waiting: set[int] = set()
 
+    def stats(self) -> dict[str, Any]:
+        return {}
+
     def key(self, sim: Simulator, job: int):
         return (int(sim.inst.release[job]), job)
 
@@ -80,6 +88,27 @@ class GangPolicy:
             return None
         cand.sort(key=lambda g: self.gpu_key(sim, job, g))
         return cand[:k]
+
+    def idle_by_type(self, sim: Simulator) -> dict[int, list[int]]:
+        """Idle GPUs grouped by type (for policies that keep a round on one type)."""
+        types = sim.inst.gpu_type_index
+        out: dict[int, list[int]] = {t: [] for t in range(len(sim.inst.gpu_types))}
+        for g in sim.idle_gpus().tolist():
+            out[int(types[g])].append(g)
+        return out
+
+    def start_on_type(self, sim: Simulator, job: int, gpu_type: int,
+                      free: dict[int, list[int]]) -> bool:
+        """Start ``job``'s round on its best idle GPUs of one type, if enough are idle;
+        those GPUs leave ``free`` (from ``idle_by_type``) and the job leaves the queue."""
+        k = int(sim.inst.tasks_per_round[job])
+        if job not in self.waiting or len(free[gpu_type]) < k:
+            return False
+        chosen = sorted(free[gpu_type], key=lambda g: self.gpu_key(sim, job, g))[:k]
+        sim.start_gang(job, chosen)
+        free[gpu_type] = [g for g in free[gpu_type] if g not in chosen]
+        self.waiting.discard(job)
+        return True
 
     def decide(self, sim: Simulator, events: Events) -> None:
         self.waiting.update(events.arrived)

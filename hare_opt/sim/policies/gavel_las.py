@@ -14,11 +14,16 @@ gang, all K tasks of a round on one type.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.optimize import linprog
 
-from hare_opt.sim.engine import Events, Simulator
+from hare_opt.sim.events import Events
 from hare_opt.sim.policies.gang import GangPolicy, single_type_fits
+
+if TYPE_CHECKING:
+    from hare_opt.sim.simulator import Simulator
 
 
 class GavelLASPolicy(GangPolicy):
@@ -82,19 +87,12 @@ class GavelLASPolicy(GangPolicy):
         pairs = []
         for j in self.waiting:
             age = max(1, sim.now - int(inst.release[j]))
-            for tt in np.flatnonzero(self.fits[j]):
-                share = self.received[j, tt] / age
-                prio = self.alloc[j][tt] / max(share, 1e-9)
-                pairs.append((-prio, int(inst.release[j]), j, int(tt)))
+            for t in np.flatnonzero(self.fits[j]).tolist():
+                share = self.received[j, t] / age
+                prio = self.alloc[j][t] / max(share, 1e-9)
+                pairs.append((-prio, int(inst.release[j]), j, t))
         pairs.sort()
-        free = {tt: [int(g) for g in idle if inst.gpu_type_index[g] == tt]
-                for tt in range(len(inst.gpu_types))}
+        free = self.idle_by_type(sim)
         for _, _, j, tt in pairs:
-            kk = int(inst.tasks_per_round[j])
-            if j not in self.waiting or len(free[tt]) < kk:
-                continue
-            cand = sorted(free[tt], key=lambda g: self.gpu_key(sim, j, g))[:kk]
-            sim.start_gang(j, cand)
-            free[tt] = [g for g in free[tt] if g not in cand]
-            self.waiting.discard(j)
-            self.received[j, tt] += float(inst.proc_by_type[j, tt] + inst.sync_by_type[j, tt])
+            if self.start_on_type(sim, j, tt, free):
+                self.received[j, tt] += float(inst.proc_by_type[j, tt] + inst.sync_by_type[j, tt])

@@ -24,10 +24,14 @@ job has left.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hare_opt.sim.engine import Events, Simulator
+from hare_opt.sim.events import Events
+
+if TYPE_CHECKING:
+    from hare_opt.sim.simulator import Simulator
 
 
 class HLASPolicy:
@@ -43,6 +47,9 @@ class HLASPolicy:
         round_work = inst.tasks_per_round * inst.min_task_time
         self.q = self.quantum or max(1.0, self.base_rounds * float(np.median(round_work)))
         self.ready: set[int] = set()
+
+    def stats(self) -> dict[str, Any]:
+        return {}
 
     def job_class(self, sim: Simulator, job: int) -> int:
         service = int(sim.tasks_done[job]) * int(sim.inst.min_task_time[job])

@@ -6,7 +6,7 @@ make it cheap (docs/simulator.md has the full story):
 
 * A plan is the offline solver's schedule of a *residual instance*: the arrived
   jobs' remaining rounds, released at max(now, their barrier). Our heuristic
-  (``solver="hare"``) plans it from the running cluster (``engine.Warm``: each
+  (``solver="hare"``) plans it from the running cluster (``model.planning.Warm``: each
   GPU's free time and last job, each partly started round's missing tasks and
   its end so far), so nothing running is counted twice. Other solvers see an
   instance only: a partly started round is planned whole and its surplus
@@ -32,29 +32,32 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hare_opt.heuristics.engine import Warm
-from hare_opt.heuristics.hare import DEFAULT_BUDGET, search_hare
-from hare_opt.model import Instance, Job, Schedule
+from hare_opt.heuristics.planning import PLAN_EVALS
+from hare_opt.model import Instance, Job, OptionError, Schedule
 from hare_opt.model.instance import MAX_COUNT
-from hare_opt.sim.engine import Events, SimulationError, Simulator
-from hare_opt.solvers import get_solver
+from hare_opt.model.planning import Planner, Warm
+from hare_opt.sim.events import Events, SimulationError
+from hare_opt.solvers.planners import get_planner
+
+if TYPE_CHECKING:
+    from hare_opt.sim.simulator import Simulator
 
 AUTO_JOBS = 500  # "auto" re-plans at every arrival up to this many jobs
 BUSY = "~busy-gpu-"
 WEIGHT_SCALE = 1000
-#: Schedules our heuristic tries per re-plan (arrival mode): its portfolio of
-#: 5 orders x 4 dispatchers, the best planned objective kept; at most
-#: ``DEFAULT_BUDGET`` round placements per re-plan (big residuals get fewer).
-PLAN_EVALS = 20
+#: Wall-clock cap of one plan when the policy has no ``time_limit``.
+PLAN_TIME_S = 60.0
 
 
 class PlanPolicy:
-    """Re-plan with an offline solver (``solver``) and follow the plan type by type."""
+    """Re-plan with a planner (``solver``: ``hare_opt.solvers.planners.get_planner``) and
+    follow the plan type by type. ``plan_evals``: candidate plans per re-plan for planners
+    that compare candidates (default 20 in ``arrival`` mode, 1 in ``lazy`` mode); other
+    keyword arguments are the planner's options (a solver's options for a solver)."""
 
     name = "plan"
     mode = "relaxed"
@@ -66,8 +69,8 @@ class PlanPolicy:
                  time_limit: float | None = None, plan_evals: int | None = None,
                  **solver_options: Any):
         if replan not in ("auto", "arrival", "lazy"):
-            raise ValueError(f"policy {self.name!r}: replan must be auto, arrival or lazy, "
-                             f"got {replan!r}")
+            raise OptionError(f"must be auto, arrival or lazy, got {replan!r}",
+                              option="replan", owner=f"policy {self.name!r}")
         self.solver = solver or self.solver
         self.replan = replan
         self.plan_tasks = plan_tasks
@@ -82,7 +85,6 @@ class PlanPolicy:
     # --- set-up -------------------------------------------------------------------
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst
-        self._solve = get_solver(self.solver)
         self.mode_ = self.replan
         if self.replan == "auto":
             self.mode_ = "arrival" if inst.num_jobs <= AUTO_JOBS else "lazy"
@@ -94,6 +96,8 @@ class PlanPolicy:
         typical = int(np.median(inst.min_task_time))
         self.gap = (typical if lazy else 0) if self.min_gap is None else self.min_gap
         self.evals = self.plan_evals or (1 if lazy else PLAN_EVALS)
+        self.planner: Planner = get_planner(self.solver, evals=self.evals,
+                                            **self.solver_options)
         self.last_plan = -self.gap - 1
         self.types = inst.gpu_type_index
         self.of_type = [np.flatnonzero(self.types == k) for k in range(len(inst.gpu_types))]
@@ -107,7 +111,7 @@ class PlanPolicy:
         self.num_plans = 0
 
     def stats(self) -> dict[str, Any]:
-        return {"plans": self.num_plans, "replan": self.mode_}
+        return {"plans": self.num_plans, "replan": self.mode_, **self.planner.stats()}
 
     # --- events -------------------------------------------------------------------
     def decide(self, sim: Simulator, events: Events) -> None:
@@ -199,7 +203,7 @@ class PlanPolicy:
                  for j, f in cand}
         cand.sort(key=lambda c: (-ratio[c[0]], c[0]))
         budget = self.budget
-        chosen = []
+        chosen: list[tuple[int, int, int, int]] = []  # job, first round, kept, remaining
         for j, first in cand:
             rem = int(inst.rounds[j]) - first
             k = int(inst.tasks_per_round[j])
@@ -212,20 +216,17 @@ class PlanPolicy:
             chosen.append((j, first, keep, rem))
         chosen.sort()  # instance order: planners break ties by it
         cut = any(keep < rem for _, _, keep, rem in chosen)
-        jobs, offset = [], {}
-        for j, first, keep, rem in chosen:
-            src = inst.jobs[j]
-            w = max(1, round(WEIGHT_SCALE * src.weight * keep / rem)) if cut else src.weight
-            release = max(now, int(state.barrier[j]))
-            jobs.append(Job(src.id, src.task_time, keep, src.tasks_per_round, w, release,
-                            src.sync_time, src.switch_overhead))
-            offset[src.id] = (j, first)
+        rows = [j for j, *_ in chosen]
+        weights = [max(1, round(WEIGHT_SCALE * inst.weight[j] * keep / rem)) if cut
+                   else int(inst.weight[j]) for j, _, keep, rem in chosen]
+        offset = {inst.jobs[j].id: (j, first) for j, first, *_ in chosen}
+        for j, first, keep, _ in chosen:
             self.planned_until[j] = first + keep
-        warm = self._warm(sim, [j for j, *_ in chosen]) if self.solver == "hare" else None
-        if warm is None:
-            jobs.extend(self._busy_jobs(sim, self.gap))
-        residual = inst.with_jobs(jobs, name=f"{inst.name}@{now}")
-        _inherit_round_times(residual, inst, [j for j, *_ in chosen])
+        warm = self._warm(sim, rows) if self.planner.warm else None
+        extra = [] if warm is not None else self._busy_jobs(sim, self.gap)
+        residual = inst.residual(rows, [keep for _, _, keep, _ in chosen], weights,
+                                 [max(now, int(state.barrier[j])) for j in rows], extra,
+                                 name=f"{inst.name}@{now}")
         self._check_size(residual)
         plan = self._plan(residual, warm)
         self.num_plans += 1
@@ -240,20 +241,11 @@ class PlanPolicy:
 
     def _plan(self, residual: Instance, warm: Warm | None) -> Schedule:
         """The planner's schedule of the residual (from ``warm``: only the tasks left)."""
-        planning = self.planning_instance(residual)
-        opts = dict(self.solver_options)
-        if self.solver == "hare" and not {"improve", "budget"} & set(opts):
-            # Candidate plans compared by their planned objective: hare's portfolio.
-            opts["improve"] = self.evals > 1
-            opts["budget"] = min(self.evals * int(residual.rounds.sum()), DEFAULT_BUDGET)
-        if warm is not None:
-            limit = 60.0 if self.time_limit is None else self.time_limit
-            search, _ = search_hare(planning, warm=warm,
-                                    deadline=time.perf_counter() + limit, **opts)
-            return search.best[3].schedule()
-        plan = self._solve(planning, time_limit=self.time_limit, **opts).schedule
-        if len(plan) != residual.num_tasks:
-            raise SimulationError(f"policy {self.name!r}: solver {self.solver!r} planned "
+        limit = PLAN_TIME_S if self.time_limit is None else self.time_limit
+        plan = self.planner.plan(self.planning_instance(residual), warm,
+                                 time.perf_counter() + limit)
+        if warm is None and len(plan) != residual.num_tasks:
+            raise SimulationError(f"policy {self.name!r}: planner {self.solver!r} planned "
                                   f"{len(plan)} of {residual.num_tasks} tasks for "
                                   f"{residual.name!r}")
         return plan
@@ -297,23 +289,6 @@ class PlanPolicy:
 
     def _check_size(self, residual: Instance) -> None:
         """Hook: refuse plans a solver cannot handle."""
-
-
-def _inherit_round_times(residual: Instance, parent: Instance, rows: list[int]) -> None:
-    """Seed the residual's cached minimum round times from the parent's.
-
-    They depend on a job's task/sync times, K and setup and the cluster, none of
-    which a residual changes; recomputing them (an O(M log M) heap per job) was
-    a third of a re-plan on 512 GPUs. Stand-in jobs, after the real ones, are
-    computed by the model's own helper.
-    """
-    for attr, setup in (("round_time_first", True), ("round_time_next", False)):
-        if not isinstance(getattr(type(residual), attr, None), cached_property):
-            continue  # the model no longer caches it this way: let it compute
-        extra = [residual.min_round_time(j, setup=setup)
-                 for j in range(len(rows), residual.num_jobs)]
-        residual.__dict__[attr] = np.concatenate(
-            [getattr(parent, attr)[rows], np.array(extra, dtype=np.int64)])
 
 
 class HarePolicy(PlanPolicy):

@@ -11,10 +11,14 @@ relative to the workload: ``queue_rounds`` x the GPU-time of a median round.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from hare_opt.sim.engine import Simulator
 from hare_opt.sim.policies.gang import GangPolicy
+
+if TYPE_CHECKING:
+    from hare_opt.sim.simulator import Simulator
 
 
 class TiresiasPolicy(GangPolicy):

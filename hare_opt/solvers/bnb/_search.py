@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from hare_opt.heuristics._kernels import _jit, _start
+from hare_opt.model.rules import earliest_start
+from hare_opt.util.jit import PinnedJit
 
+#: Pin of ``model.rules.earliest_start`` (``util.jit.source_pin``), compiled in below.
+jit = PinnedJit(earliest_start, "9382e7301981c6ae", __name__)
+_start = jit(earliest_start)
 #: Slack on float bounds: a node is pruned when its bound exceeds best - 1 + EPS.
 EPS = 1e-6
 
 
-@_jit
+@jit
 def layout(n, m):
     """Offsets of c, last, free, ready, bar, cost, t and the row length."""
     c, last, free = 0, n, n + m
@@ -32,7 +36,7 @@ def layout(n, m):
     return c, last, free, ready, bar, cost, cost + 1, cost + 2
 
 
-@_jit
+@jit
 def _est(row, j, g, fix, n, m):
     """Earliest start of a task of job j on GPU g from this node (never before its time)."""
     _, lo_last, lo_free, lo_ready, _, _, lo_t, _ = layout(n, m)
@@ -41,14 +45,14 @@ def _est(row, j, g, fix, n, m):
     return max(s, row[lo_t])
 
 
-@_jit
+@jit
 def scratch(n, m):
     """Work arrays of ``bound``: (4, N) floats (load releases, weights, volumes, syncs) and
     (2, M) ints (per GPU: earliest start, tasks counted)."""
     return np.empty((4, n)), np.empty((2, m), dtype=np.int64)
 
 
-@_jit
+@jit
 def bound(row, proc, sync, fix, rt, minp, mins, n, m, cut, fbuf, ibuf):
     """Lower bound on the objective of every completion of ``row``.
 
@@ -109,7 +113,7 @@ def bound(row, proc, sync, fix, rt, minp, mins, n, m, cut, fbuf, ibuf):
     return max(float(cost + path), cost + _load(fbuf[0], fbuf[1], fbuf[2], fbuf[3], nj))
 
 
-@_jit
+@jit
 def _load(q, w, v, s, nj):
     """sum_j w_j (M_j + V_j / 2 + s_j) of preemptive WSPT (largest w/V first) with releases q.
 
@@ -149,7 +153,7 @@ def _load(q, w, v, s, nj):
     return total
 
 
-@_jit
+@jit
 def child(row, out, j, g, proc, sync, fix, n, m):
     """``out`` = ``row`` with the next task of job j placed on GPU g; returns its start."""
     lo_c, lo_last, lo_free, lo_ready, lo_bar, lo_cost, lo_t, width = layout(n, m)
@@ -177,7 +181,7 @@ def child(row, out, j, g, proc, sync, fix, n, m):
     return s
 
 
-@_jit
+@jit
 def canonical(row, out, groups, gptr, n, m):
     """``out`` = ``row`` with the GPUs of each type sorted by (last, free)."""
     _, lo_last, lo_free, _, _, _, _, width = layout(n, m)
@@ -199,7 +203,7 @@ def canonical(row, out, groups, gptr, n, m):
                 y -= 1
 
 
-@_jit
+@jit
 def _hash(row, nkey):
     h = np.uint64(1469598103934665603)
     for i in range(nkey):
@@ -207,7 +211,7 @@ def _hash(row, nkey):
     return h
 
 
-@_jit
+@jit
 def dominated(key_row, head, nxt, labels, dead, count, n, m):
     """True when a stored label dominates ``key_row`` (same key, vector <= elementwise);
     else stored labels it dominates are marked dead and it is stored (in a dead label's
@@ -250,7 +254,7 @@ def dominated(key_row, head, nxt, labels, dead, count, n, m):
     return False
 
 
-@_jit
+@jit
 def rehash(labels, count, head, nxt, n, m):
     """Chain the first ``count`` labels into an empty ``head`` (after the memo grew)."""
     for i in range(count):
@@ -259,7 +263,7 @@ def rehash(labels, count, head, nxt, n, m):
         head[slot] = i
 
 
-@_jit
+@jit
 def expand(row, d, chj, chg, nch, proc, fix, gtype, n, m):
     """Children of the node at depth d, by earliest start then w/p (largest first);
     a GPU identical to an earlier one in (type, last, free) is skipped."""
@@ -293,7 +297,7 @@ def expand(row, d, chj, chg, nch, proc, fix, gtype, n, m):
     nch[d] = cnt
 
 
-@_jit
+@jit
 def run(states, chj, chg, nch, ptr, depth, moves, best_moves, best, proc, sync, fix, rt,
         minp, mins, gtype, groups, gptr, head, nxt, labels, dead, count, stats, budget):
     """Advance the depth-first search by at most ``budget`` nodes.
@@ -346,7 +350,7 @@ def run(states, chj, chg, nch, ptr, depth, moves, best_moves, best, proc, sync, 
     return 1
 
 
-@_jit
+@jit
 def open_bound(states, chj, chg, nch, ptr, depth, best, proc, sync, fix, rt, minp, mins):
     """Lowest bound over the children not yet searched: with ``best``, a proved lower bound
     when the search stops early (every searched subtree holds nothing below ``best``)."""

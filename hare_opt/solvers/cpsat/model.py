@@ -45,7 +45,7 @@ class Built:
     used: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (task, gpu)
     intervals: list[list[cp_model.IntervalVar]] = field(default_factory=list)  # per GPU
     switch: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (task, gpu)
-    objective: cp_model.LinearExpr | None = None
+    objective: cp_model.LinearExpr | int = 0
     horizon: int = 0
     stats: dict = field(default_factory=dict)
     window: list[tuple[int, int]] = field(default_factory=list)  # start domain per task
@@ -94,7 +94,7 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
                  for j in range(inst.num_jobs)]
         horizon = max(c_max)
 
-    barrier = [[m.NewIntVar(lb[j][r], c_max[j], f"B{j}_{r}") for r in range(len(lb[j]))]
+    barrier = [[m.new_int_var(lb[j][r], c_max[j], f"B{j}_{r}") for r in range(len(lb[j]))]
                for j in range(inst.num_jobs)]
     start, assign, window = [], [], []
     intervals: list[list[cp_model.IntervalVar]] = [[] for _ in range(inst.num_gpus)]
@@ -104,18 +104,18 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
         earliest = lb[j][r - 1] if r else int(inst.release[j] + inst.overhead[j])
         latest = latest_start(inst, j, r, c_max[j])
         window.append((earliest, max(earliest, latest)))
-        s = m.NewIntVar(*window[-1], f"s{i}")
+        s = m.new_int_var(*window[-1], f"s{i}")
         lits = {}
         for g in np.flatnonzero(inst.eligible[j]).tolist():
-            lit = m.NewBoolVar(f"x{i}_{g}")
+            lit = m.new_bool_var(f"x{i}_{g}")
             lits[g] = lit
-            intervals[g].append(m.NewOptionalFixedSizeIntervalVar(
+            intervals[g].append(m.new_optional_fixed_size_interval_var(
                 s, int(inst.proc[j, g]), lit, f"I{i}_{g}"))
-        m.AddExactlyOne(lits.values())
+        m.add_exactly_one(lits.values())
         ready = s + sum(int(inst.proc[j, g] + inst.sync[j, g]) * lit for g, lit in lits.items())
-        m.Add(barrier[j][r] >= ready)
+        m.add(barrier[j][r] >= ready)
         if r:
-            m.Add(s >= barrier[j][r - 1])
+            m.add(s >= barrier[j][r - 1])
         start.append(s)
         assign.append(lits)
     built = Built(m, tasks, start, assign, barrier, intervals=intervals, horizon=horizon,
@@ -139,16 +139,17 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
                 _add_circuit(built, inst, g, nodes, ordered=features.symmetry,
                              energy=features.setup_energy)
     for g in range(inst.num_gpus):
-        m.AddNoOverlap(built.intervals[g])
+        m.add_no_overlap(built.intervals[g])
 
     if features.time_indexed:
         built.stats["time_indexed"] = _add_time_indexed(built, inst, features.time_indexed)
     if features.set_times:
-        m.AddDecisionStrategy(start, cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
-    built.objective = sum(w[j] * barrier[j][-1] for j in range(inst.num_jobs))
+        m.add_decision_strategy(start, cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
+    built.objective = cp_model.LinearExpr.weighted_sum(
+        [barrier[j][-1] for j in range(inst.num_jobs)], w)
     if upper_bound is not None:
-        m.Add(built.objective <= upper_bound)
-    m.Minimize(built.objective)
+        m.add(built.objective <= upper_bound)
+    m.minimize(built.objective)
     return built
 
 
@@ -157,7 +158,7 @@ def _add_redundant(b: Built, inst: Instance) -> None:
     nxt = inst.round_time_next
     for j, rounds in enumerate(b.barrier):
         for r in range(1, len(rounds)):
-            b.model.Add(rounds[r] >= rounds[r - 1] + int(nxt[j]))
+            b.model.add(rounds[r] >= rounds[r - 1] + int(nxt[j]))
 
 
 def _add_task_order(b: Built, inst: Instance) -> None:
@@ -173,11 +174,11 @@ def _add_task_order(b: Built, inst: Instance) -> None:
         K = int(inst.tasks_per_round[j])
         for r in range(int(inst.rounds[j])):
             first = tasks.index(j, r, 0)
-            m.Add(b.barrier[j][r] >= b.start[first] + int(inst.round_time_next[j]))
+            m.add(b.barrier[j][r] >= b.start[first] + int(inst.round_time_next[j]))
             keys = [n_types * b.start[i] + sum(int(tix[g]) * lit for g, lit in b.assign[i].items())
                     for i in range(first, first + K)]
             for a, c in zip(keys, keys[1:]):
-                m.Add(a <= c)
+                m.add(a <= c)
 
 
 def _add_gpu_precedence(b: Built) -> None:
@@ -186,24 +187,24 @@ def _add_gpu_precedence(b: Built) -> None:
     for group in b.tasks.type_groups():
         if len(group) < 2:
             continue
-        prev: dict[int, cp_model.IntVar | None] = dict.fromkeys(group)
+        prev: dict[int, cp_model.IntVar] = {}
         for i, lits in enumerate(b.assign):
             if group[0] not in lits:
                 continue  # the job cannot run on this type
             for h in range(1, len(group)):
-                before = prev[group[h - 1]]
+                before = prev.get(group[h - 1])
                 if before is None:
-                    m.Add(lits[group[h]] == 0)
+                    m.add(lits[group[h]] == 0)
                 else:
-                    m.AddImplication(lits[group[h]], before)
+                    m.add_implication(lits[group[h]], before)
             for g in group[:-1]:
-                if prev[g] is None:
+                if g not in prev:
                     prev[g] = lits[g]
                 else:
-                    u = m.NewBoolVar(f"u{i}_{g}")
-                    m.AddBoolOr([prev[g], lits[g]]).OnlyEnforceIf(u)
-                    m.AddImplication(prev[g], u)
-                    m.AddImplication(lits[g], u)
+                    u = m.new_bool_var(f"u{i}_{g}")
+                    m.add_bool_or([prev[g], lits[g]]).only_enforce_if(u)
+                    m.add_implication(prev[g], u)
+                    m.add_implication(lits[g], u)
                     prev[g] = u
                     b.used[(i, g)] = u
 
@@ -215,11 +216,11 @@ def _add_cumulative(b: Built, inst: Instance, horizon: int) -> None:
     for i, lits in enumerate(b.assign):
         j = int(b.tasks.job[i])
         p = [int(inst.proc[j, g]) for g in lits]
-        size = m.NewIntVar(min(p), max(p), f"d{i}")
-        m.Add(size == sum(int(inst.proc[j, g]) * lit for g, lit in lits.items()))
-        end = m.NewIntVar(0, horizon + max(p), f"e{i}")
-        ivs.append(m.NewIntervalVar(b.start[i], size, end, f"J{i}"))
-    m.AddCumulative(ivs, [1] * len(ivs), inst.num_gpus)
+        size = m.new_int_var(min(p), max(p), f"d{i}")
+        m.add(size == sum(int(inst.proc[j, g]) * lit for g, lit in lits.items()))
+        end = m.new_int_var(0, horizon + max(p), f"e{i}")
+        ivs.append(m.new_interval_var(b.start[i], size, end, f"J{i}"))
+    m.add_cumulative(ivs, [1] * len(ivs), inst.num_gpus)
 
 
 def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered: bool,
@@ -235,17 +236,17 @@ def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered:
     """
     m, tasks = b.model, b.tasks
     jobs, rounds, nums = tasks.job, tasks.round, tasks.task
-    arcs: list[tuple[int, int, cp_model.IntVar]] = []
-    empty = m.NewBoolVar(f"empty{g}")
+    arcs: list[tuple[int, int, cp_model.LiteralT]] = []
+    empty = m.new_bool_var(f"empty{g}")
     arcs.append((0, 0, empty))
     b.arcs[g] = {(-1, -1): empty}
     for i in nodes:
-        m.AddImplication(b.assign[i][g], empty.Not())
-    m.AddBoolOr([b.assign[i][g] for i in nodes] + [empty])
+        m.add_implication(b.assign[i][g], empty.negated())
+    m.add_bool_or([b.assign[i][g] for i in nodes] + [empty])
     into: dict[int, list[cp_model.IntVar]] = {c: [] for c in nodes}  # arcs that switch job
     for a_pos, a in enumerate(nodes, start=1):
-        arcs.append((a_pos, a_pos, b.assign[a][g].Not()))
-        first, last = m.NewBoolVar(f"f{a}_{g}"), m.NewBoolVar(f"l{a}_{g}")
+        arcs.append((a_pos, a_pos, b.assign[a][g].negated()))
+        first, last = m.new_bool_var(f"f{a}_{g}"), m.new_bool_var(f"l{a}_{g}")
         arcs += [(0, a_pos, first), (a_pos, 0, last)]
         b.arcs[g][(-1, a)], b.arcs[g][(a, -1)] = first, last
         into[a].append(first)
@@ -254,24 +255,24 @@ def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered:
                     rounds[a] > rounds[c] or
                     ordered and rounds[a] == rounds[c] and nums[a] > nums[c]):
                 continue
-            lit = m.NewBoolVar(f"a{a}_{c}_{g}")
+            lit = m.new_bool_var(f"a{a}_{c}_{g}")
             arcs.append((a_pos, c_pos, lit))
             b.arcs[g][(a, c)] = lit
             gap = int(inst.proc[jobs[a], g])
             if jobs[a] != jobs[c]:
                 gap += int(inst.overhead[jobs[c]])
                 into[c].append(lit)
-            m.Add(b.start[c] >= b.start[a] + gap).OnlyEnforceIf(lit)
-    m.AddCircuit(arcs)
+            m.add(b.start[c] >= b.start[a] + gap).only_enforce_if(lit)
+    m.add_circuit(arcs)
     if not energy:
         return
     for c in nodes:
         o = int(inst.overhead[jobs[c]])
         if o:
-            sw = m.NewBoolVar(f"sw{c}_{g}")
-            m.Add(sw == sum(into[c]))
+            sw = m.new_bool_var(f"sw{c}_{g}")
+            m.add(sw == sum(into[c]))
             b.switch[(c, g)] = sw
-            b.intervals[g].append(m.NewOptionalFixedSizeIntervalVar(
+            b.intervals[g].append(m.new_optional_fixed_size_interval_var(
                 b.start[c] - o, o, sw, f"S{c}_{g}"))
 
 
@@ -288,14 +289,14 @@ def _add_first_setups(b: Built, inst: Instance, g: int, nodes: list[int]) -> Non
         if not o:
             continue
         mine = [i for i in nodes if jobs[i] == j]
-        used = m.NewBoolVar(f"y{j}_{g}")
-        m.AddBoolOr([b.assign[i][g] for i in mine]).OnlyEnforceIf(used)
+        used = m.new_bool_var(f"y{j}_{g}")
+        m.add_bool_or([b.assign[i][g] for i in mine]).only_enforce_if(used)
         for i in mine:
-            m.AddImplication(b.assign[i][g], used)
-        at = m.NewIntVar(int(inst.release[j]), b.horizon, f"F{j}_{g}")
+            m.add_implication(b.assign[i][g], used)
+        at = m.new_int_var(int(inst.release[j]), b.horizon, f"F{j}_{g}")
         for i in mine:
-            m.Add(at + o <= b.start[i]).OnlyEnforceIf(b.assign[i][g])
-        b.intervals[g].append(m.NewOptionalFixedSizeIntervalVar(at, o, used, f"S{j}_{g}"))
+            m.add(at + o <= b.start[i]).only_enforce_if(b.assign[i][g])
+        b.intervals[g].append(m.new_optional_fixed_size_interval_var(at, o, used, f"S{j}_{g}"))
 
 
 def _add_time_indexed(b: Built, inst: Instance, max_literals: int) -> int:
@@ -318,14 +319,14 @@ def _add_time_indexed(b: Built, inst: Instance, max_literals: int) -> int:
             p = int(inst.proc[jobs[i], g])
             ys = []
             for t in range(lo, hi + 1):
-                y = m.NewBoolVar(f"y{i}_{g}_{t}")
+                y = m.new_bool_var(f"y{i}_{g}_{t}")
                 ys.append(y)
                 terms.append(t * y)
                 for u in range(t, t + p):
                     busy.setdefault((g, u), []).append(y)
-            m.Add(x == sum(ys))
-        m.Add(b.start[i] == sum(terms))
+            m.add(x == sum(ys))
+        m.add(b.start[i] == sum(terms))
     for lits in busy.values():
         if len(lits) > 1:
-            m.AddAtMostOne(lits)
+            m.add_at_most_one(lits)
     return size

@@ -2,42 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import time
-from dataclasses import asdict, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from hare_opt.bounds import lower_bound
-from hare_opt.checker import check
-from hare_opt.model import Instance, Result, Schedule
-from hare_opt.solvers.base import SolverError
+from hare_opt.checker import report_for
+from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil_bound
+from hare_opt.model.options import Run
 from hare_opt.solvers.cpsat.model import Built, Features, build
-from hare_opt.solvers.start import best_start
+from hare_opt.solvers.cpsat.options import CpsatOptions, set_param
+from hare_opt.solvers.incumbent import SharedIncumbent
+from hare_opt.solvers.lns import Plan, left_shift, plan_objective
+from hare_opt.solvers.special import at_once
+from hare_opt.solvers.start import best_start, finish
 
 #: Time for the setup relaxation when the solve itself has no limit (it can be as hard).
 RELAX_CAP_S = 10.0
 #: Largest instance (tasks) for which the LP bound of hare_opt.bounds is computed.
 LP_MAX_TASKS = 200
+#: CP-SAT workers when the run does not say (the development machine has 2 cores).
+DEFAULT_WORKERS = 2
 
-_STATUS = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible",
-           cp_model.INFEASIBLE: "infeasible", cp_model.UNKNOWN: "unknown"}
-
-
-def _set_params(solver: cp_model.CpSolver, params: dict[str, Any]) -> None:
-    for key, value in params.items():
-        try:
-            if isinstance(value, (list, tuple)):  # repeated fields, e.g. subsolvers
-                field = getattr(solver.parameters, key)
-                field.clear()
-                field.extend(value)
-            else:
-                setattr(solver.parameters, key, value)
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise ValueError(f"cpsat option {key!r}={value!r} is not a valid CP-SAT "
-                             f"parameter: {exc}") from None
+_STATUS = {cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.FEASIBLE,
+           cp_model.INFEASIBLE: Status.INFEASIBLE, cp_model.UNKNOWN: Status.UNKNOWN}
 
 
 def add_hint(b: Built, instance: Instance, schedule: Schedule) -> None:
@@ -46,130 +38,176 @@ def add_hint(b: Built, instance: Instance, schedule: Schedule) -> None:
     m = b.model
     ready = start + instance.proc[b.tasks.job, gpu] + instance.sync[b.tasks.job, gpu]
     for i, s in enumerate(b.start):
-        m.AddHint(s, int(start[i]))
+        m.add_hint(s, int(start[i]))
         for g, lit in b.assign[i].items():
-            m.AddHint(lit, int(gpu[i] == g))
+            m.add_hint(lit, int(gpu[i] == g))
     for j, rounds in enumerate(b.barrier):
         for r, var in enumerate(rounds):
-            m.AddHint(var, int(ready[b.tasks.index(j, r, 0) + np.arange(
+            m.add_hint(var, int(ready[b.tasks.index(j, r, 0) + np.arange(
                 instance.tasks_per_round[j])].max()))
     for (i, g), var in b.used.items():
-        m.AddHint(var, int((gpu[: i + 1] == g).any()))
+        m.add_hint(var, int((gpu[: i + 1] == g).any()))
     for g, arcs in b.arcs.items():
-        seq = np.flatnonzero(gpu == g)
-        seq = [-1, *seq[np.argsort(start[seq], kind="stable")].tolist(), -1]
+        on_g = np.flatnonzero(gpu == g)
+        seq = [-1, *on_g[np.argsort(start[on_g], kind="stable")].tolist(), -1]
         follows = set(zip(seq, seq[1:])) if len(seq) > 2 else {(-1, -1)}
         for pair, lit in arcs.items():
-            m.AddHint(lit, int(pair in follows))
+            m.add_hint(lit, int(pair in follows))
         for a, c in zip(seq[:-2], seq[1:-1]):
             if (c, g) in b.switch:
-                m.AddHint(b.switch[(c, g)], int(a < 0 or b.tasks.job[a] != b.tasks.job[c]))
+                m.add_hint(b.switch[(c, g)], int(a < 0 or b.tasks.job[a] != b.tasks.job[c]))
 
 
-def solve_cpsat(instance: Instance, *, time_limit: float | None = None, num_workers: int = 2,
-                hint: Result | None = None, log: bool = False, seed: int = 0,
-                auto_hint: bool = True, relax_setups: float = 0.25, floor: int | None = None,
-                bounds: bool = True, **params: Any) -> Result:
-    """Solve exactly with CP-SAT; ``status`` is ``optimal`` only when CP-SAT proved it.
+@dataclass
+class Outcome:
+    """What one CP-SAT run of a model (exact or a setup relaxation) gave, unverified."""
 
-    ``hint``: a feasible result used as warm start and upper bound; without one
-    (and with ``auto_hint``) ``best_start`` (rules and hare) plays that part.
-    ``relax_setups``: share of the time limit spent first on a relaxation that
-    charges one setup per (job, GPU) used; its proved bound holds here too, and
-    its optimum, when feasible here, is optimal here.
-    ``floor``: a proved lower bound on the optimum, added as a constraint; with
-    ``bounds`` and no floor, ``hare_opt.bounds.lower_bound`` supplies one (its LP
-    part only up to ``LP_MAX_TASKS`` tasks).
-    Keyword arguments named like ``Features`` fields switch model parts (for
-    experiments); all others are CP-SAT parameters, e.g. ``linearization_level=2``.
+    status: Status
+    schedule: Schedule | None
+    model_objective: int | None
+    bound: float
+    stats: dict[str, Any]
+
+
+class _Offer(cp_model.CpSolverSolutionCallback):
+    """Offers every improving CP-SAT solution, left-shifted, to the shared incumbent."""
+
+    def __init__(self, b: Built, instance: Instance, shared: SharedIncumbent) -> None:
+        super().__init__()
+        self.b, self.instance, self.shared = b, instance, shared
+        self.best: int | None = None
+
+    def on_solution_callback(self) -> None:
+        b, inst = self.b, self.instance
+        gpu = np.array([next(g for g, lit in b.assign[i].items() if self.boolean_value(lit))
+                        for i in range(b.tasks.count)], dtype=np.int64)
+        plan = left_shift(inst, Plan(b.tasks.job, b.tasks.round, b.tasks.task, gpu,
+                                     np.array([self.value(v) for v in b.start], dtype=np.int64)))
+        value = plan_objective(inst, plan)
+        if self.best is None or value < self.best:
+            self.best = value
+            self.shared.offer(value, np.column_stack(
+                [plan.job, plan.rnd, plan.task, plan.gpu, plan.start]))
+
+
+def run_model(instance: Instance, run: Run, features: Features, *, start: Result | None = None,
+              upper: int | None = None, floor: int | None = None,
+              params: dict[str, Any] | None = None,
+              shared: SharedIncumbent | None = None) -> Outcome:
+    """Build the model with ``features`` (``setups`` may be a relaxation), hint it with
+    ``start``, solve it within the run's time left. The schedule is the model's, which
+    for a setup relaxation need not be feasible for the instance."""
+    b = build(instance, features, upper_bound=upper)
+    if floor is not None:
+        b.model.add(b.objective >= floor)
+    if start is not None:
+        add_hint(b, instance, start.schedule)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = run.threads or DEFAULT_WORKERS
+    solver.parameters.random_seed = run.seed
+    solver.parameters.log_search_progress = run.log
+    limit = run.remaining(floor=0.1)
+    if limit is not None:
+        solver.parameters.max_time_in_seconds = limit
+    for key, value in (params or {}).items():
+        set_param(solver.parameters, key, value)
+    code = solver.solve(b.model, None if shared is None else _Offer(b, instance, shared))
+    status = _STATUS.get(code)
+    if status is None:
+        raise SolverError(f"cpsat: the model is invalid ({solver.status_name(code)}): "
+                          f"{b.model.validate()}")
+    proto = b.model.proto
+    stats = {"branches": solver.num_branches, "conflicts": solver.num_conflicts,
+             "wall_time_s": solver.wall_time, "num_variables": len(proto.variables),
+             "num_constraints": len(proto.constraints),
+             "num_workers": int(solver.parameters.num_workers), **b.stats}
+    if not status.has_schedule:
+        return Outcome(status, None, None, solver.best_objective_bound, stats)
+    starts = [solver.value(s) for s in b.start]
+    gpu = [next(g for g, lit in b.assign[i].items() if solver.boolean_value(lit))
+           for i in range(b.tasks.count)]
+    schedule = Schedule.from_indices(instance, b.tasks.job, b.tasks.round, b.tasks.task, gpu,
+                                     starts)
+    return Outcome(status, schedule, int(round(solver.objective_value)),
+                   solver.best_objective_bound, stats)
+
+
+def solve_cpsat(instance: Instance, run: Run | None = None,
+                options: CpsatOptions | None = None) -> Result:
+    """Solve exactly with CP-SAT; ``optimal`` only when CP-SAT proved it.
+
+    The run's hint (else, with ``warm_start``, ``best_start``: rules and hare) is the
+    warm start and upper bound. ``relax_setups``: share of the time limit spent first
+    on a relaxation that charges one setup per (job, GPU) used; its proved bound holds
+    here too, and its optimum, when feasible here, is optimal here. ``floor``: a
+    proved lower bound added as a constraint; with ``bounds`` and no floor,
+    ``hare_opt.bounds.lower_bound`` supplies one (its LP part up to ``LP_MAX_TASKS``).
     """
-    t0 = time.perf_counter()
-    names = {f.name for f in fields(Features)}
-    features = Features(**{k: params.pop(k) for k in list(params) if k in names})
-    source = "given" if hint is not None else None
-    if hint is not None:
-        report = check(instance, hint.schedule, max_messages=3)
-        if not report.feasible:
-            raise ValueError("hint: not a feasible schedule for this instance: "
-                             + "; ".join(report.violations))
-    elif auto_hint:
-        hint = best_start(instance)
-        source = hint.solver
-    upper = None if hint is None else int(check(instance, hint.schedule).objective)
-    if floor is None and bounds:
+    run = run or Run()
+    opts = options or CpsatOptions()
+    if opts.special and (done := at_once(instance, run, "cpsat")) is not None:
+        return done
+    start = run.hint
+    if start is None and opts.warm_start:
+        start = best_start(instance, run, heuristic=opts.start_heuristic)
+    source = None if start is None else ("given" if run.hint is not None else start.solver)
+    upper = None if start is None else int(start.objective)
+    floor = opts.floor
+    if floor is None and opts.bounds:
         floor = int(lower_bound(instance, lp=instance.num_tasks <= LP_MAX_TASKS))
     if floor is not None and upper is not None:
         floor = min(floor, upper)
+    features = opts.features
     relaxed = None
-    if relax_setups > 0 and (instance.overhead > 0).any() and features.setups == "circuit":
+    if opts.relax_setups > 0 and (instance.overhead > 0).any():
         # One setup per (job, GPU) used only relaxes the problem: its bound holds here too.
-        share = RELAX_CAP_S if time_limit is None else relax_setups * time_limit
-        relaxed = solve_cpsat(instance, time_limit=share, num_workers=num_workers, hint=hint,
-                              log=log, seed=seed, auto_hint=False, relax_setups=0,
-                              floor=floor, **params,
-                              **asdict(replace(features, setups="first")))
-        if relaxed.status in ("optimal", "feasible") and check(instance,
-                                                               relaxed.schedule).feasible:
-            if relaxed.status == "optimal":
-                relaxed.runtime_s = time.perf_counter() - t0
-                relaxed.stats.update(hint=source, relaxed_status="optimal and feasible")
-                return relaxed
-            if upper is None or relaxed.objective < upper:
-                hint, source, upper = relaxed, "relaxation", int(relaxed.objective)
-        if time_limit is not None:
-            time_limit = max(0.1, time_limit - (time.perf_counter() - t0))
-    b = build(instance, features, upper_bound=upper)
-    if relaxed is not None and relaxed.lower_bound is not None:
-        floor = max(floor or 0, int(relaxed.lower_bound))
-    if floor is not None:
-        b.model.Add(b.objective >= floor)
-    if hint is not None:
-        add_hint(b, instance, hint.schedule)
-
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = num_workers
-    solver.parameters.random_seed = seed
-    solver.parameters.log_search_progress = log
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = time_limit
-    _set_params(solver, params)
-    code = solver.Solve(b.model)
-    status = _STATUS.get(code)
-    if status is None:
-        raise SolverError(f"cpsat: the model is invalid ({solver.StatusName(code)}): "
-                          f"{b.model.Validate()}")
-    proto = b.model.Proto()
-    stats = {"branches": solver.NumBranches(), "conflicts": solver.NumConflicts(),
-             "wall_time_s": solver.WallTime(), "num_variables": len(proto.variables),
-             "num_constraints": len(proto.constraints), "hint": source,
-             "hint_used": hint is not None, "hint_objective": upper,
-             "num_workers": num_workers, **b.stats,
-             "relaxed_bound": None if relaxed is None else relaxed.lower_bound,
-             "relaxed_status": None if relaxed is None else relaxed.status, "floor": floor}
-    result = Result("cpsat", status, Schedule.empty(), runtime_s=time.perf_counter() - t0,
-                    instance=instance.name, stats=stats)
-    if status == "unknown" and hint is not None:
-        # Out of time before CP-SAT even read the hint (e.g. in presolve): the hint is a
+        sub = run.phase(opts.relax_setups, RELAX_CAP_S if run.time_limit is None else None)
+        relaxed = run_model(instance, sub, dataclasses.replace(features, setups="first"),
+                            start=start, upper=upper, floor=floor, params=opts.params)
+        if relaxed.schedule is not None:
+            report = report_for(instance, relaxed.schedule)
+            if report.feasible:
+                if relaxed.status == Status.OPTIMAL:
+                    return finish(instance, run, "cpsat", Status.OPTIMAL, relaxed.schedule,
+                                  bound=relaxed.bound, stats={
+                                      **relaxed.stats, "hint": source,
+                                      "relaxed_status": "optimal and feasible"},
+                                  start=Result.checked("relaxation", Status.FEASIBLE, report))
+                if report.objective is not None and (upper is None or report.objective < upper):
+                    start = Result.checked("relaxation", Status.FEASIBLE, report)
+                    source, upper = "relaxation", int(start.objective)
+        if math.isfinite(relaxed.bound):
+            floor = max(floor or 0, ceil_bound(relaxed.bound))
+    shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
+    if shared is not None and (outside := shared.schedule(instance)) is not None and (
+            upper is None or outside[0] < upper):
+        report = report_for(instance, outside[1])  # nothing read from the file is trusted
+        if report.objective is not None and (upper is None or report.objective < upper):
+            start = Result.checked("shared", Status.FEASIBLE, report)
+            source, upper = "shared", int(start.objective)
+    out = run_model(instance, run, features, start=start, upper=upper, floor=floor,
+                    params=opts.params, shared=shared)
+    stats = {**out.stats, "hint": source, "hint_used": start is not None,
+             "hint_objective": upper, "floor": floor,
+             "relaxed_bound": None if relaxed is None or not math.isfinite(relaxed.bound)
+             else ceil_bound(relaxed.bound),
+             "relaxed_status": None if relaxed is None else str(relaxed.status)}
+    if out.status == Status.UNKNOWN and start is not None:
+        # Out of time before CP-SAT even read the hint (e.g. in presolve): the start is a
         # checked feasible schedule, and the floor is a proved bound.
-        result.status, result.schedule, result.objective = "feasible", hint.schedule, upper
-        result.lower_bound = (floor if floor is not None
-                              else min(upper, int(lower_bound(instance, lp=False))))
         stats["returned_hint"] = True
-    elif status in ("optimal", "feasible"):
-        n = b.tasks.count
-        start = [solver.Value(s) for s in b.start]
-        gpu = [next(g for g, lit in b.assign[i].items() if solver.BooleanValue(lit))
-               for i in range(n)]
-        result.schedule = Schedule.from_indices(instance, b.tasks.job, b.tasks.round,
-                                                b.tasks.task, gpu, start)
-        # A barrier variable may sit above its round's real end in a non-optimal solution
-        # (only the objective pushes it down), so the schedule's own score is the objective.
-        result.objective = int(check(instance, result.schedule).objective)
-        stats["model_objective"] = int(round(solver.ObjectiveValue()))
-        if status == "optimal" and result.objective != stats["model_objective"]:
-            raise SolverError(f"cpsat: proved optimum {stats['model_objective']} but its "
-                              f"schedule scores {result.objective}")
-        bound = solver.BestObjectiveBound()
-        result.lower_bound = (result.objective if status == "optimal"
-                              else min(result.objective, int(math.ceil(bound - 1e-6))))
+        bound = floor if floor is not None else lower_bound(instance, lp=False)
+        return finish(instance, run, "cpsat", Status.FEASIBLE, start.schedule, bound=bound,
+                      start=start, stats=stats)
+    if out.schedule is None:
+        return Result("cpsat", out.status, Schedule.empty(), runtime_s=run.elapsed(),
+                      instance_name=instance.name, stats=stats)
+    # A barrier variable may sit above its round's real end in a non-optimal solution
+    # (only the objective pushes it down), so the schedule's own score is the objective.
+    stats["model_objective"] = out.model_objective
+    result = finish(instance, run, "cpsat", out.status, out.schedule, bound=out.bound,
+                    stats=stats)
+    if out.status == Status.OPTIMAL and result.objective != out.model_objective:
+        raise SolverError(f"cpsat: proved optimum {out.model_objective} but its "
+                          f"schedule scores {result.objective}")
     return result

@@ -24,6 +24,7 @@ per row, same LP).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pulp
@@ -129,7 +130,7 @@ def _var(m: TimeIndexedModel, name: str, lo: float | None = None, hi: float | No
     return pulp.LpVariable(name, lo, hi, cat)
 
 
-def _add(m: TimeIndexedModel, terms: list[tuple[pulp.LpVariable, float]], sense: int,
+def _add(m: TimeIndexedModel, terms: Sequence[tuple[pulp.LpVariable, float]], sense: int,
          rhs: float = 0.0) -> None:
     m.prob.addConstraint(pulp.LpConstraint(pulp.LpAffineExpression(terms), sense, rhs=rhs))
 

@@ -79,18 +79,18 @@ def decode(m: TimeIndexedModel) -> Schedule:
                     g = free.pop()
                     ends[t + p].append(g)
                 else:
-                    hd = next((h for h in holds[j] if h.ready <= t and h.busy <= t), None)
-                    if hd is None:
+                    ready = next((h for h in holds[j] if h.ready <= t and h.busy <= t), None)
+                    if ready is None:
                         raise SolverError(f"milp decode: job {j} has no ready GPU of type "
                                           f"{k} at t={t}")
-                    hd.busy = t + p
-                    g = hd.gpu
+                    ready.busy = t + p
+                    g = ready.gpu
                 rows.append((j, r, task_no[j, r], g, t))
                 task_no[j, r] += 1
     if not rows:
         return Schedule.empty()
-    j, r, n, g, s = (np.array(c, dtype=np.int64) for c in zip(*rows))
-    return Schedule.from_indices(inst, j, r, n, g, s)
+    cols = [np.array(c, dtype=np.int64) for c in zip(*rows)]
+    return Schedule.from_indices(inst, *cols)
 
 
 def encode(m: TimeIndexedModel, schedule: Schedule) -> dict[str, float]:

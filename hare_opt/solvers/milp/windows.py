@@ -15,7 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from hare_opt.model import Instance
+from hare_opt.model import Instance, SolverError
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Windows:
         w, e = inst.weight, self.earliest_completion
         slack = self.upper - int(np.dot(w, e))
         if slack < 0:
-            raise ValueError(f"upper bound {self.upper} is below the critical-path bound "
+            raise SolverError(f"upper bound {self.upper} is below the critical-path bound "
                              f"{int(np.dot(w, e))}")
         return e + slack // w
 

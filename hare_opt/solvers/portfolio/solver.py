@@ -1,4 +1,4 @@
-"""``solve_portfolio``: CP-SAT, the MILP and the branch and bound at once, sharing what they prove.
+"""``solve_portfolio``: the portfolio's backends at once, sharing what they prove.
 
 Why: the formulations fail on different instances. CP-SAT finds good
 schedules fast but its bound for a weighted sum of completion times stays
@@ -12,48 +12,63 @@ proves most small clusters), and the best schedule so far is the warm start
 (for the MILP also the horizon, for bnb the incumbent) of every run. Three runs
 share the two cores (docs/formulations.md, "Portfolio", says what that costs).
 
-The backends run in child interpreters (neither OR-Tools nor HiGHS is safe to
-fork with threads running); the instance travels as its JSON document and the
-results come back pickled. When one backend proves optimality the other is
-stopped. A backend that fails is reported in ``stats``; the portfolio fails
-only if every backend does.
+The members are the registered solvers marked ``portfolio=True``. They run in
+child interpreters (neither OR-Tools nor HiGHS is safe to fork with threads
+running); the instance travels as its JSON document and the results come back
+pickled. When one backend proves optimality the others are stopped. A backend
+that fails is reported in ``stats``; the portfolio fails only if every backend does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import queue
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
-from hare_opt.checker import check
+from hare_opt.checker import report_for
 from hare_opt.io.json_io import instance_from_dict, instance_to_dict
-from hare_opt.model import Instance, Result
-from hare_opt.solvers.base import SolverError, solve
+from hare_opt.model import Instance, Result, SolverError, Status
+from hare_opt.model.options import Run
+from hare_opt.solvers.base import SOLVERS, solve
+from hare_opt.solvers.incumbent import SharedIncumbent
+from hare_opt.solvers.portfolio.options import PortfolioOptions
+from hare_opt.solvers.special import at_once
 
-#: Share of the time limit for the in-process CP-SAT phase (and its cap in seconds).
+#: Share of the time limit for each in-process quick phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
 #: Seconds a backend may overrun the limit (process start, model build) before it is stopped.
 GRACE_S = 15.0
-BACKENDS = ("cpsat", "milp", "bnb")
+#: What each backend gets in the portfolio unless its options say otherwise: one core each.
+#: CP-SAT interleaves its subsolvers (LNS too) in its one thread: without that, a single
+#: worker finds far worse schedules. The MILP's root LP is its first bound.
+DEFAULTS: dict[str, dict[str, Any]] = {"cpsat": {"interleave_search": True},
+                                       "milp": {"lp_bound": False}}
 
 
 def _worker() -> None:
     """Child process (``python -m hare_opt.solvers.portfolio.solver``): read (backend,
-    instance document, time limit, options) pickled on stdin, write ("ok", Result) or
-    ("error", text) pickled on stdout."""
-    name, doc, time_limit, options = pickle.load(sys.stdin.buffer)
+    instance document, shared options, backend options) pickled on stdin, write
+    ("ok", Result) or ("error", text) pickled on stdout."""
+    name, doc, shared, options = pickle.load(sys.stdin.buffer)
+    out: tuple[str, Result | str]
     try:
-        out = ("ok", solve(instance_from_dict(doc), name, time_limit=time_limit, **options))
+        result = solve(instance_from_dict(doc), name, **shared, **options)
+        result.report = None  # reports hold the instance; the parent checks what it keeps
+        out = ("ok", result)
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
         out = ("error", f"{type(exc).__name__}: {exc}")
     sys.stdout.buffer.write(pickle.dumps(out))
 
 
-def _start(name: str, doc: dict, time_limit: float | None, options: dict, done: queue.Queue
+def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue
            ) -> tuple[subprocess.Popen, threading.Thread, list]:
     """A backend in its own interpreter (not fork: OR-Tools and HiGHS keep threads; not
     multiprocessing's spawn: it re-imports the caller's script). A thread collects its output."""
@@ -62,7 +77,7 @@ def _start(name: str, doc: dict, time_limit: float | None, options: dict, done: 
     box: list = []
 
     def talk() -> None:
-        out, err = proc.communicate(pickle.dumps((name, doc, time_limit, options)))
+        out, err = proc.communicate(pickle.dumps((name, doc, shared, options)))
         try:
             box.append(pickle.loads(out))
         except Exception:  # noqa: BLE001 - a crashed or stopped child
@@ -75,121 +90,151 @@ def _start(name: str, doc: dict, time_limit: float | None, options: dict, done: 
 
 
 def _brief(result: Result) -> dict[str, Any]:
-    return {"status": result.status, "objective": result.objective,
+    return {"status": str(result.status), "objective": result.objective,
             "lower_bound": result.lower_bound, "runtime_s": round(result.runtime_s, 3)}
 
 
-def _combine(instance: Instance, results: dict[str, Result], t0: float, stats: dict) -> Result:
+def _combine(instance: Instance, run: Run, results: dict[str, Result], stats: dict) -> Result:
     best = min(results.values(), key=lambda r: r.objective)
     bound = max((r.lower_bound for r in results.values() if r.lower_bound is not None),
                 default=None)
-    proved = [n for n, r in results.items() if r.status == "optimal"]
-    status = "optimal" if proved or (bound is not None and bound >= best.objective) else "feasible"
-    if status == "optimal":
-        bound = best.objective
+    proved = [n for n, r in results.items() if r.status == Status.OPTIMAL]
+    optimal = bool(proved) or (bound is not None and bound >= best.objective)
+    if not proved and optimal:  # one run's bound meets another run's schedule
+        bounded = {n: float(r.lower_bound) for n, r in results.items()
+                   if r.lower_bound is not None}
+        proved = [max(bounded, key=bounded.__getitem__) + " (bound)"]
     stats.update(proved_by=proved[0] if proved else None, schedule_from=best.solver)
-    return Result("portfolio", status, best.schedule, best.objective,
-                  None if bound is None else min(bound, best.objective),
-                  time.perf_counter() - t0, instance.name, stats)
+    return Result("portfolio", Status.OPTIMAL if optimal else Status.FEASIBLE, best.schedule,
+                  best.objective,
+                  best.objective if optimal or bound is None else min(bound, best.objective),
+                  run.elapsed(), instance.name, stats, best.report)
 
 
-def solve_portfolio(instance: Instance, *, time_limit: float | None = None,
-                    cpsat: dict[str, Any] | None = None, milp: dict[str, Any] | None = None,
-                    bnb: dict[str, Any] | None = None,
-                    backends: tuple[str, ...] | str = BACKENDS,
-                    quick: bool = True, hint: Result | None = None) -> Result:
-    """Run ``backends`` in parallel (CP-SAT with one worker, the MILP with one thread,
-    bnb); ``optimal`` when any proves it.
+def _met(results: dict[str, Result], board: SharedIncumbent) -> bool:
+    """Whether some run's proved bound already meets the best schedule anyone has."""
+    bound = max((r.lower_bound for r in results.values() if r.lower_bound is not None),
+                default=None)
+    best = min([r.objective for r in results.values() if r.status.has_schedule]
+               + [v for v in (board.peek(),) if v is not None], default=None)
+    return bound is not None and best is not None and bound >= best
 
-    ``cpsat`` / ``milp`` / ``bnb``: options for each backend (see their solvers).
-    ``quick``: first try CP-SAT, then bnb (when among ``backends``), in-process for a
-    few seconds each.
-    ``hint``: a feasible result, the warm start of every run (CP-SAT checks it).
+
+def _from_board(instance: Instance, board: SharedIncumbent, stats: dict) -> Result | None:
+    """The shared schedule as a checked result (a run offers it while it runs, so a run
+    stopped early still contributes it), or None."""
+    found = board.schedule(instance)
+    if found is None:
+        return None
+    report = report_for(instance, found[1])
+    if not report.feasible or report.objective != found[0]:
+        stats["shared_error"] = f"claimed {found[0]}: {report.violations[:3]}"
+        return None
+    stats["shared"] = found[0]
+    return Result.checked("shared", Status.FEASIBLE, report)
+
+
+def _options(name: str, opts: PortfolioOptions) -> dict[str, Any]:
+    return {**DEFAULTS.get(name, {}), **_own(name, opts)}
+
+
+def _own(name: str, opts: PortfolioOptions) -> dict[str, Any]:
+    """The caller's options for one backend; ``special=False`` reaches every backend."""
+    off = not opts.special and "special" in SOLVERS.spec(name).options_class().names()
+    return {**({"special": False} if off else {}), **opts.backend_options.get(name, {})}
+
+
+def solve_portfolio(instance: Instance, run: Run | None = None,
+                    options: PortfolioOptions | None = None) -> Result:
+    """Run ``backends`` in parallel (one thread each); ``optimal`` when any proves it.
+
+    ``backend_options``: options for each backend (see their solvers). ``quick``: first
+    try CP-SAT, then bnb (when among ``backends``), in-process for a few seconds each.
+    The run's hint is the warm start of every run.
     """
-    t0 = time.perf_counter()
-    if isinstance(backends, str):  # "cpsat,bnb", as the command line gives it
-        backends = tuple(b.strip() for b in backends.split(",") if b.strip())
-    unknown = set(backends) - set(BACKENDS)
-    if unknown or not backends:
-        raise ValueError(f"portfolio: backends must be some of {', '.join(BACKENDS)}, "
-                         f"got {backends!r}")
+    run = run or Run()
+    opts = options or PortfolioOptions()
+    if opts.special and (easy := at_once(instance, run, "portfolio")) is not None:
+        return easy
     stats: dict[str, Any] = {}
     results: dict[str, Result] = {}
+    hint = run.hint
     if hint is not None:
-        report = check(instance, hint.schedule, max_messages=3)
-        if not report.feasible:
-            raise ValueError("hint: not a feasible schedule for this instance: "
-                             + "; ".join(report.violations))
-        hint = Result("hint", "feasible", hint.schedule, report.objective)
         results["hint"] = hint
-    if quick:
-        share = QUICK_CAP_S if time_limit is None else min(QUICK_CAP_S, QUICK_SHARE * time_limit)
-        first = solve(instance, "cpsat", time_limit=share, hint=hint, **(cpsat or {}))
-        stats["quick"] = _brief(first)
-        if first.status == "optimal":
-            first.solver, first.runtime_s = "portfolio", time.perf_counter() - t0
-            first.stats.update(proved_by="quick cpsat")
-            return first
-        if first.status == "feasible":
-            results["quick"] = first
-            if hint is None or first.objective <= hint.objective:
-                hint = first
-        if "bnb" in backends:  # same share for bnb: it proves most small clusters in it
-            try:
-                second = solve(instance, "bnb", time_limit=share, hint=hint, **(bnb or {}))
-            except SolverError as exc:  # too large for it: the child run will say so too
-                stats["quick_bnb"] = f"{type(exc).__name__}: {exc}"
-            else:
-                stats["quick_bnb"] = _brief(second)
-                if second.status == "optimal":
-                    second.solver, second.runtime_s = "portfolio", time.perf_counter() - t0
-                    second.stats.update(proved_by="quick bnb", quick=stats["quick"])
-                    return second
-                results["quick_bnb"] = second
-                if hint is None or second.objective < hint.objective:
-                    hint = second
-    left = None if time_limit is None else max(0.5, time_limit - (time.perf_counter() - t0))
+    if opts.quick:
+        share = QUICK_CAP_S if run.time_limit is None else min(QUICK_CAP_S,
+                                                               QUICK_SHARE * run.time_limit)
+        # bnb first: it proves small clusters in milliseconds, and CP-SAT then starts
+        # from its schedule when it does not
+        quick = [b for b in ("bnb", "cpsat") if b == "cpsat" or b in opts.backends]
+        for backend in quick:
+            try:  # the backends' own defaults here (two threads), not the children's
+                found = solve(instance, backend, time_limit=share, hint=hint, seed=run.seed,
+                              threads=run.threads, log=run.log,
+                              **_own(backend, opts))
+            except SolverError as exc:  # e.g. too large for bnb: its child run says so too
+                stats[f"quick_{backend}"] = f"{type(exc).__name__}: {exc}"
+                continue
+            stats[f"quick_{backend}"] = _brief(found)
+            if found.status == Status.OPTIMAL:
+                found.solver, found.runtime_s = "portfolio", run.elapsed()
+                found.stats.update(proved_by=f"quick {backend}",
+                                   **{k: v for k, v in stats.items() if k.startswith("quick")})
+                return found
+            if found.status == Status.FEASIBLE:
+                results[f"quick_{backend}"] = found
+                if hint is None or found.objective < hint.objective or (
+                        backend == "cpsat" and found.objective <= hint.objective):
+                    hint = found
+    left = run.remaining(floor=0.5)
     doc = instance_to_dict(instance)
-    # One core each. CP-SAT interleaves its subsolvers (LNS too) in its one thread: without
-    # that, a single worker finds far worse schedules. The MILP's root LP is its first bound.
-    opts = {"cpsat": {"num_workers": 1, "interleave_search": True, **(cpsat or {})},
-            "milp": {"threads": 1, "lp_bound": False, **(milp or {})}, "bnb": dict(bnb or {})}
-    runs, done = {}, queue.Queue()
-    for name in backends:
-        if hint is not None:
-            opts[name].setdefault("hint", hint)
-        runs[name] = _start(name, doc, left, opts[name], done)
+    shared = {"time_limit": left, "seed": run.seed, "threads": 1, "log": run.log}
+    runs: dict[str, tuple[subprocess.Popen, threading.Thread, list]] = {}
+    done: queue.Queue[str] = queue.Queue()
+    # The report holds the instance (not picklable, and the child checks the hint anyway).
+    sent = None if hint is None else dataclasses.replace(hint, report=None)
+    folder = tempfile.mkdtemp(prefix="hare-portfolio-")
+    board = SharedIncumbent(Path(folder) / "incumbent.pkl")
+    for name in opts.backends:
+        extra = ({"incumbent": str(board.path)} if "incumbent" in
+                 SOLVERS.spec(name).options_class().names() else {})
+        runs[name] = _start(name, doc, {**shared, "hint": sent},
+                            {**_options(name, opts), **extra}, done)
     deadline = None if left is None else time.perf_counter() + left + GRACE_S
     try:
-        waiting = set(backends)
+        waiting = set(opts.backends)
         while waiting:
             timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
             try:
-                name = done.get(timeout=timeout)
+                finished = done.get(timeout=timeout)
             except queue.Empty:
                 stats.update({f"{n}_error": "stopped: no answer after the time limit"
                               for n in waiting})
                 break
-            waiting.discard(name)
-            kind, payload = runs[name][2][0]
+            waiting.discard(finished)
+            kind, payload = runs[finished][2][0]
             if kind == "ok":
-                results[name] = payload
-                stats[name] = _brief(payload)
-                if payload.status == "optimal":
-                    break  # proved: the other run is no longer needed
+                results[finished] = payload
+                stats[finished] = _brief(payload)
+                if payload.status == Status.OPTIMAL or _met(results, board):
+                    break  # proved: the other runs are no longer needed
             else:
-                stats[f"{name}_error"] = payload
+                stats[f"{finished}_error"] = payload
     finally:
         for proc, thread, _ in runs.values():
             if proc.poll() is None:
                 proc.kill()
             thread.join(5)
+        posted = _from_board(instance, board, stats)
+        shutil.rmtree(folder, ignore_errors=True)
+    if posted is not None:
+        results["shared"] = posted
     # Every instance has a schedule (run the tasks one by one), so "infeasible" is a bug.
-    usable = {n: r for n, r in results.items() if r.status in ("optimal", "feasible")}
-    if not usable or any(r.status == "infeasible" for r in results.values()):
+    usable = {n: r for n, r in results.items() if r.status.has_schedule}
+    if not usable or any(r.status == Status.INFEASIBLE for r in results.values()):
         raise SolverError(f"portfolio: no backend returned a schedule for {instance.name!r}: "
                           f"{stats}")
-    return _combine(instance, usable, t0, stats)
+    return _combine(instance, run, usable, stats)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ one type are interchangeable but for their free time and the job they ran
 last, so a round merges, type by type, two streams of GPUs sorted by free
 time (those that ran the job last, needing no setup, and the others) slot by
 slot, touching only the GPUs it uses. The start rule is
-``listsched.earliest_start``, the same as ``ClusterState``'s; the schedule is
-``listsched.expand_blocks`` of the runs. The loops live in ``_kernels`` (numba)
+``model.rules.earliest_start``, the same as ``ClusterState``'s; the schedule is
+``expand_blocks`` of the runs. The loops live in ``_kernels`` (numba)
 so that a whole dispatch (10^5 rounds) runs compiled; this module holds the
 state and the Python API.
 """
@@ -22,26 +22,23 @@ import numpy as np
 
 from hare_opt.heuristics import _kernels as kern
 from hare_opt.heuristics._kernels import STREAM_LIMIT
-from hare_opt.heuristics.listsched import expand_blocks
 from hare_opt.model import GPU, Instance, Job, Schedule
+from hare_opt.model.planning import Warm
 
-__all__ = ["DISPATCH", "STREAM_LIMIT", "RoundEngine", "Warm", "run_interleaved", "run_serial"]
+__all__ = ["DISPATCH", "STREAM_LIMIT", "RoundEngine", "expand_blocks", "run_interleaved",
+           "run_serial"]
 
 
-@dataclass(frozen=True)
-class Warm:
-    """A cluster already running: the state an online planner starts from.
-
-    An instance alone describes an empty cluster at time 0; a re-plan must start
-    from busy GPUs, setups already paid and rounds partly started, or it counts
-    running tasks twice and misjudges which GPUs are free. Job indices are the
-    instance's; ``last[g] = -1`` means GPU g last ran no job of the instance.
-    """
-
-    free: list[int]     # per GPU: free from this time
-    last: list[int]     # per GPU: job it ran last (no setup for it), or -1
-    left: list[int]     # per job: tasks of its current round still to place
-    carry: list[int]    # per job: max end + sync over that round's tasks already placed
+def expand_blocks(inst: Instance, blocks) -> Schedule:
+    """Schedule from runs (job, round, first task, gpu, count, start), a (B, 6) array or
+    a list of such rows: ``count`` consecutive tasks of one round on one GPU, numbered
+    from ``first task``."""
+    blocks = np.ascontiguousarray(blocks, dtype=np.int64).reshape(-1, 6)
+    if not len(blocks):
+        return Schedule.empty()
+    rows = np.empty((5, int(blocks[:, 4].sum())), dtype=np.int64)
+    kern.expand_runs(blocks, inst.gpu_type_index, inst.proc_by_type, rows)
+    return Schedule.from_indices(inst, *rows)
 
 
 def _i64(a) -> np.ndarray:

@@ -13,35 +13,16 @@ from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hare_opt.heuristics.listsched import INF, ClusterState
-from hare_opt.model import HareOptError, Instance
+from hare_opt.model import Instance
+from hare_opt.sim.events import ARRIVE, BARRIER, FREE, WAKE, Events, SimulationError
+from hare_opt.sim.policy import Policy, get_policy
+from hare_opt.sim.results import SimResult
 
-if TYPE_CHECKING:
-    from hare_opt.sim.policy import Policy
-    from hare_opt.sim.results import SimResult
-
-ARRIVE, FREE, BARRIER, WAKE = 0, 1, 2, 3
-
-
-class SimulationError(HareOptError, RuntimeError):
-    """A policy broke a rule or left work undone; the message names the job or GPU."""
-
-
-@dataclass
-class Events:
-    """What happened at the current time, handed to the policy."""
-
-    time: int
-    arrived: list[int] = field(default_factory=list)    # jobs released now
-    freed: list[int] = field(default_factory=list)      # GPUs whose task ended now
-    opened: list[int] = field(default_factory=list)     # jobs whose next round may start now
-    finished: list[int] = field(default_factory=list)   # jobs completed now
-    woken: bool = False
+__all__ = ["Events", "SimulationError", "Simulator", "simulate"]
 
 
 class Simulator:
@@ -178,8 +159,6 @@ class Simulator:
 
     # --- the loop ---------------------------------------------------------------
     def run(self, progress=None) -> SimResult:
-        from hare_opt.sim.results import SimResult
-
         t0 = time.perf_counter()
         inst = self.inst
         for j in np.argsort(inst.release, kind="stable"):
@@ -239,7 +218,5 @@ def simulate(instance: Instance, policy: str | Policy, *, progress=None,
              max_events: int | None = None, max_time: int | None = None,
              **options) -> SimResult:
     """Run ``policy`` (a name or an object) on ``instance``; the schedule is checked."""
-    from hare_opt.sim.policy import get_policy
-
     pol = get_policy(policy, **options) if isinstance(policy, str) else policy
     return Simulator(instance, pol, max_events=max_events, max_time=max_time).run(progress)

@@ -1,6 +1,6 @@
 """``hare-opt reproduce``: regenerate every table and figure of the paper, and ours.
 
-Each item (``hare_opt.experiments.items``) declares its sweep cells, a table,
+Each item (``hare_opt.sweeps.items``) declares its sweep cells, a table,
 a plot, the paper's claim and a verdict rule. Cells run through the sweep
 engine, so a rerun reuses every finished cell (a crash loses nothing) and
 ``--executor dask`` spreads them over a cluster. Outputs per item: ``NAME.csv``
@@ -17,8 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-from hare_opt.experiments.sweep import Cell, Store, run_cells
 from hare_opt.io import atomic_write_text
+from hare_opt.model import OptionError
+from hare_opt.sweeps.catalog import ITEMS, NOTES
+from hare_opt.sweeps.sweep import Cell, Store, run_cells
 
 
 @dataclass
@@ -40,7 +42,6 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
               executor: str = "local", workers: int | None = None, address: str | None = None,
               progress: bool = True, cache: str | Path | None = None) -> list[Outcome]:
     """Run the items (all, or ``only``) and write their CSV, PNG and the README."""
-    from hare_opt.experiments.items import ITEMS
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -48,7 +49,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     names = only or list(ITEMS)
     unknown = [n for n in names if n not in ITEMS]
     if unknown:
-        raise ValueError(f"unknown item(s) {unknown}; choose from {', '.join(ITEMS)}")
+        raise OptionError(f"unknown item(s) {unknown}; choose from {', '.join(ITEMS)}")
     outcomes = []
     for name in names:
         item = ITEMS[name]
@@ -93,7 +94,6 @@ def _cell(text: Any) -> str:
 def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False
                  ) -> None:
     """The README table; with ``keep``, rows of items not in this run stay as they were."""
-    from hare_opt.experiments.items import ITEMS, NOTES
 
     previous, earlier = _previous(path) if keep else ({}, None)
     total = sum(o.seconds for o in outcomes)

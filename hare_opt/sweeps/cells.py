@@ -1,45 +1,63 @@
 """Cell functions: the units of work a sweep runs (pure functions of their parameters).
 
 A cell function takes JSON-able keyword arguments (including ``seed``) and
-returns a list of flat dict rows. Register new ones in ``CELLS`` as
-``"module:function"`` so Dask workers can import them by name.
+returns a list of flat dict rows. Register new ones with ``register_cell(name,
+"module:function")`` so Dask workers can import them by name.
 """
 
 from __future__ import annotations
 
-import importlib
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from hare_opt.generators import build_instance, paper_jobs, random_instance
 from hare_opt.model import HareOptError
+from hare_opt.model.units import unit_seconds
+from hare_opt.sim import simulate
+from hare_opt.solvers import solve
+from hare_opt.util.registry import Registry
 
-CELLS: dict[str, str] = {
-    "solve-random": "hare_opt.experiments.cells:solve_random",
-    "arith": "hare_opt.experiments.cells:arith",
-    "simulate": "hare_opt.experiments.cells:simulate_paper",
-    "fig1": "hare_opt.experiments.offline:fig1_cell",
-    "quality": "hare_opt.experiments.offline:quality_cell",
-    "bounds": "hare_opt.experiments.offline:bounds_cell",
-    "runtime": "hare_opt.experiments.offline:runtime_cell",
-}
+
+class UnknownCellError(HareOptError, ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """A cell function by name; ``target`` is ``"module:function"`` so that Dask workers
+    import it by name."""
+
+    name: str
+    target: str | Callable[..., list[dict[str, Any]]]
+
+
+CELLS: Registry[CellSpec] = Registry("cell function", UnknownCellError)
+for _name, _target in (("solve-random", "hare_opt.sweeps.cells:solve_random"),
+                       ("arith", "hare_opt.sweeps.cells:arith"),
+                       ("simulate", "hare_opt.sweeps.cells:simulate_paper"),
+                       ("fig1", "hare_opt.sweeps.offline:fig1_cell"),
+                       ("quality", "hare_opt.sweeps.offline:quality_cell"),
+                       ("bounds", "hare_opt.sweeps.offline:bounds_cell"),
+                       ("runtime", "hare_opt.sweeps.offline:runtime_cell")):
+    CELLS.add(CellSpec(_name, _target))
+
+
+def register_cell(name: str, target: str | Callable[..., list[dict[str, Any]]]) -> None:
+    CELLS.add(CellSpec(name, target))
 
 
 def get_cell_fn(name: str) -> Callable[..., list[dict[str, Any]]]:
-    target = CELLS.get(name)
-    if target is None:
-        raise HareOptError(f"unknown cell function {name!r}; known: {', '.join(CELLS)}")
-    module, func = target.split(":")
-    return getattr(importlib.import_module(module), func)
+    return CELLS.load(name)
 
 
 def arith(*, seed: int, n: int = 1000, fail_seed: int | None = None,
           sleep: float = 0.0) -> list[dict[str, Any]]:
     """A cheap deterministic cell used to test the sweep machinery itself."""
     if sleep:
-        import time
-
         time.sleep(sleep)
     if fail_seed is not None and seed == fail_seed:
         raise RuntimeError(f"cell with seed {seed} fails on purpose")
@@ -51,8 +69,6 @@ def arith(*, seed: int, n: int = 1000, fail_seed: int | None = None,
 def solve_random(*, seed: int, solvers: list[str], n_jobs: int = 4, n_gpus: int = 3,
                  time_limit: float | None = None, **gen: Any) -> list[dict[str, Any]]:
     """Generate a random instance and solve it with each solver: one row per solver."""
-    from hare_opt.generators import random_instance
-    from hare_opt.solvers import solve
 
     inst = random_instance(seed, n_jobs=n_jobs, n_gpus=n_gpus, **gen)
     rows = []
@@ -77,9 +93,6 @@ def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,
     Times in the rows are in seconds. With ``keep_jct`` each row carries the
     per-job JCTs (for CDFs).
     """
-    from hare_opt.cli.units import unit_seconds
-    from hare_opt.generators import build_instance, paper_jobs
-    from hare_opt.sim import simulate
 
     jobs = paper_jobs(seed, n_jobs, mix=tuple(mix or (1, 1, 1, 1)), arrival=arrival,
                       mean_interarrival=mean_interarrival, max_gpus=max_gpus)

@@ -1,5 +1,5 @@
 """Experiment machinery: declarative sweeps, resumable result stores, cell functions."""
 
-from hare_opt.experiments.sweep import Cell, Store, Sweep, SweepError, run_cells, run_sweep
+from hare_opt.sweeps.sweep import Cell, Store, Sweep, SweepError, run_cells, run_sweep
 
 __all__ = ["Cell", "Store", "Sweep", "SweepError", "run_cells", "run_sweep"]

@@ -15,20 +15,30 @@ from typing import Any
 
 import pandas as pd
 
-from hare_opt.model import Instance, Result
+from hare_opt.bounds import lower_bound, strong_bound
+from hare_opt.model import Instance, Result, ceil_bound
+from hare_opt.solvers import solve, solver_names
 
-HEURISTICS = ("hare", "hare-paper", "wspt", "fifo", "eft")
+
+def all_heuristics() -> tuple[str, ...]:
+    """Every registered heuristic and rule, in registration order."""
+    return tuple(solver_names("heuristic") + solver_names("rule"))
 
 
-def reference(inst: Instance, exact: Result | None, results: dict[str, Result] | None = None
-              ) -> tuple[float, str, str]:
+def reference(inst: Instance, exact: Result | None, results: dict[str, Result] | None = None,
+              *, strong: bool = False) -> tuple[float, str, str]:
     """(value, 'opt' | 'lb', source): OPT when ``exact`` proved it, else the highest proved
-    lower bound among ``hare_opt.bounds``, the exact run's and hare-paper's relaxation's."""
-    from hare_opt.bounds import lower_bound
-
+    lower bound among ``hare_opt.bounds``, the exact run's and hare-paper's relaxation's
+    (with ``strong``, also ``bounds.strong_bound`` from the best schedule found)."""
     if exact is not None and exact.status == "optimal":
         return float(exact.objective), "opt", exact.solver
     found = {"bounds": lower_bound(inst)}
+    if strong:
+        upper = min([r.objective for r in (results or {}).values()]
+                    + ([exact.objective] if exact is not None else []))
+        value = strong_bound(inst, int(upper))
+        if value is not None:
+            found["strong"] = ceil_bound(value)
     if exact is not None:
         found["exact"] = exact.lower_bound
     paper = (results or {}).get("hare-paper")
@@ -39,25 +49,24 @@ def reference(inst: Instance, exact: Result | None, results: dict[str, Result] |
     return valid[source], "lb", source
 
 
-def score(inst: Instance, *, heuristics: tuple[str, ...] | list[str] = HEURISTICS,
+def score(inst: Instance, *, heuristics: tuple[str, ...] | list[str] | None = None,
           exact: str | None = "portfolio", time_limit: float = 60.0,
-          heuristic_time_limit: float | None = None) -> list[dict[str, Any]]:
+          heuristic_time_limit: float | None = None, strong: bool = False
+          ) -> list[dict[str, Any]]:
     """One row per heuristic: objective, reference, ratio, runtime.
 
     The exact solver gets the best heuristic schedule as warm start, so its
     result is never worse than the heuristics'. ``heuristic_time_limit`` caps
     heuristics that search (hare-paper's relaxation); default ``time_limit``.
     """
-    from hare_opt.solvers import solve
-
     results = {}
-    for name in heuristics:
+    for name in heuristics or all_heuristics():
         t0 = time.perf_counter()
         results[name] = solve(inst, name, time_limit=heuristic_time_limit or time_limit)
         results[name].runtime_s = time.perf_counter() - t0
     best = min(results.values(), key=lambda r: r.objective)
     ex = None if exact is None else solve(inst, exact, time_limit=time_limit, hint=best)
-    ref, kind, source = reference(inst, ex, results)
+    ref, kind, source = reference(inst, ex, results, strong=strong)
     return [{"solver": name, "tasks": inst.num_tasks, "objective": r.objective,
              "reference": ref, "reference_kind": kind, "reference_from": source,
              "ratio": r.objective / ref, "runtime_s": round(r.runtime_s, 3),

@@ -1,6 +1,6 @@
 """Offline reproduction items: Fig. 1, heuristic quality, bound verification, runtime.
 
-Their cell functions are registered in ``hare_opt.experiments.cells`` and live
+Their cell functions are registered in ``hare_opt.sweeps.cells`` and live
 here with the analysis that reads their rows.
 """
 
@@ -14,17 +14,20 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from hare_opt.experiments.items import Item, _seeds
-from hare_opt.experiments.sweep import Cell
+from hare_opt.bounds import approx_factor, guarantee, lower_bound
+from hare_opt.checker import check
+from hare_opt.examples import FIG1_SCHEDULES, fig1_instance, fig1_schedule, smith_counterexample
+from hare_opt.generators import TESTBED, paper_instance, random_instance
+from hare_opt.model.units import unit_seconds
+from hare_opt.plot import gantt
+from hare_opt.solvers import solve
+from hare_opt.sweeps.items import Item, cluster_of, seeds
+from hare_opt.sweeps.quality import score, summarise
+from hare_opt.sweeps.sweep import Cell
 
 # --- fig1 --------------------------------------------------------------------------------
 
 def fig1_cell(*, seed: int = 0, time_limit: float = 60.0) -> list[dict[str, Any]]:
-    from hare_opt.checker import check
-    from hare_opt.cli.units import unit_seconds
-    from hare_opt.examples import FIG1_SCHEDULES, fig1_instance, fig1_schedule
-    from hare_opt.solvers import solve
-
     inst = fig1_instance()
     sec = unit_seconds(inst.time_unit)
     rows = []
@@ -58,10 +61,6 @@ def fig1_item() -> Item:
         return table, ours, verdict
 
     def plot(table: pd.DataFrame, path: Path) -> None:
-        from hare_opt.examples import fig1_instance, fig1_schedule
-        from hare_opt.plot import gantt
-        from hare_opt.solvers import solve
-
         inst = fig1_instance()
         panels = [(f"({k}) paper", fig1_schedule(k)) for k in "abc"]
         opt = solve(inst, "cpsat", time_limit=60)
@@ -92,9 +91,6 @@ QUALITY_GEN = dict(rounds=(1, 3), tasks_per_round=(1, 4), heterogeneity=3.0,
 
 def quality_cell(*, seed: int, n_jobs: int, n_gpus: int, max_tasks: int,
                  time_limit: float, exact: str = "cpsat") -> list[dict[str, Any]]:
-    from hare_opt.experiments.quality import score
-    from hare_opt.generators import random_instance
-
     inst = random_instance(seed, n_jobs=n_jobs, n_gpus=n_gpus, max_tasks=max_tasks,
                            name=f"q-{seed}-{n_jobs}-{n_gpus}", **QUALITY_GEN)
     return score(inst, exact=exact, time_limit=time_limit)
@@ -111,8 +107,6 @@ def quality_item() -> Item:
                 for n, m, t in sizes for s in seeds]
 
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
-        from hare_opt.experiments.quality import summarise
-
         table = summarise(df, by=()).rename(columns={
             "mean_ratio": "mean", "max_ratio": "max", "mean_ratio_opt": "mean_where_opt_proved",
             "vs_opt": "opt_proved"})
@@ -153,10 +147,6 @@ def quality_item() -> Item:
 
 def bounds_cell(*, seed: int, n_jobs: int, n_gpus: int, exact: bool,
                 time_limit: float = 20.0, finite_alpha: bool = False) -> list[dict[str, Any]]:
-    from hare_opt.bounds import approx_factor, guarantee, lower_bound
-    from hare_opt.generators import random_instance
-    from hare_opt.solvers import solve
-
     # finite_alpha: sync maps all zero or all positive, so that alpha(2+alpha) says something
     inst = random_instance(seed, n_jobs=n_jobs, n_gpus=n_gpus, max_tasks=8 if exact else None,
                            name=f"b-{seed}", finite_alpha=finite_alpha, **QUALITY_GEN)
@@ -187,9 +177,6 @@ def bounds_item() -> Item:
         return small + big
 
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
-        from hare_opt.falsify import smith_counterexample
-        from hare_opt.solvers import solve
-
         worst_g = float(df["hare_over_guarantee_lb"].max())
         ex = df[df["opt"].notna()] if "opt" in df else df.iloc[0:0]
         lb_ok = bool((ex["lb_over_opt"] <= 1 + 1e-9).all())
@@ -246,11 +233,6 @@ def bounds_item() -> Item:
 # --- scheduler runtime ----------------------------------------------------------------
 
 def runtime_cell(*, seed: int, solver: str, n_jobs: int, n_gpus: int) -> list[dict[str, Any]]:
-    from hare_opt.experiments.items import cluster_of
-    from hare_opt.generators import paper_instance
-    from hare_opt.generators.clusters import TESTBED
-    from hare_opt.solvers import solve
-
     cluster = TESTBED if n_gpus == 15 else cluster_of(n_gpus)
     inst = paper_instance(seed, n_jobs, cluster, name=f"rt-{n_jobs}")
     t0 = time.perf_counter()
@@ -263,9 +245,9 @@ def runtime_item() -> Item:
     def cells(quick: bool) -> list[Cell]:
         hare = [(20, 15), (100, 60), (500, 160), (2000, 512)] + ([] if quick else [(8000, 512)])
         out = [Cell("runtime", {"seed": s, "solver": "hare", "n_jobs": n, "n_gpus": m})
-               for n, m in hare for s in _seeds(quick)[:2]]
+               for n, m in hare for s in seeds(quick)[:2]]
         out += [Cell("runtime", {"seed": s, "solver": r, "n_jobs": n, "n_gpus": m})
-                for r in ("wspt",) for n, m in hare[:3] for s in _seeds(quick)[:2]]
+                for r in ("wspt",) for n, m in hare[:3] for s in seeds(quick)[:2]]
         return out
 
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:

@@ -1,9 +1,10 @@
-"""The items ``hare-opt reproduce`` regenerates: the paper's figures and tables, and ours.
+"""What a reproduction item is, and the simulator comparisons among them.
 
 An item lists its cells (pure functions run by the sweep engine), turns their
 rows into a table, a sentence of our result and a verdict against the paper's
-claim, and draws its figure. Cluster sizes, arrival rates and weights the paper
-does not give are our choices, stated in ``NOTES`` (copied to the README).
+claim, and draws its figure. ``catalog`` assembles the items; cluster sizes,
+arrival rates and weights the paper does not give are our choices, stated in
+``catalog.NOTES`` (copied to the README).
 """
 
 from __future__ import annotations
@@ -20,29 +21,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from hare_opt.experiments.sweep import Cell  # noqa: E402
+from hare_opt.generators import TESTBED  # noqa: E402
+from hare_opt.sweeps.sweep import Cell  # noqa: E402
 
-TESTBED = "V100:8,T4:4,K80:1,M60:2"
 PAPER_POLICIES = ["hare", "allox", "sched-homo", "srtf", "gavel-fifo"]
 ALL_POLICIES = PAPER_POLICIES + ["tiresias", "gavel-las", "hlas"]
 #: Mean inter-arrival on the 15-GPU testbed; larger clusters get proportionally
 #: denser arrivals so that the load per GPU, and hence contention, stays alike.
 TESTBED_GAP_S = 30.0
 
-NOTES = [
-    "* Workloads: `hare_opt.generators.paper_jobs` (the paper's 8 models, 25% per category "
-    "unless a mix is given, Philly-derived durations and GPU demands, Poisson arrivals, "
-    "weights uniform in 1..5 because the paper does not give its weights), bound to a cluster "
-    "by `build_instance` with the committed per-GPU timing tables (hare_opt/data).",
-    f"* Testbed: {TESTBED} (the paper's 15 GPUs); other clusters keep its type proportions. "
-    f"Mean inter-arrival {TESTBED_GAP_S:g} s on 15 GPUs, scaled by 15 / #GPUs on larger "
-    "clusters.",
-    "* Every executed schedule of every policy passed the independent checker; the spread "
-    "shown is the standard deviation over seeds.",
-    "* `hare` is our heuristic in the online simulator (clairvoyant re-planning at arrivals); "
-    "the paper's Algorithm 1 needs an exact MIQP relaxation over all tasks and is compared "
-    "offline on small instances (items fig1 and ours-quality).",
-]
 
 
 def cluster_of(n_gpus: int) -> str:
@@ -67,7 +54,7 @@ class Item:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def _seeds(quick: bool) -> list[int]:
+def seeds(quick: bool) -> list[int]:
     return [0, 1] if quick else [0, 1, 2, 3, 4]
 
 
@@ -80,7 +67,7 @@ def sim_cells(settings: list[dict[str, Any]], policies: list[str]) -> Callable[[
         chosen = [s for s in settings if not quick or s.get("quick", True)]
         return [Cell("simulate", {**{k: v for k, v in s.items() if k != "quick"},
                                   "policies": policies, "seed": seed})
-                for s in chosen for seed in _seeds(quick)]
+                for s in chosen for seed in seeds(quick)]
     return make
 
 
@@ -182,7 +169,7 @@ def large(n_gpus: int, n_jobs: int, **kw: Any) -> dict[str, Any]:
 
 # --- items with their own analysis ------------------------------------------------------
 
-def _cdf_item() -> Item:
+def cdf_item() -> Item:
     policies = ["hare", "allox", "sched-homo", "gavel-fifo", "hlas"]
     limit_s = 25 * 60
 
@@ -223,7 +210,7 @@ def _cdf_item() -> Item:
                 analyse, plot)
 
 
-def _bandwidth_item() -> Item:
+def bandwidth_item() -> Item:
     settings = [{**testbed(bandwidth_gbps=b), "label": f"{b} Gbps"} for b in (10, 15, 25)]
 
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
@@ -241,7 +228,7 @@ def _bandwidth_item() -> Item:
                 lambda t, p: plot_bars(t, p, xlabel="bandwidth"))
 
 
-def _switching_item() -> Item:
+def switching_item() -> Item:
     # 1 ms resolution: Hare's and PipeSwitch's switching costs are 1-13 ms per task.
     settings = [{**testbed(switching=s, unit_ms=1), "label": s}
                 for s in ("default", "pipeswitch", "hare")]
@@ -265,7 +252,7 @@ def _switching_item() -> Item:
                 lambda t, p: plot_bars(t, p, xlabel="switching model"))
 
 
-def _hlas_analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
+def hlas_analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
     table = summarise(df)
     mean = table.pivot(index="label", columns="policy", values="mean")
     gap = 100 * (mean["hlas"] / mean["hare"] - 1)
@@ -277,63 +264,3 @@ def _hlas_analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str
     verdict = (f"hlas best non-clairvoyant; {gap.min():.1f}-{gap.max():.1f}% above hare"
                if beats else "hlas is not the best non-clairvoyant policy")
     return table, ours, verdict
-
-
-ITEMS: dict[str, Item] = {}
-
-
-def _register() -> None:
-    from hare_opt.experiments.offline import bounds_item, fig1_item, quality_item, runtime_item
-    from hare_opt.generators import HETEROGENEITY
-
-    ITEMS["fig1"] = fig1_item()
-    ITEMS["fig12"] = sim_item(
-        "total weighted JCT per scheme: testbed and a large cluster",
-        "Hare cuts total weighted JCT by 47.6%-75.3%; order Hare, Allox, Homo, SRTF, Gavel_FIFO",
-        [{**testbed(), "label": "testbed 15 GPUs, 40 jobs"},
-         {**large(160, 200), "label": "160 GPUs, 200 jobs"}], claim_range=(47.6, 75.3))
-    ITEMS["fig13"] = _cdf_item()
-    ITEMS["fig14"] = sim_item(
-        "200 jobs on 100-180 GPUs",
-        "Hare best at every size; Allox about 2x worse; Gavel_FIFO worst",
-        [{**large(n, 200), "label": f"{n} GPUs", "quick": n in (100, 180)}
-         for n in (100, 120, 140, 160, 180)], policies=PAPER_POLICIES, xlabel="cluster size")
-    ITEMS["fig15"] = sim_item(
-        "160 GPUs, 100-300 jobs",
-        "Hare best; at 300 jobs better by 54.6%-80.5%",
-        [{**large(160, n), "label": f"{n} jobs", "quick": n in (100, 300)}
-         for n in (100, 150, 200, 250, 300)], policies=PAPER_POLICIES, xlabel="number of jobs")
-    ITEMS["fig16"] = sim_item(
-        "heterogeneity low / middle / high",
-        "the gap grows with heterogeneity; Hare close to Sched_Homo at low",
-        # At most 4 tasks per round: the high level has 4 GPUs of a type, and gang
-        # baselines that keep a round on one type (allox) could not run wider jobs.
-        [{**testbed(cluster=spec, mean_interarrival=gap_for(16), max_gpus=4), "label": level}
-         for level, spec in HETEROGENEITY.items()], policies=PAPER_POLICIES,
-        xlabel="heterogeneity")
-    ITEMS["fig17"] = sim_item(
-        "job mix CV:NLP:Speech:Rec",
-        "Hare best for every mix",
-        [{**testbed(mix=list(m)), "label": ":".join(map(str, m))}
-         for m in ((2, 1, 1, 1), (1, 2, 1, 1), (1, 1, 2, 1), (1, 1, 1, 2))],
-        policies=PAPER_POLICIES, xlabel="job mix")
-    ITEMS["fig18"] = _bandwidth_item()
-    ITEMS["fig19"] = sim_item(
-        "batch size B0/2, B0, 2B0",
-        "small effect of batch size; Hare best",
-        [{**testbed(batch_scale=b), "label": lab}
-         for b, lab in ((0.5, "B0/2"), (1.0, "B0"), (2.0, "2B0"))],
-        policies=PAPER_POLICIES, xlabel="batch size")
-    ITEMS["table3"] = _switching_item()
-    ITEMS["ours-quality"] = quality_item()
-    ITEMS["ours-bounds"] = bounds_item()
-    ITEMS["ours-hlas"] = sim_item(
-        "online non-clairvoyant hlas against clairvoyant hare",
-        "(ours) hlas, knowing no remaining rounds, should stay close to clairvoyant hare",
-        [{**testbed(), "label": "testbed"}, {**large(160, 200), "label": "160 GPUs"}],
-        policies=["hare", "hlas", "tiresias", "gavel-fifo"])
-    ITEMS["ours-hlas"].analyse = _hlas_analyse
-    ITEMS["ours-runtime"] = runtime_item()
-
-
-_register()

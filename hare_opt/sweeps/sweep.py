@@ -2,7 +2,7 @@
 
 A sweep is a TOML file: fixed parameters, a grid of parameters whose product
 is taken, the seeds, and the name of a *cell function* registered in
-``hare_opt.experiments.cells``. Each cell (one point of the product) gets a
+``hare_opt.sweeps.cells``. Each cell (one point of the product) gets a
 content-hash key; its result is one JSON file written atomically by the driver
 with a checksum of its payload, so a rerun skips finished cells, and a
 half-written, corrupt or foreign file is detected and the cell redone.
@@ -29,6 +29,7 @@ import pandas as pd
 
 from hare_opt.io import atomic_write_text
 from hare_opt.model import HareOptError
+from hare_opt.sweeps.cells import get_cell_fn
 
 FORMAT = "hare-opt/cell@1"
 
@@ -136,8 +137,6 @@ class Store:
 
 def run_cell(cell: Cell) -> tuple[list[dict[str, Any]], float]:
     """Run one cell (in a worker); returns its rows and wall time."""
-    from hare_opt.experiments.cells import get_cell_fn
-
     t0 = time.perf_counter()
     rows = get_cell_fn(cell.fn)(**cell.params)
     return rows, time.perf_counter() - t0

@@ -9,17 +9,15 @@ no model names, so it runs with its own overheads (``instance``) or none.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from hare_opt.model import Instance
+from hare_opt.generators.clusters import TESTBED, parse_cluster
+from hare_opt.generators.paper import build_instance, paper_jobs
+from hare_opt.generators.philly import philly_jobs_to_specs
+from hare_opt.generators.random_gen import random_instance
+from hare_opt.io.philly import load_philly_jobs
+from hare_opt.model import Instance, OptionError
 
 WORKLOADS = ("paper", "philly", "random")
 SWITCHING = ("default", "pipeswitch", "hare", "none")
-
-
-def without_switching(instance: Instance) -> Instance:
-    """The same instance with every switching overhead set to zero."""
-    return instance.with_jobs([replace(j, switch_overhead=0) for j in instance.jobs])
 
 
 def instance_switching(instance: Instance, switching: str | None) -> Instance:
@@ -27,10 +25,11 @@ def instance_switching(instance: Instance, switching: str | None) -> Instance:
     if switching in (None, "instance"):
         return instance
     if switching == "none":
-        return without_switching(instance)
-    raise ValueError(f"--switching {switching}: an instance file names no models, so only "
-                     "'instance' (its own overheads) or 'none' apply; use --workload paper "
-                     "or philly for the Table 3 switching models")
+        return instance.without_setups()
+    raise OptionError(f"{switching!r}: an instance file names no models, so only 'instance' "
+                      "(its own overheads) or 'none' apply; use --workload paper or philly "
+                      "for the Table 3 switching models", option="switching",
+                      owner="simulate")
 
 
 def workload_instance(workload: str, *, seed: int = 0, n_jobs: int = 40,
@@ -43,26 +42,22 @@ def workload_instance(workload: str, *, seed: int = 0, n_jobs: int = 40,
     the Philly-derived arrival and duration tables shipped in hare_opt/data;
     ``random``: ``random_instance`` with releases, on the cluster's GPU types.
     """
-    from hare_opt.generators import TESTBED, build_instance, paper_jobs, parse_cluster
 
     if workload not in WORKLOADS:
-        raise ValueError(f"--workload: must be one of {', '.join(WORKLOADS)}, got {workload!r}")
+        raise OptionError(f"must be one of {', '.join(WORKLOADS)}, got {workload!r}",
+                          option="workload", owner="simulate")
     if switching not in SWITCHING:
-        raise ValueError(f"--switching: must be one of {', '.join(SWITCHING)} for a generated "
-                         f"workload, got {switching!r}")
+        raise OptionError(f"must be one of {', '.join(SWITCHING)} for a generated workload, "
+                          f"got {switching!r}", option="switching", owner="simulate")
     gpus = parse_cluster(TESTBED if cluster == "testbed" else cluster)
     name = f"{workload}-s{seed}-n{n_jobs}"
     if workload == "random":
-        from hare_opt.generators import random_instance
-
         types = tuple(dict.fromkeys(g.type for g in gpus))
         inst = random_instance(seed, n_jobs=n_jobs, n_gpus=len(gpus), gpu_types=types,
                                rounds=(1, 6), tasks_per_round=(1, 4), release_spread=20 * n_jobs,
                                sync=(0, 3), switch_overhead=(0, 3), name=name)
-        return without_switching(inst) if switching == "none" else inst
+        return inst.without_setups() if switching == "none" else inst
     if workload == "philly" and trace is not None:
-        from hare_opt.io.philly import load_philly_jobs, philly_jobs_to_specs
-
         specs = philly_jobs_to_specs(load_philly_jobs(trace), seed, n_jobs, **job_options)
     else:
         arrival = "trace" if workload == "philly" else "poisson"

@@ -1,0 +1,54 @@
+"""``HarePlanner``: our heuristic as the planner of an online policy, from a running cluster.
+
+A clairvoyant planner may compare its own plans, so it tries ``evals`` schedules of
+the residual (its portfolio of orders x dispatchers) and keeps the best planned
+objective; with a ``Warm`` it plans only the work left on the cluster as it is
+(docs/theory.md, "Warm starts"). With an idle cluster the residual alone is exact, and
+the planner runs ``solve_hare`` itself, guarantee step included, checked on its way out.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hare_opt.checker import verify
+from hare_opt.heuristics.hare import DEFAULT_BUDGET, HareOptions, search_hare, solve_hare
+from hare_opt.model import Instance, Schedule
+from hare_opt.model.options import Run
+from hare_opt.model.planning import Warm
+
+#: Schedules tried per plan by default: the portfolio of 5 orders x 4 dispatchers.
+PLAN_EVALS = 20
+
+
+class HarePlanner:
+    """``evals`` candidate schedules per plan, at most ``DEFAULT_BUDGET`` round placements
+    (``improve`` and ``budget`` override what ``evals`` implies)."""
+
+    name = "hare"
+    warm = True
+
+    def __init__(self, *, evals: int = PLAN_EVALS, improve: bool | None = None,
+                 budget: int | None = None):
+        self.evals, self.improve, self.budget = evals, improve, budget
+        self.plans = 0
+
+    def options(self, residual: Instance) -> HareOptions:
+        improve = self.evals > 1 if self.improve is None else self.improve
+        budget = (min(self.evals * int(residual.rounds.sum()), DEFAULT_BUDGET)
+                  if self.budget is None else self.budget)
+        return HareOptions(improve=improve, budget=budget)
+
+    def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
+        self.plans += 1
+        opts = self.options(residual)
+        if warm is None:
+            run = Run(time_limit=max(1e-3, deadline - time.perf_counter()))
+            return verify(residual, solve_hare(residual, run, opts)).schedule
+        search = search_hare(residual, warm=warm, improve=opts.improve, budget=opts.budget,
+                             deadline=deadline)
+        return search.best.schedule()
+
+    def stats(self) -> dict[str, Any]:
+        return {"planner": self.name, "planner_evals": self.evals}

@@ -1,0 +1,43 @@
+"""Options of the portfolio: which backends run, and each backend's own options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hare_opt.model import OptionError
+from hare_opt.model.options import Options, option
+from hare_opt.solvers.base import SOLVERS, solver_names
+
+
+def members() -> tuple[str, ...]:
+    """The registered solvers marked as portfolio members, in registration order."""
+    return tuple(solver_names(portfolio=True))
+
+
+@dataclass(frozen=True)
+class PortfolioOptions(Options):
+    """``backend_options`` maps a backend's name to its options, e.g.
+    ``{"milp": {"max_vars": 10000}, "cpsat": {"linearization_level": 2}}``."""
+
+    special: bool = option(True, doc="return the closed-form optimum of a special case "
+                                     "at once (solvers/special.py)")
+    backends: tuple[str, ...] = option(factory=members, doc="backends to run (default: every "
+                                                            "registered portfolio member)")
+    quick: bool = option(True, doc="first try CP-SAT, then bnb, in-process for a few seconds")
+    backend_options: dict[str, dict[str, Any]] = option(factory=dict,
+                                                        doc="options per backend")
+
+    owner = "solver 'portfolio'"
+
+    def __post_init__(self) -> None:
+        known = members()
+        if not self.backends or set(self.backends) - set(known):
+            raise OptionError(f"must be some of {', '.join(known)}, got {self.backends!r}",
+                              option="backends", owner=self.owner)
+        for name, opts in self.backend_options.items():
+            if name not in known or not isinstance(opts, dict):
+                raise OptionError(f"must map backends ({', '.join(known)}) to option "
+                                  f"mappings, got {name!r}: {opts!r}",
+                                  option="backend_options", owner=self.owner)
+            SOLVERS.spec(name).parse_options(opts)  # a bad option fails before any run

@@ -1,0 +1,235 @@
+"""The paper's claims as data, and verdicts computed from them with stated tolerances.
+
+A reproduction item states what the paper claims as a ``Claim`` (a range of reductions,
+a set of values, an ordering, a bound on an effect) and compares our per-seed
+measurements with it: means with 95% confidence intervals over the evaluation seeds,
+and per-seed *paired* reductions (the same workload under two policies). The verdict is
+``reproduced`` only when the measured numbers lie within the claim widened by its
+tolerance, ``partly`` when the claim's direction holds but not its numbers, ``not
+reproduced`` otherwise; each verdict carries its reason. An input copied from the paper
+is labelled ``input``, never a result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+REPRODUCED, PARTLY, NOT_REPRODUCED = "reproduced", "partly", "not reproduced"
+INPUT, MEASURED = "input (the paper's measurement)", "measured"
+#: Confidence level of every interval reported.
+LEVEL = 0.95
+
+
+def mean_ci(values: Sequence[float] | np.ndarray, level: float = LEVEL
+            ) -> tuple[float, float, float]:
+    """(mean, low, high): Student's t interval of the mean (a point for one value)."""
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    m = float(x.mean())
+    if len(x) < 2 or float(x.std(ddof=1)) == 0.0:
+        return m, m, m
+    half = float(stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return m, m - half, m + half
+
+
+def fmt_ci(ci: tuple[float, float, float], unit: str = "%", digits: int = 1) -> str:
+    m, lo, hi = ci
+    if not math.isfinite(m):
+        return "n/a"
+    if lo == hi:
+        return f"{m:.{digits}f}{unit}"
+    return f"{m:.{digits}f}{unit} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def paired_reductions(df: pd.DataFrame, ours: str, other: str, *, metric: str,
+                      by: Sequence[str] = ("label",)) -> pd.DataFrame:
+    """Per seed (and setting): 100 (1 - ours / other) of ``metric``, the same workload
+    under both policies. Columns: the ``by`` keys, ``seed``, ``reduction_pct``."""
+    keys = [*by, "seed"]
+    a = df[df["policy"] == ours].set_index(keys)[metric]
+    b = df[df["policy"] == other].set_index(keys)[metric]
+    both = pd.concat({"ours": a, "other": b}, axis=1).dropna()
+    out = (100 * (1 - both["ours"] / both["other"])).rename("reduction_pct").reset_index()
+    return out
+
+
+def reduction_table(df: pd.DataFrame, ours: str, *, metric: str,
+                    by: Sequence[str] = ("label",)) -> pd.DataFrame:
+    """For every other policy and setting: mean paired reduction with its 95% CI, and how
+    many seeds ours was better."""
+    rows = []
+    for other in dict.fromkeys(df["policy"]):
+        if other == ours:
+            continue
+        red = paired_reductions(df, ours, other, metric=metric, by=by)
+        for key, g in red.groupby(list(by), sort=False):
+            m, lo, hi = mean_ci(g["reduction_pct"])
+            rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))),
+                         "vs": other, "seeds": len(g), "reduction_pct": m,
+                         "ci_low": lo, "ci_high": hi,
+                         "ours_better": int((g["reduction_pct"] > 0).sum())})
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.status}: {self.reason}" if self.reason else self.status
+
+
+@dataclass(frozen=True)
+class ReductionRange:
+    """The paper: ours cuts ``metric`` by ``low``-``high`` % against ``against`` (every
+    listed baseline, at every setting unless ``settings`` names some). Reproduced when
+    every mean paired reduction lies in [low - tol, high + tol]; partly when ours is
+    significantly better than each of them (CI above 0) but some mean lies outside."""
+
+    low: float
+    high: float
+    against: tuple[str, ...]
+    tol: float = 10.0
+    settings: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return (f"reductions {self.low:g}%-{self.high:g}% vs {', '.join(self.against)} "
+                f"(tolerance +-{self.tol:g} points)")
+
+    def judge(self, table: pd.DataFrame) -> Verdict:
+        t = table[table["vs"].isin(self.against)]
+        if self.settings:
+            t = t[t["label"].isin(self.settings)]
+        missing = set(self.against) - set(t["vs"])
+        if t.empty or missing:
+            return Verdict(NOT_REPRODUCED, f"no measurement vs {sorted(missing) or 'any'}")
+        worse = t[t["ci_high"] < 0]
+        if len(worse):
+            w = worse.iloc[0]
+            return Verdict(NOT_REPRODUCED, f"{w['vs']} is significantly better at {w['label']} "
+                                           f"({w['reduction_pct']:.1f}%)")
+        lo, hi = self.low - self.tol, self.high + self.tol
+        outside = t[(t["reduction_pct"] < lo) | (t["reduction_pct"] > hi)]
+        if outside.empty:
+            return Verdict(REPRODUCED, f"all {len(t)} mean reductions in [{lo:g}, {hi:g}]%")
+        unsure = t[t["ci_low"] <= 0]
+        span = f"{t['reduction_pct'].min():.1f}% to {t['reduction_pct'].max():.1f}%"
+        if unsure.empty:
+            return Verdict(PARTLY, f"better than each, but reductions {span}, outside "
+                                   f"[{lo:g}, {hi:g}]%")
+        u = unsure.iloc[0]
+        return Verdict(NOT_REPRODUCED, f"reductions {span}; vs {u['vs']} at {u['label']} not "
+                                       f"significant (CI {u['ci_low']:.1f} to {u['ci_high']:.1f}%)")
+
+
+@dataclass(frozen=True)
+class Best:
+    """The paper: ours is best (lowest ``metric``) against every other policy shown.
+    Reproduced when every paired reduction is significantly positive (CI above 0)."""
+
+    def describe(self) -> str:
+        return "ours best at every setting (paired 95% CI of the reduction above 0)"
+
+    def judge(self, table: pd.DataFrame) -> Verdict:
+        if table.empty:
+            return Verdict(NOT_REPRODUCED, "no measurement")
+        worse = table[table["ci_high"] < 0]
+        if len(worse):
+            w = worse.iloc[0]
+            return Verdict(NOT_REPRODUCED, f"{w['vs']} significantly better at {w['label']}")
+        unsure = table[table["ci_low"] <= 0]
+        if len(unsure):
+            u = unsure.iloc[0]
+            return Verdict(PARTLY, f"not significantly better than {u['vs']} at {u['label']} "
+                                   f"({u['reduction_pct']:.1f}%, CI {u['ci_low']:.1f} to "
+                                   f"{u['ci_high']:.1f}%)")
+        return Verdict(REPRODUCED, f"significantly better in all {len(table)} comparisons")
+
+
+@dataclass(frozen=True)
+class Values:
+    """The paper's values of a quantity per policy (e.g. % of jobs within 25 min).
+    Reproduced when every mean lies within ``tol`` (same unit) of the paper's value."""
+
+    values: dict[str, float] = field(default_factory=dict)
+    tol: float = 10.0
+    unit: str = "%"
+
+    def describe(self) -> str:
+        shown = ", ".join(f"{p} {v:g}{self.unit}" for p, v in self.values.items())
+        return f"{shown} (tolerance +-{self.tol:g}{self.unit})"
+
+    def judge(self, measured: dict[str, tuple[float, float, float]]) -> Verdict:
+        off = {p: measured[p][0] - v for p, v in self.values.items() if p in measured}
+        if len(off) < len(self.values):
+            return Verdict(NOT_REPRODUCED, f"no measurement for "
+                                           f"{sorted(set(self.values) - set(off))}")
+        bad = {p: d for p, d in off.items() if abs(d) > self.tol}
+        if not bad:
+            return Verdict(REPRODUCED, f"all within {self.tol:g}{self.unit} of the paper")
+        ranked_paper = sorted(self.values, key=self.values.get)
+        ranked_ours = sorted(self.values, key=lambda p: measured[p][0])
+        why = ", ".join(f"{p} {d:+.1f}{self.unit}" for p, d in bad.items())
+        if ranked_paper == ranked_ours:
+            return Verdict(PARTLY, f"same order as the paper, but off by {why}")
+        return Verdict(NOT_REPRODUCED, f"off by {why}; order {' < '.join(ranked_ours)} vs the "
+                                       f"paper's {' < '.join(ranked_paper)}")
+
+
+@dataclass(frozen=True)
+class Change:
+    """The paper: a quantity changes by ``value`` % between two settings (e.g. Hare's
+    weighted JCT falls 31.2% from 10 to 25 Gbps). Reproduced within ``tol`` points;
+    partly when the sign is the same and the CI excludes 0."""
+
+    value: float
+    tol: float = 10.0
+
+    def describe(self) -> str:
+        return f"a change of {self.value:g}% (tolerance +-{self.tol:g} points)"
+
+    def judge(self, ci: tuple[float, float, float]) -> Verdict:
+        m, lo, hi = ci
+        if not math.isfinite(m):
+            return Verdict(NOT_REPRODUCED, "no measurement")
+        if abs(m - self.value) <= self.tol:
+            return Verdict(REPRODUCED, f"{m:.1f}% vs the paper's {self.value:g}%")
+        same_sign = (lo > 0 and self.value > 0) or (hi < 0 and self.value < 0)
+        if same_sign:
+            return Verdict(PARTLY, f"same direction, {m:.1f}% vs the paper's {self.value:g}%")
+        return Verdict(NOT_REPRODUCED, f"{m:.1f}% (CI {lo:.1f} to {hi:.1f}%) vs the paper's "
+                                       f"{self.value:g}%")
+
+
+@dataclass(frozen=True)
+class SmallEffect:
+    """The paper: a setting has a small effect: every mean relative change stays within
+    ``limit`` %."""
+
+    limit: float = 10.0
+
+    def describe(self) -> str:
+        return f"effect within +-{self.limit:g}%"
+
+    def judge(self, changes: dict[str, tuple[float, float, float]]) -> Verdict:
+        big = {k: v[0] for k, v in changes.items() if abs(v[0]) > self.limit}
+        if not big:
+            return Verdict(REPRODUCED, "every change within " + f"{self.limit:g}%")
+        return Verdict(NOT_REPRODUCED, ", ".join(f"{k} {v:+.1f}%" for k, v in big.items()))
+
+
+def combine(*verdicts: Verdict) -> Verdict:
+    """The weakest status of several sub-claims, with every reason."""
+    order = [NOT_REPRODUCED, PARTLY, REPRODUCED]
+    ranked = [v for v in verdicts if v.status in order]
+    status = min((v.status for v in ranked), key=order.index) if ranked else MEASURED
+    return Verdict(status, "; ".join(v.reason for v in verdicts if v.reason))

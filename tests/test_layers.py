@@ -1,0 +1,188 @@
+"""The package's layers only point down, and no import cycle hides anywhere.
+
+Read with ``ast`` (nothing is imported): every ``import`` of a hare_opt module,
+at module level or inside a function, counts; imports under ``if TYPE_CHECKING:``
+are annotations only and do not. A module may import from its own package and
+from lower layers; the registries name higher layers by string (``"module:attr"``),
+which is how a lower layer may point at an implementation above it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "hare_opt"
+
+#: Rank of each top-level part of the package; equal ranks may not import each other.
+LAYERS = {
+    "util": 0,
+    "model": 1,
+    "io": 2, "checker": 2,
+    "generators": 3, "bounds": 3, "examples": 3,
+    "heuristics": 4,
+    "solvers": 5, "plot": 5,
+    "sim": 6,
+    "falsify": 7, "sweeps": 7,
+    "cli": 8,
+}
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imports(path: Path) -> set[str]:
+    """hare_opt modules the file imports at run time (TYPE_CHECKING blocks skipped)."""
+    return imports_in(path.read_text(), module_name(path), path.name == "__init__.py")
+
+
+def imports_in(source: str, me: str, is_package: bool = False) -> set[str]:
+    """hare_opt modules that ``source`` (module ``me``) imports at run time."""
+    tree = ast.parse(source)
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("hare_opt"))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative import: from the module's package upwards
+                pkg = me.split(".")
+                pkg = pkg[: len(pkg) - node.level + (1 if is_package else 0)]
+                base = ".".join([*pkg, base] if base else pkg)
+            if base.startswith("hare_opt"):
+                for alias in node.names:  # "from pkg import module" imports the module
+                    candidate = f"{base}.{alias.name}"
+                    found.add(candidate if module_path(candidate) else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def module_path(name: str) -> Path | None:
+    base = PACKAGE.parent.joinpath(*name.split("."))
+    for p in (base.with_suffix(".py"), base / "__init__.py"):
+        if p.exists():
+            return p
+    return None
+
+
+def part(name: str) -> str | None:
+    """The top-level part of ``hare_opt.x.y`` (None for the package root)."""
+    bits = name.split(".")
+    return bits[1] if len(bits) > 1 else None
+
+
+def graph() -> dict[str, set[str]]:
+    """Module -> the hare_opt modules it imports."""
+    g: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        g[module_name(path)] = {dst for dst in imports(path) if module_path(dst)}
+    return g
+
+
+def edges(g: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return [(s, d) for s, ds in g.items() for d in ds]
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in g.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_part_has_a_layer():
+    parts = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+             if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
+    assert parts <= set(LAYERS), f"give these a layer in LAYERS: {sorted(parts - set(LAYERS))}"
+
+
+def test_layers_only_point_down():
+    wrong = []
+    for src, dst in edges(graph()):
+        a, b = part(src), part(dst)
+        if a is None or b is None or a == b:
+            continue  # the package root is the facade; a part may use itself
+        if LAYERS[b] >= LAYERS[a]:
+            wrong.append(f"{src} -> {dst} ({a}: layer {LAYERS[a]}, {b}: layer {LAYERS[b]})")
+    assert not wrong, "imports pointing up or sideways:\n" + "\n".join(sorted(wrong))
+
+
+def test_no_import_cycle():
+    # A package's __init__ re-exports its modules: an edge back to it from one of its own
+    # modules is how Python packages work, not a cycle between concepts.
+    g = {s: {d for d in ds if not s.startswith(d + ".")} for s, ds in graph().items()}
+    found = cycles(g)
+    assert not found, f"import cycles: {found[:5]}"
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import hare_opt.model\n", {"hare_opt.model"}),
+    ("from hare_opt.model import errors\n", {"hare_opt.model.errors"}),
+    ("from hare_opt.model import Instance\n", {"hare_opt.model"}),
+    ("from . import options\n", {"hare_opt.model.options"}),
+    ("from ..checker import check\n", {"hare_opt.checker.check"}),
+    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import hare_opt.sim\n", set()),
+    ("def f():\n    from hare_opt import checker\n", {"hare_opt.checker"}),
+])
+def test_the_scanner_sees_what_python_imports(source, expected):
+    assert imports_in(source, "hare_opt.model.result") == expected
+
+
+def test_an_upward_import_would_fail():
+    # The rule the test enforces, on an edge that must never appear.
+    a, b = part("hare_opt.model.result"), part("hare_opt.solvers.base")
+    assert LAYERS[b] > LAYERS[a]

@@ -1,0 +1,142 @@
+"""Adding a solver or a policy is one module plus one registration: the tests pick it up.
+
+A plugin registers a toy exact solver and a toy policy before collection (``pytest -p``);
+the cross-checking tests then run on them with no edit, and a deliberately wrong toy is
+caught by them. The registries themselves are checked for names, options and claims.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hare_opt.model import Instance, Status
+from hare_opt.sim import POLICIES
+from hare_opt.solvers import SOLVERS, available_solvers, claimed_factor, solver_names
+from hare_opt.util.registry import resolve
+
+TESTS = Path(__file__).resolve().parent
+
+PLUGIN = textwrap.dedent('''
+    """Toy registrations, loaded with ``pytest -p toy_plugin`` before collection."""
+    from dataclasses import dataclass
+
+    from hare_opt.model import Result, Status
+    from hare_opt.model.options import Options, Run, option
+    from hare_opt.sim import register_policy
+    from hare_opt.solvers import SolverSpec, register, solve
+
+
+    @dataclass(frozen=True)
+    class ToyOptions(Options):
+        honest: bool = option(True)
+
+
+    def solve_toy(instance, run: Run, options: ToyOptions) -> Result:
+        """An "exact" solver: CP-SAT with one worker, or (not honest) Smith's order
+        reported as optimal, which the cross-checks must catch."""
+        if options.honest:
+            res = solve(instance, "cpsat", time_limit=run.time_limit, threads=1)
+        else:
+            res = solve(instance, "wspt")
+            res.status = Status.OPTIMAL
+        res.solver = "toy"
+        return res
+
+
+    class HeavyFirst:
+        """Heaviest ready job first, each task on its earliest-finish idle GPU; with
+        ``lazy`` it never starts anything (the simulator must report that)."""
+
+        name, mode = "toy-policy", "relaxed"
+
+        def __init__(self, lazy=False):
+            self.lazy = lazy
+
+        def reset(self, sim):
+            self.ready = set()
+
+        def decide(self, sim, events):
+            if self.lazy:
+                return
+            self.ready |= set(events.arrived) | set(events.opened)
+            self.ready = {j for j in self.ready if sim.ready(j)}
+            for j in sorted(self.ready, key=lambda j: -int(sim.inst.weight[j])):
+                r = int(sim.state.round[j])
+                while sim.state.round[j] == r:
+                    g = int(sim.finishes(j).argmin())
+                    if not sim.idle(g):
+                        break
+                    sim.start(j, g)
+
+        def stats(self):
+            return {}
+
+
+    register(SolverSpec("toy", solve_toy, "exact", ToyOptions))
+    register_policy("toy-policy", HeavyFirst)
+''')
+
+
+def run_pytest(tmp_path: Path, *args: str, honest: bool = True) -> subprocess.CompletedProcess:
+    source = PLUGIN if honest else PLUGIN.replace("honest: bool = option(True)",
+                                                   "honest: bool = option(False)").replace(
+        "def __init__(self, lazy=False)", "def __init__(self, lazy=True)")
+    (tmp_path / "toy_plugin.py").write_text(source)
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{TESTS}", "CI": "true"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "toy_plugin", "-v",
+                           "-p", "no:cacheprovider", *args], cwd=TESTS.parent, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_a_registered_toy_solver_and_policy_are_cross_checked(tmp_path):
+    out = run_pytest(tmp_path, "tests/test_exact.py", "tests/test_sim.py", "-k",
+                     "toy and (brute_force or smith or fig1_beats or every_policy_gives_checked)")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    for test in ("test_exact.py::test_matches_brute_force[toy]",
+                 "test_exact.py::test_single_gpu_smith_rule[toy]",
+                 "test_exact.py::test_fig1_beats_paper[toy]",
+                 "test_sim.py::test_every_policy_gives_checked_schedules[toy-policy]"):
+        assert f"{test} PASSED" in out.stdout, out.stdout[-3000:]
+
+
+def test_a_wrong_toy_solver_and_policy_are_caught(tmp_path):
+    out = run_pytest(tmp_path, "tests/test_exact.py", "tests/test_sim.py", "-k",
+                     "toy and (brute_force or every_policy_gives_checked)", honest=False)
+    assert out.returncode == 1, out.stdout[-3000:]
+    assert "test_matches_brute_force[toy] FAILED" in out.stdout
+    assert "test_every_policy_gives_checked_schedules[toy-policy] FAILED" in out.stdout
+
+
+@pytest.mark.parametrize("name", solver_names())
+def test_every_solver_spec_is_complete(name):
+    spec = SOLVERS.spec(name)
+    assert spec.kind in ("exact", "heuristic", "rule", "improver")
+    cls = spec.options_class()
+    cls.parse({})  # the defaults pass their own validation
+    assert [n for n, _, _ in cls.describe()] == cls.names()
+    if spec.guarantee is not None:
+        assert callable(resolve(spec.guarantee))
+    assert name in available_solvers()
+
+
+def test_registry_views_agree():
+    assert set(solver_names("exact")) >= {"cpsat", "milp", "bnb", "portfolio"}
+    assert solver_names(portfolio=True) == ["cpsat", "milp", "bnb"]
+    assert {"hare", "hare-paper"} <= set(solver_names("heuristic"))
+    assert {p.name for p in POLICIES if p.mode == "gang"} >= {"gavel-fifo", "allox"}
+
+
+def test_claims_come_from_the_registry():
+    from hare_opt.examples import smith_counterexample
+
+    inst: Instance = smith_counterexample(2, 3)
+    assert claimed_factor(inst, "hare-paper") == 3.0  # alpha = 1 on one GPU
+    assert claimed_factor(inst, "wspt") is None
+    assert claimed_factor(inst, "hare") >= 1.0
+    assert Status.OPTIMAL.has_schedule and not Status.UNKNOWN.has_schedule

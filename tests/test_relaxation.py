@@ -1,0 +1,212 @@
+"""The compact relaxation (hare_opt.heuristics.relaxation) against an independent oracle.
+
+The oracle is the former pairwise MILP (tests/relaxation_oracle.py): both solve
+Hare_Sched_RL exactly, so their optima must agree. Also: availability times,
+limits that must never be reported as optimal, and the size guard.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import assume, event, given
+from hypothesis import strategies as st
+from relaxation_oracle import pairwise_optimum
+from strategies import instances
+
+from hare_opt.checker import check
+from hare_opt.heuristics.relaxation import RelaxationTooLargeError, build, ladder, solve_relaxation
+from hare_opt.heuristics.relaxation_points import RelaxedTasks, eft_start, fixed_assignment_lp
+from hare_opt.model import HareOptError, Instance, Model
+from hare_opt.solvers import solve
+
+
+def _queyranne_slack(inst, relax, avail) -> np.ndarray:
+    """Per GPU: sum p (x - A) - (L^2 - Q) / 2 at the returned point (>= 0 when feasible)."""
+    p = inst.proc[relax.tasks.job, relax.gpu].astype(float)
+    out = []
+    for m in range(inst.num_gpus):
+        on = relax.gpu == m
+        load = p[on].sum()
+        out.append((p[on] * (relax.x[on] - avail[m])).sum() - (load**2 - (p[on] ** 2).sum()) / 2)
+    return np.array(out)
+
+
+@given(inst=instances(max_jobs=3, max_tasks=7))
+def test_compact_matches_pairwise_oracle(inst):
+    oracle, proved = pairwise_optimum(inst)
+    assume(proved)
+    relax = solve_relaxation(inst, time_limit=60)
+    assert relax.optimal
+    assert relax.objective == pytest.approx(oracle, rel=1e-6, abs=1e-6)
+    assert relax.bound == pytest.approx(oracle, rel=1e-6, abs=1e-6)
+    assert relax.stats["stopped_by"] is None and relax.stats["gap"] <= 1e-6
+    # the returned point is feasible: releases, barriers (via the LP) and every GPU's inequality
+    assert (relax.x >= inst.release[relax.tasks.job] - 1e-7).all()
+    assert (_queyranne_slack(inst, relax, np.zeros(inst.num_gpus)) >= -1e-6).all()
+    # a coarse ladder leaves most secants to the lazy rounds: same optimum
+    lazy = solve_relaxation(inst, time_limit=60, ladder_ratio=4.0)
+    assert lazy.optimal
+    assert lazy.objective == pytest.approx(oracle, rel=1e-6, abs=1e-6)
+    event(f"lazy rounds: {min(lazy.stats['rounds'], 3)}")
+
+
+def test_lazy_secants_reach_the_oracle():
+    # A ladder too coarse to be exact: the optimum comes from secants added in later
+    # rounds (two GPUs, loads of 10-40, secants up front only at 1, 8, 64, ...).
+    rng = random.Random(1)
+    rounds = []
+    for trial in range(12):
+        m = Model()
+        m.add_gpu("A")
+        m.add_gpu("B")
+        for _ in range(rng.randint(3, 5)):
+            m.add_job({"A": rng.randint(1, 9), "B": rng.randint(1, 9)}, rounds=rng.randint(1, 2),
+                      tasks_per_round=rng.randint(1, 2), weight=rng.randint(1, 5))
+        inst = m.build(f"lazy-{trial}")
+        oracle, proved = pairwise_optimum(inst)
+        relax = solve_relaxation(inst, ladder_ratio=8.0)
+        assert proved and relax.optimal
+        assert relax.objective == pytest.approx(oracle, rel=1e-9, abs=1e-6)
+        assert relax.stats["cuts"] - relax.stats["initial_cuts"] >= relax.stats["rounds"] - 1
+        rounds.append(relax.stats["rounds"])
+    assert max(rounds) >= 3 and sum(r > 1 for r in rounds) >= 4
+
+
+@given(inst=instances(max_jobs=3, max_tasks=7, releases=False),
+       shift=st.integers(1, 20))
+def test_common_availability_shifts_the_optimum(inst, shift):
+    # No releases and every GPU free from c: x -> x + c maps the offline relaxation
+    # onto this one (barriers and the shifted inequality are invariant).
+    base = solve_relaxation(inst, time_limit=60)
+    late = solve_relaxation(inst, time_limit=60, gpu_available=[shift] * inst.num_gpus)
+    assume(base.optimal and late.optimal)
+    expected = base.objective + shift * inst.weight.sum()
+    assert late.objective == pytest.approx(expected, rel=1e-6, abs=1e-6)
+
+
+@given(p=st.lists(st.integers(1, 6), min_size=1, max_size=5),
+       w=st.lists(st.integers(1, 6), min_size=5, max_size=5),
+       avail=st.integers(0, 9))
+def test_one_gpu_closed_form_with_availability(p, w, avail):
+    # One GPU free from A, R = K = 1, no releases: x = A + x', and the LP
+    # sum p x' >= sum_{i<k} p_i p_k loads all of it on the least w/p job.
+    m = Model()
+    m.add_gpu("G")
+    for pi, wi in zip(p, w):
+        m.add_job({"G": pi}, weight=wi)
+    inst = m.build()
+    pairs = sum(p[i] * p[k] for i in range(len(p)) for k in range(i + 1, len(p)))
+    closed = (sum((avail + pi) * wi for pi, wi in zip(p, w))
+              + min(wi / pi for pi, wi in zip(p, w)) * pairs)
+    relax = solve_relaxation(inst, gpu_available=[avail])
+    assert relax.optimal
+    assert relax.objective == pytest.approx(closed, abs=1e-6)
+
+
+@given(inst=instances(max_jobs=3, max_tasks=8), data=st.data())
+def test_availability_respected(inst, data):
+    avail = np.array(data.draw(st.lists(st.integers(0, 15), min_size=inst.num_gpus,
+                                        max_size=inst.num_gpus)))
+    relax = solve_relaxation(inst, time_limit=30, gpu_available=avail)
+    assert (relax.x >= avail[relax.gpu] - 1e-7).all()
+    assert (_queyranne_slack(inst, relax, avail) >= -1e-6).all()
+    assert relax.bound <= relax.objective + 1e-6
+    res = solve(inst, "hare-paper", gpu_available=list(avail))
+    assert check(inst, res.schedule).feasible
+    gpu = res.schedule.gpu_indices(inst)
+    assert (res.schedule.start >= avail[gpu]).all()
+    assert res.lower_bound is None  # a bound for the busy cluster is none for the instance
+
+
+@given(inst=instances(max_jobs=4, max_tasks=10, max_gpus=3), data=st.data())
+def test_every_feasible_point_is_a_feasible_mip_start(inst, data):
+    # The MIP start of every round comes from values(): it must satisfy every row
+    # (symmetry breaking included) for any assignment, with or without availability.
+    avail = np.array(data.draw(st.lists(st.integers(0, 4), min_size=inst.num_gpus,
+                                        max_size=inst.num_gpus)), dtype=float)
+    tasks = RelaxedTasks.of(inst)
+    start = eft_start(inst, tasks, avail)
+    gpu = np.array([data.draw(st.sampled_from(np.flatnonzero(inst.eligible[n]).tolist()))
+                    for n in tasks.job.tolist()])
+    pt = fixed_assignment_lp(inst, tasks, gpu, avail)
+    # caps come from the worse point: a MIP start is never worse than the one they came from
+    model = build(inst, tasks, max(start, pt, key=lambda q: q.objective), avail)
+    ladder(model, start, 1.5)
+    for point in (start, pt):
+        v = np.array(model.values(point))
+        lm = model.lm
+        assert (v >= np.array(lm.lb) - 1e-6).all() and (v <= np.array(lm.ub) + 1e-6).all()
+        for idx, vals, lo, hi in lm.rows:
+            act = float(np.dot(v[idx], vals))
+            tol = 1e-6 * max(1.0, abs(act))
+            assert lo - tol <= act <= hi + tol
+        assert np.dot(lm.cost, v) == pytest.approx(point.objective, rel=1e-9, abs=1e-6)
+
+
+def test_fixed_assignment_lp_is_a_lower_envelope():
+    # The relaxation's optimum is the best fixed-assignment LP over all assignments:
+    # on two GPUs and three one-task jobs, enumerate all 8 assignments.
+    m = Model()
+    m.add_gpu("A")
+    m.add_gpu("B")
+    for pa, pb, w in ((3, 5, 2), (4, 2, 1), (2, 2, 3)):
+        m.add_job({"A": pa, "B": pb}, weight=w, sync_time=1)
+    inst = m.build()
+    relax = solve_relaxation(inst)
+    zero = np.zeros(2)
+    best = min(fixed_assignment_lp(inst, relax.tasks, np.array(g), zero).objective
+               for g in np.ndindex(2, 2, 2))
+    assert relax.optimal
+    assert relax.objective == pytest.approx(best, abs=1e-6)
+
+
+def _busy() -> Instance:
+    """12 tasks on 4 GPUs whose relaxation the root node does not prove."""
+    m = Model()
+    m.add_gpus("A", 2)
+    m.add_gpus("B", 2)
+    for i in range(3):
+        m.add_job({"A": 2 + i % 3, "B": 5 + i}, rounds=2, tasks_per_round=2, weight=1 + i % 4,
+                  release=i, sync_time=1)
+    return m.build("busy")
+
+
+def test_limits_never_claim_optimal_and_node_limit_is_deterministic():
+    inst = _busy()
+    runs = [solve(inst, "hare-paper", node_limit=1) for _ in range(2)]  # a pure function
+    for res in runs:
+        assert res.stats["relaxation_optimal"] is False
+        assert res.stats["relaxation_stopped_by"] == "node_limit"
+        assert res.stats["relaxation_last_milp_status"] != "Optimal"
+        assert res.lower_bound <= res.objective
+        assert 0 < res.stats["relaxation_gap"] < 1
+    keys = ("objective", "lower_bound")
+    assert [getattr(r, k) for r in runs for k in keys] == [getattr(runs[0], k) for _ in runs
+                                                           for k in keys]
+    stats = ("relaxation_objective", "relaxation_bound", "relaxation_nodes")
+    assert [runs[0].stats[k] for k in stats] == [runs[1].stats[k] for k in stats]
+    for kw in ({"max_rounds": 0}, {"time_limit": 0.2}):
+        relax = solve_relaxation(inst, **kw)
+        assert not relax.optimal, kw
+        assert relax.stats["stopped_by"] in ("round_limit", "time_limit"), kw
+        assert relax.bound <= relax.objective
+        assert relax.stats["gap"] > 0
+
+
+def test_too_large_is_refused_up_front():
+    with pytest.raises(RelaxationTooLargeError,
+                       match=r"48 \(task, GPU\) pairs.*max_assignments=10"):
+        solve_relaxation(_busy(), max_assignments=10)  # 12 tasks x 4 GPUs
+
+
+def test_bad_availability_names_the_gpu():
+    inst = _busy()
+    bad = np.zeros(inst.num_gpus)
+    bad[1] = -3
+    with pytest.raises(HareOptError, match=f"gpu_available: gpu {inst.gpus[1].id!r}"):
+        solve_relaxation(inst, gpu_available=bad)
+    with pytest.raises(HareOptError, match="one per GPU"):
+        solve_relaxation(inst, gpu_available=[0])
