@@ -35,8 +35,8 @@ NOTES = [
     "workload and vary the cluster or the job count, as the paper does).",
     "* Every executed schedule of every policy passed the independent checker; the spread "
     "shown is the standard deviation over seeds.",
-    "* `hare` is our heuristic in the online simulator (clairvoyant re-planning at arrivals, "
-    "plans of at most 8,192 tasks); `hare-paper` is the paper's Algorithm 1 re-planning at "
+    "* `hare` is our heuristic in the online simulator (clairvoyant re-planning at arrivals "
+    "from the running cluster); `hare-paper` is the paper's Algorithm 1 re-planning at "
     "the same events from the same running cluster, its relaxation stopped at deterministic "
     "limits and, when a residual has more than 2,000 (task, GPU) pairs, solved on blocks "
     "of consecutive rounds (hare_opt/heuristics/paper_planning.py).",
