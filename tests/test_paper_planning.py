@@ -17,13 +17,14 @@ from hare_opt.sim import simulate
 @given(inst=instances(max_jobs=4, max_gpus=3, max_rounds=7, max_tasks=30))
 @pytest.mark.parametrize("b", [1, 2, 3])
 def test_blocks_of_rounds_keep_work_and_every_task(b, inst):
-    """A coarse round is b rounds run back to back on one GPU: b task times and b syncs;
-    expanding a coarse schedule gives every fine task exactly once, on the coarse task's
-    GPU, in round order under its coarse round's first start."""
-    coarse = coarsen(inst, b)
+    """A coarse round is b rounds run back to back on one GPU: b task times and b syncs
+    (one each in a b times longer unit); expanding a coarse schedule gives every fine task
+    exactly once, on the coarse task's GPU, under its coarse round's first start."""
+    coarse = coarsen(inst, b)  # in units of b: task and sync times stay, releases shrink
     assert (coarse.rounds == -(-inst.rounds // b)).all()
-    assert (coarse.proc_by_type == b * inst.proc_by_type).all()
-    assert (coarse.sync_by_type == b * inst.sync_by_type).all()
+    assert (coarse.proc_by_type == inst.proc_by_type).all()
+    assert (coarse.sync_by_type == inst.sync_by_type).all()
+    assert (coarse.release == inst.release // b).all()
     plan = solve_eft(coarse).schedule
     fine = expand(inst, plan, b)
     assert len(fine) == inst.num_tasks
@@ -33,6 +34,10 @@ def test_blocks_of_rounds_keep_work_and_every_task(b, inst):
     gpu_of = {(j, r, k): g for j, r, k, g in zip(plan.job, plan.round, plan.task, plan.gpu)}
     assert all(gpu_of[j, r // b, k] == g for j, r, k, g in
                zip(fine.job, fine.round, fine.task, fine.gpu))
+    first = {}
+    for j, r, s in zip(plan.job, plan.round, plan.start):
+        first[j, r] = min(first.get((j, r), s), s)
+    assert all(s == b * first[j, r // b] for j, r, s in zip(fine.job, fine.round, fine.start))
     assert pairs(coarse) <= pairs(inst)
 
 

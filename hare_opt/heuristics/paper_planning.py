@@ -30,7 +30,6 @@ from __future__ import annotations
 import inspect
 import math
 import time
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -87,22 +86,26 @@ def pairs(inst: Instance) -> int:
     return int((inst.rounds * inst.tasks_per_round * inst.eligible.sum(axis=1)).sum())
 
 
-def coarsen(inst: Instance, b: int) -> Instance:
-    """Blocks of ``b`` rounds as one round: tasks of b task times and b syncs."""
-    jobs = []
-    for job in inst.jobs:
-        sync = job.sync_time
-        jobs.append(replace(
-            job, rounds=math.ceil(job.rounds / b),
-            task_time={t: b * p for t, p in job.task_time.items()},
-            sync_time=({t: b * v for t, v in sync.items()} if isinstance(sync, Mapping)
-                       else b * sync)))
+def coarsen(inst: Instance, b: int, origin: int = 0) -> Instance:
+    """Blocks of ``b`` rounds as one round, in a time unit b times longer from ``origin``:
+    a coarse task lasts b task times and b syncs, i.e. the task and sync times in
+    coarse units; releases and setups are divided by b (rounded).
+
+    The relaxation is unchanged by shifting all times and scaling them alike (its
+    objective moves and scales, its constraints are homogeneous), and HiGHS is
+    numerically safe only with moderate magnitudes: in milliseconds after hours of
+    simulation the loads' squares reach 10^14.
+    """
+    jobs = [replace(job, rounds=math.ceil(job.rounds / b),
+                    release=(job.release - origin) // b,
+                    switch_overhead=round(job.switch_overhead / b)) for job in inst.jobs]
     return inst.with_jobs(jobs)
 
 
-def expand(inst: Instance, coarse: Schedule, b: int) -> Schedule:
-    """Each coarse task as its b rounds on the same GPU; rounds past the job's last are
-    dropped. Every fine task of a coarse round gets that round's earliest start: the
+def expand(inst: Instance, coarse: Schedule, b: int, origin: int = 0) -> Schedule:
+    """Each coarse task (times in units of b from ``origin``) as its b rounds on the same
+    GPU; rounds past the job's last are dropped. Every fine task of a coarse round gets
+    that round's earliest start (back in the instance's times): the
     policy queues tasks by (start, round), and these keys order every job's rounds the
     same way on every GPU type (a coarse round starts after the previous one's barrier),
     so no type's queue can wait on another's in a cycle."""
@@ -115,7 +118,7 @@ def expand(inst: Instance, coarse: Schedule, b: int) -> Schedule:
     ok = rnd < inst.rounds[j][:, None]
     rep = ok.sum(axis=1)
     return Schedule.from_indices(inst, np.repeat(j, rep), rnd[ok], np.repeat(coarse.task, rep),
-                                 np.repeat(g, rep), np.repeat(first[key], rep))
+                                 np.repeat(g, rep), origin + b * np.repeat(first[key], rep))
 
 
 def _indices(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
@@ -150,20 +153,28 @@ class HarePaperPlanner:
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
         del deadline  # deterministic limits only
         self.plans += 1
-        free = np.zeros(residual.num_gpus) if warm is None else np.asarray(warm.free, float)
         t0 = time.perf_counter()
         b = self.block_rounds if self.block_rounds != "auto" else \
             max(1, math.ceil(pairs(residual) / self.pairs))
         self.blocks.append(b)
-        work = residual if b == 1 else coarsen(residual, b)
-        rel = relax(work, free, self.limits)
+        # Plan from time origin 0 (the earliest the cluster or a job can start), in a unit
+        # of b ms: the same relaxation, moderate numbers.
+        free = np.zeros(residual.num_gpus, np.int64) if warm is None else np.asarray(warm.free)
+        origin = int(min(free.min(), residual.release.min()))
+        work = coarsen(residual, b, origin)
+        shifted = None if warm is None else Warm(((free - origin) // b).tolist(), warm.last,
+                                                 warm.left, warm.carry)
+        rel = relax(work, (free - origin) / b, self.limits)
         self.relax_s += time.perf_counter() - t0
         self.optimal += bool(rel.optimal)
         if np.isfinite(rel.bound):
             self.gaps.append((rel.objective - rel.bound) / max(1.0, abs(rel.objective)))
         jobs, _ = task_order(work, rel)
-        plan = list_schedule_from(work, jobs, warm).schedule()
-        return plan if b == 1 else expand(residual, plan, b)
+        plan = list_schedule_from(work, jobs, shifted).schedule()
+        if b == 1:  # back to the residual's times; each task keeps its own start
+            return Schedule(plan.job, plan.round, plan.task, plan.gpu, plan.start + origin,
+                            plan.end + origin)
+        return expand(residual, plan, b, origin)
 
     def stats(self) -> dict[str, Any]:
         return {"planner": self.name, "relaxations": self.plans,
