@@ -1,16 +1,25 @@
-"""Benchmark of the simulator with the ``hare`` policy: wall time, events/s, growth with jobs.
+"""Benchmarks of the simulator: every policy at the paper regime's largest setting, and more.
 
-    python experiments/bench_sim.py                  # 1k, 2k, 5k, 10k jobs on 512 GPUs
-    python experiments/bench_sim.py --jobs 1000 2000 # a subset
-    python experiments/bench_sim.py --compare        # every policy on fig12's workloads:
-                                                     # testbed 40 jobs, 160 GPUs 200 jobs
-    python experiments/bench_sim.py --compare --seeds 0 1 2 3 4 5   # more seeds
+    python experiments/bench_sim.py --paper           # every policy, 300 jobs on 160 GPUs,
+                                                      # paper regime: tasks, events, wall s,
+                                                      # checker s, peak memory (one process each)
+    python experiments/bench_sim.py --paper --jobs 200 --gpus 100 --policies hare,srtf
+    python experiments/bench_sim.py --paper --runs    # gang policies with runs of rounds
+    python experiments/bench_sim.py                   # hare, 1k-10k jobs on 512 GPUs (compressed)
+    python experiments/bench_sim.py --compare         # every policy on fig12's old workloads
+                                                      # (compressed regime), 3 seeds
 
-Workload: paper-like jobs (hare_opt.generators.paper_jobs, Poisson arrivals,
-Hare switching) on a 512-GPU cluster of the testbed's four types; the mean
-inter-arrival is the paper-like 30 s scaled by 15/512 GPUs, so the load per
-GPU stays that of the 15-GPU testbed. Target: 10,000 jobs in <= 120 s on 2 cores.
-Prints one line per size; nothing here is asserted.
+``--paper``: the reproduction's largest simulator setting (Fig. 15's 300 jobs on 160
+GPUs, seed 0, regime ``paper``: one batch per task, 1 ms, calibrated lengths and
+arrivals, about 1.2 million tasks). Each policy runs in a fresh process so that its
+peak resident memory (ru_maxrss) and CPU time (the process's, the figure to trust on
+a shared machine: wall times grow with the load) are its own. Target: minutes per
+policy on 2 cores.
+
+Without ``--paper``: paper-like jobs in the ``compressed`` regime (100 batches a task)
+on a 512-GPU cluster of the testbed's four types; the mean inter-arrival is 30 s
+scaled by 15/512 GPUs. Target: 10,000 jobs in <= 120 s on 2 cores.
+Prints one line per run; nothing here is asserted.
 """
 
 from __future__ import annotations
@@ -31,12 +40,57 @@ def workload(n_jobs: int, seed: int, cluster: str = CLUSTER):
 
 
 def compare_settings() -> dict[str, tuple[str, int, float]]:
-    """name: (cluster, jobs, mean inter-arrival s), as ``hare-opt reproduce`` fig12 has them:
-    the testbed, and 160 GPUs in its type proportions with arrivals 15/160 as far apart."""
-    from hare_opt.sweeps.items import TESTBED, TESTBED_GAP_S, cluster_of, gap_for
+    """name: (cluster, jobs, mean inter-arrival s) of fig12 in the compressed regime (the
+    reproduction's before it moved to the paper regime): the testbed, and 160 GPUs in its
+    type proportions with arrivals 15/160 as far apart."""
+    from hare_opt.sweeps.items import TESTBED, cluster_of, gap_for
 
-    return {"testbed-40": (TESTBED, 40, TESTBED_GAP_S),
-            "160gpu-200": (cluster_of(160), 200, gap_for(160))}
+    return {"testbed-40": (TESTBED, 40, gap_for(15, "compressed")),
+            "160gpu-200": (cluster_of(160), 200, gap_for(160, "compressed"))}
+
+
+def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, runs: bool) -> None:
+    """One policy on the paper-regime workload, in this process: one line of figures."""
+    import resource
+
+    from hare_opt.checker import check
+    from hare_opt.generators import paper_instance
+    from hare_opt.generators.regimes import REGIMES
+    from hare_opt.sim import Simulator, get_policy
+    from hare_opt.sweeps.items import cluster_of
+
+    t0 = time.perf_counter()
+    inst = paper_instance(seed, n_jobs, cluster_of(n_gpus), regime="paper",
+                          mean_interarrival=REGIMES["paper"].mean_interarrival(n_gpus))
+    build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    sim = Simulator(inst, get_policy(policy), runs=runs)
+    run = sim.run()  # includes the independent check of the executed schedule
+    total = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    assert check(inst, run.result.schedule).feasible
+    check_s = time.perf_counter() - t0
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    cpu, rss = use.ru_utime + use.ru_stime, use.ru_maxrss / 1024
+    print(f"{policy:11s} {inst.num_tasks:>9} {run.num_events:>8} {sim.run_rounds:>8} "
+          f"{run.result.stats.get('plans', '-')!s:>6} {build:>7.1f} {run.wall_s:>8.1f} "
+          f"{check_s:>7.1f} {total:>8.1f} {cpu:>7.0f} {rss:>8.0f} "
+          f"{run.metrics['total_weighted_jct']:>14}", flush=True)
+
+
+def paper(policies: list[str], n_jobs: int, n_gpus: int, seed: int, runs: bool) -> None:
+    import subprocess
+    import sys
+
+    print(f"paper regime, {n_jobs} jobs on {n_gpus} GPUs, seed {seed}, runs={runs} "
+          "(wall s on a shared 2-core machine)")
+    print(f"{'policy':11s} {'tasks':>9} {'events':>8} {'runrnds':>8} {'plans':>6} "
+          f"{'build_s':>7} {'sim_s':>8} {'check_s':>7} {'total_s':>8} {'cpu_s':>7} {'peak_MB':>8} "
+          f"{'total wJCT (ms)':>14}", flush=True)
+    for p in policies:
+        cmd = [sys.executable, __file__, "--one", p, "--jobs", str(n_jobs), "--gpus",
+               str(n_gpus), "--seed", str(seed)] + (["--runs"] if runs else [])
+        subprocess.run(cmd, check=False)
 
 
 def compare(seeds: list[int], policies: list[str]) -> None:
@@ -54,7 +108,7 @@ def compare(seeds: list[int], policies: list[str]) -> None:
     rows = []
     for setting, (cluster, n, gap) in compare_settings().items():
         for seed in seeds:
-            specs = paper_jobs(seed, n, mean_interarrival=gap)
+            specs = paper_jobs(seed, n, mean_interarrival=gap, regime="compressed")
             inst = build_instance(specs, cluster, switching="hare", name=f"sim-s{seed}")
             bound = float(critical_path_bound(inst)) - int((inst.weight * inst.release).sum())
             rows.append({"setting": setting, "seed": seed, "policy": "bound", "wjct": bound})
@@ -87,7 +141,22 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--compare", action="store_true", help="the policy comparison instead")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--paper", action="store_true", help="every policy, paper regime")
+    ap.add_argument("--gpus", type=int, default=160)
+    ap.add_argument("--policies", default=None, help="comma-separated (default: all)")
+    ap.add_argument("--runs", action="store_true", help="simulator runs of identical rounds")
+    ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.one:
+        paper_one(args.one, args.jobs[0], args.gpus, args.seed, args.runs)
+        return
+    if args.paper:
+        from hare_opt.sim import policy_names
+
+        jobs = args.jobs[0] if args.jobs != [1000, 2000, 5000, 10000] else 300
+        paper(args.policies.split(",") if args.policies else policy_names(), jobs, args.gpus,
+              args.seed, args.runs)
+        return
     if args.compare:
         from hare_opt.sim import policy_names
 

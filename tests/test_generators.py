@@ -286,3 +286,51 @@ def test_cli_generate(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cluster" in err
     assert cli(["generate", "random", "--count", "2", "--out", str(out)]) == 2
+
+
+# --- workload regimes -----------------------------------------------------------------
+
+def test_regimes_paper_and_compressed():
+    from hare_opt.generators import get_regime
+
+    jobs = paper_jobs(5, 8, regime="paper")
+    lo, hi = get_regime("paper").rounds
+    assert all(lo <= j.rounds <= hi for j in jobs)
+    paper = build_instance(jobs, TESTBED, regime="paper")
+    assert paper.time_unit == "ms"
+    for j, spec in zip(paper.jobs, jobs):  # one batch per task, 1 ms: the table's iter_ms
+        prof = model_profile(spec.model)
+        assert j.task_time["V100"] == max(1, round(prof.iter_ms["V100"]))
+        assert j.switch_overhead == round(prof.switch_ms["hare"])  # kept at 1 ms
+    old = build_instance(jobs, TESTBED, regime="compressed")
+    assert old.time_unit == "100ms" and old.overhead.max() == 0
+    assert paper_jobs(5, 8) == paper_jobs(5, 8, regime="compressed", rounds=(2, 40),
+                                           mean_interarrival=30.0)
+    reg = get_regime("paper")
+    assert reg.mean_interarrival(15) == reg.mean_interarrival(16) == reg.testbed_gap_s
+    assert reg.mean_interarrival(100) == reg.mean_interarrival(180) == reg.large_gap_s
+    old_reg = get_regime("compressed")
+    assert old_reg.mean_interarrival(150) == pytest.approx(old_reg.testbed_gap_s / 10)
+    with pytest.raises(ValueError, match="regime"):
+        paper_jobs(0, 2, regime="fast")
+
+
+def test_isolated_jct_bounds_every_simulated_jct():
+    from hare_opt.generators.regimes import isolated_jct
+    from hare_opt.sim import simulate
+
+    inst = paper_instance(4, 6, "V100:3,T4:2,K80:1", regime="paper", rounds=(5, 60),
+                          mean_interarrival=5.0)
+    iso = isolated_jct(inst)
+    for policy in ("srtf", "hare"):
+        jct = simulate(inst, policy).jobs["jct"].to_numpy()
+        assert (jct >= iso).all()           # no schedule beats a job alone on the cluster
+        assert (jct <= 2 * iso).any()       # and the bound is not vacuous
+
+
+def test_isolated_demand_grows_as_arrivals_crowd():
+    from hare_opt.generators.regimes import isolated_demand
+
+    demand = [isolated_demand(paper_instance(3, 30, regime="paper", mean_interarrival=g))
+              for g in (200.0, 60.0, 20.0, 5.0)]
+    assert demand == sorted(demand) and demand[-1] > 2 * demand[0]

@@ -21,6 +21,7 @@ from hare_opt.generators.profiles import (
     model_profile,
 )
 from hare_opt.generators.random_gen import random_instance
+from hare_opt.generators.regimes import REGIMES, Regime, get_regime
 from hare_opt.generators.workloads import (
     SWITCHING,
     WORKLOADS,
@@ -28,8 +29,9 @@ from hare_opt.generators.workloads import (
     workload_instance,
 )
 
-__all__ = ["CATEGORIES", "HETEROGENEITY", "PROFILES", "SWITCHING", "SWITCHING_MODES", "TESTBED",
-           "WORKLOADS", "JobSpec", "ModelProfile", "build_instance", "instance_switching",
+__all__ = ["CATEGORIES", "HETEROGENEITY", "PROFILES", "REGIMES", "SWITCHING", "SWITCHING_MODES",
+           "TESTBED", "WORKLOADS", "JobSpec", "ModelProfile", "Regime", "get_regime",
+           "build_instance", "instance_switching",
            "model_profile", "paper_instance", "paper_jobs", "parse_cluster",
            "philly_jobs_to_specs", "random_instance", "rounds_from_duration",
            "workload_instance"]

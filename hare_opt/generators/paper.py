@@ -25,6 +25,7 @@ from hare_opt.generators.profiles import (
     model_profile,
     read_table,
 )
+from hare_opt.generators.regimes import Regime, get_regime
 from hare_opt.model import GPU, Instance, InstanceError, Job, OptionError
 
 ARRIVALS = ("poisson", "trace", "all-at-zero")
@@ -117,11 +118,16 @@ def _gaps(rng: np.random.Generator, n: int, arrival: str, mean: float) -> np.nda
 
 
 def paper_jobs(seed: int, n_jobs: int, *, mix: Sequence[float] = (1, 1, 1, 1),
-               arrival: str = "poisson", mean_interarrival: float = 30.0,
+               arrival: str = "poisson", mean_interarrival: float | None = None,
                durations: str = "philly", demand: str = "philly",
-               rounds: tuple[int, int] = (2, 40), max_gpus: int = 8,
-               weights: tuple[int, int] = (1, 5)) -> list[JobSpec]:
+               rounds: tuple[int, int] | None = None, max_gpus: int = 8,
+               weights: tuple[int, int] = (1, 5),
+               regime: str | Regime = "compressed") -> list[JobSpec]:
     """A paper-like workload of ``n_jobs`` jobs (same seed -> same list).
+
+    * ``regime`` (``hare_opt.generators.regimes``) gives the defaults of ``rounds``
+      (job lengths in rounds) and ``mean_interarrival`` (its testbed value); bind the
+      jobs with ``build_instance(..., regime=)`` of the same regime.
 
     * ``mix``: category shares CV:NLP:Speech:Rec (the paper's Fig. 17 uses 2:1:1:1 etc.).
     * ``arrival``: ``poisson`` (exponential gaps of mean ``mean_interarrival`` s),
@@ -135,6 +141,9 @@ def paper_jobs(seed: int, n_jobs: int, *, mix: Sequence[float] = (1, 1, 1, 1),
     """
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
         raise OptionError(f"n_jobs: must be a positive integer, got {n_jobs!r}")
+    reg = get_regime(regime)
+    rounds = reg.rounds if rounds is None else rounds
+    mean_interarrival = reg.testbed_gap_s if mean_interarrival is None else mean_interarrival
     for name, value, allowed in (("arrival", arrival, ARRIVALS),
                                  ("durations", durations, DISTRIBUTIONS),
                                  ("demand", demand, DISTRIBUTIONS)):
@@ -170,14 +179,16 @@ def time_unit_name(unit_ms: int) -> str:
 def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
                    switching: str = "hare",
                    bandwidth_gbps: float | Mapping[str, float] = REFERENCE_GBPS,
-                   batch_scale: float = 1.0, unit_ms: int = 100,
-                   name: str = "paper") -> Instance:
+                   batch_scale: float = 1.0, unit_ms: int | None = None,
+                   name: str = "paper", regime: str | Regime = "compressed",
+                   iters_per_task: int | None = None) -> Instance:
     """Bind a workload to a cluster using the committed timing tables.
 
-    * Times are rounded to integers of ``unit_ms`` milliseconds (default 100 ms:
-      task times of ~30-2300 units; Hare/PipeSwitch switching rounds to 0 at this
-      resolution, exactly the paper's reason to leave it out; use ``unit_ms=1``
-      to keep it). Task times are at least 1 unit.
+    * ``regime`` gives the defaults of ``unit_ms`` and ``iters_per_task`` (training
+      batches per task): ``compressed`` 100 ms and 100, ``paper`` 1 ms and 1.
+    * Times are rounded to integers of ``unit_ms`` milliseconds (at 100 ms, task
+      times are ~30-2300 units and Hare/PipeSwitch switching rounds to 0, exactly
+      the paper's reason to leave it out; 1 ms keeps it). Task times are at least 1 unit.
     * ``switching``: per-job switch overhead from the paper's Table 3
       (``default``, ``pipeswitch``, ``hare``) or ``none``.
     * ``bandwidth_gbps``: sync time scales as 25 Gbps / bandwidth; a map by GPU
@@ -192,6 +203,11 @@ def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
     if switching not in SWITCHING_MODES:
         raise OptionError(f"switching: must be one of {', '.join(SWITCHING_MODES)}, "
                          f"got {switching!r}")
+    reg = get_regime(regime)
+    unit_ms = reg.unit_ms if unit_ms is None else unit_ms
+    iters = reg.iters_per_task if iters_per_task is None else iters_per_task
+    if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
+        raise OptionError(f"iters_per_task: must be a positive integer, got {iters!r}")
     if isinstance(unit_ms, bool) or not isinstance(unit_ms, int) or unit_ms < 1:
         raise OptionError(f"unit_ms: must be a positive integer, got {unit_ms!r}")
     if not batch_scale > 0:
@@ -215,7 +231,8 @@ def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
             id=spec.id, weight=spec.weight, release=_to_units(spec.release, unit_ms),
             rounds=max(1, math.ceil(spec.rounds / batch_scale)),
             tasks_per_round=spec.tasks_per_round,
-            task_time={t: max(1, _to_units(prof.task_time_s(t, batch_scale=batch_scale),
+            task_time={t: max(1, _to_units(prof.task_time_s(t, batch_scale=batch_scale,
+                                                             iters_per_task=iters),
                                            unit_ms)) for t in ok},
             sync_time={t: _to_units(prof.sync_time_s(t, bandwidth_gbps=bw[t]), unit_ms)
                        for t in ok},
@@ -226,10 +243,12 @@ def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
 def paper_instance(seed: int, n_jobs: int = 30, cluster: str | Sequence[GPU] = TESTBED, *,
                    switching: str = "hare",
                    bandwidth_gbps: float | Mapping[str, float] = REFERENCE_GBPS,
-                   batch_scale: float = 1.0, unit_ms: int = 100, name: str | None = None,
+                   batch_scale: float = 1.0, unit_ms: int | None = None,
+                   name: str | None = None, regime: str | Regime = "compressed",
                    **job_options) -> Instance:
-    """``build_instance(paper_jobs(seed, n_jobs, **job_options), cluster, ...)``."""
-    jobs = paper_jobs(seed, n_jobs, **job_options)
+    """``build_instance(paper_jobs(seed, n_jobs, **job_options), cluster, ...)``, both in
+    ``regime``."""
+    jobs = paper_jobs(seed, n_jobs, regime=regime, **job_options)
     return build_instance(jobs, cluster, switching=switching, bandwidth_gbps=bandwidth_gbps,
                           batch_scale=batch_scale, unit_ms=unit_ms,
-                          name=name or f"paper-s{seed}-n{n_jobs}")
+                          name=name or f"paper-s{seed}-n{n_jobs}", regime=regime)

@@ -50,8 +50,11 @@ class ModelProfile:
     def gpu_types(self) -> tuple[str, ...]:
         return tuple(self.iter_ms)
 
-    def task_time_s(self, gpu_type: str, *, batch_scale: float = 1.0) -> float:
-        return self.iter_ms[gpu_type] * self.iters_per_task * batch_scale / 1000
+    def task_time_s(self, gpu_type: str, *, batch_scale: float = 1.0,
+                    iters_per_task: int | None = None) -> float:
+        """Compute time of one task; ``iters_per_task`` overrides the table's (a regime's)."""
+        iters = self.iters_per_task if iters_per_task is None else iters_per_task
+        return self.iter_ms[gpu_type] * iters * batch_scale / 1000
 
     def sync_time_s(self, gpu_type: str, *, bandwidth_gbps: float = REFERENCE_GBPS) -> float:
         return self.sync_ms[gpu_type] / 1000 * REFERENCE_GBPS / bandwidth_gbps

@@ -32,7 +32,10 @@ class ClusterState:
         self.round = np.zeros(n, dtype=np.int64)      # the job's round being placed
         self.placed = np.zeros(n, dtype=np.int64)     # tasks of that round placed so far
         self.round_end = np.zeros(n, dtype=np.int64)  # max(end + sync) over placed tasks
-        self._rows: list[tuple[int, int, int, int, int]] = []
+        # Placed tasks (job, round, task, gpu, start): a growing int64 buffer, not a list of
+        # tuples, so that 10^7 tasks fit in memory (40 bytes each).
+        self._buf = np.empty((64, 5), dtype=np.int64)
+        self._n = 0
 
     # --- queries -----------------------------------------------------------
     def done(self, job: int) -> bool:
@@ -72,7 +75,10 @@ class ClusterState:
             raise SolverError(f"start {start} of job {inst.jobs[job].id!r} on gpu "
                              f"{inst.gpus[gpu].id!r} is before its earliest start {earliest}")
         end = start + int(inst.proc[job, gpu])
-        self._rows.append((job, int(self.round[job]), int(self.placed[job]), gpu, start))
+        if self._n == len(self._buf):
+            self._grow(1)
+        self._buf[self._n] = (job, self.round[job], self.placed[job], gpu, start)
+        self._n += 1
         self.free[gpu] = end
         self.last[gpu] = job
         self.round_end[job] = max(int(self.round_end[job]), end + int(inst.sync[job, gpu]))
@@ -84,6 +90,46 @@ class ClusterState:
             self.round_end[job] = 0
         return start
 
+    def _grow(self, extra: int) -> None:
+        cap = max(2 * len(self._buf), self._n + extra)
+        buf = np.empty((cap, 5), dtype=np.int64)
+        buf[:self._n] = self._buf[:self._n]
+        self._buf = buf
+
+    def place_rounds(self, job: int, gpus: list[int], start: int, period: int, n: int) -> None:
+        """``n`` gang rounds of ``job``, one task on each of ``gpus``, round i at
+        ``start + i * period``: a run of identical rounds placed in one step.
+
+        The first round is placed task by task (every rule checked); ``period`` must be
+        at least the round's span max(p + s) over ``gpus``, so that every next round
+        starts after the barrier, on GPUs free and set up for the job: the same tasks
+        ``place`` would accept one at a time.
+        """
+        inst = self.inst
+        g = np.asarray(gpus, dtype=np.int64)
+        span = int((inst.proc[job, g] + inst.sync[job, g]).max())
+        if period < span or n < 1 or self.placed[job] != 0 or \
+                self.round[job] + n > inst.rounds[job]:
+            raise ValueError(f"job {inst.jobs[job].id!r}: cannot place {n} rounds of period "
+                             f"{period} (span {span}) from round {int(self.round[job])}")
+        for gpu in g.tolist():
+            self.place(job, gpu, start)
+        if n == 1:
+            return
+        k, r0 = len(g), int(self.round[job])
+        rounds = np.repeat(np.arange(r0, r0 + n - 1, dtype=np.int64), k)
+        starts = start + period * (rounds - r0 + 1)
+        rows = np.stack([np.full(len(rounds), job), rounds, np.tile(np.arange(k), n - 1),
+                         np.tile(g, n - 1), starts], axis=1)
+        if self._n + len(rows) > len(self._buf):
+            self._grow(len(rows))
+        self._buf[self._n:self._n + len(rows)] = rows
+        self._n += len(rows)
+        last = start + period * (n - 1)
+        self.free[g] = last + inst.proc[job, g]
+        self.barrier[job] = last + span
+        self.round[job] += n - 1
+
     def completion(self, job: int) -> int:
         """Completion time of a finished job (its last barrier)."""
         if not self.done(job):
@@ -94,10 +140,9 @@ class ClusterState:
         return int(sum(int(w) * self.completion(j) for j, w in enumerate(self.inst.weight)))
 
     def schedule(self) -> Schedule:
-        if not self._rows:
+        if not self._n:
             return Schedule.empty()
-        j, r, k, g, s = (np.array(c, dtype=np.int64) for c in zip(*self._rows))
-        return Schedule.from_indices(self.inst, j, r, k, g, s)
+        return Schedule.from_indices(self.inst, *self._buf[:self._n].T)
 
     def result(self, solver: str, runtime_s: float = 0.0, **stats: object) -> Result:
         """A ``feasible`` result (heuristics prove nothing) once every job is placed."""

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from hare_opt.model import HareOptError
 
-ARRIVE, FREE, BARRIER, WAKE = 0, 1, 2, 3
+#: SETTLE: internal (ends committed runs), sorts after every event at its time.
+ARRIVE, FREE, BARRIER, WAKE, SETTLE = 0, 1, 2, 3, 4
 
 
 class SimulationError(HareOptError, RuntimeError):

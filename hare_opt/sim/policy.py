@@ -41,6 +41,11 @@ class Policy(Protocol):
     def stats(self) -> dict[str, Any]:
         """Figures reported with the run (re-plans made, ...); may be empty."""
 
+    # Optional: ``run_valid(sim, job) -> bool`` for policies that call ``sim.extend_run``:
+    # whether, called at the job's next round ends and at nothing else, the policy would
+    # restart it on the same GPUs at once and start nothing else (the simulator asks
+    # after every decision while the run lasts).
+
 
 class UnknownPolicyError(HareOptError, ValueError):
     pass

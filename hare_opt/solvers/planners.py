@@ -31,6 +31,8 @@ class PlannerSpec:
 PLANNERS: Registry[PlannerSpec] = Registry("planner", UnknownPlannerError)
 PLANNERS.add(PlannerSpec("hare", "hare_opt.heuristics.planning:HarePlanner",
                          "our heuristic from the running cluster (warm start)"))
+PLANNERS.add(PlannerSpec("hare-paper", "hare_opt.heuristics.paper_planning:HarePaperPlanner",
+                         "the paper's Algorithm 1 from the running cluster (GPU availability)"))
 
 
 class SolverPlanner:

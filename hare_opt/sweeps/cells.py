@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from hare_opt.generators import build_instance, paper_jobs, random_instance
+from hare_opt.generators import (
+    build_instance,
+    get_regime,
+    paper_jobs,
+    parse_cluster,
+    random_instance,
+)
 from hare_opt.model import HareOptError
 from hare_opt.model.units import unit_seconds
 from hare_opt.sim import simulate
@@ -84,31 +90,40 @@ def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,
                    cluster: str = "V100:8,T4:4,K80:1,M60:2", switching: str = "hare",
                    bandwidth_gbps: float = 25.0, batch_scale: float = 1.0,
                    mix: list[float] | None = None, arrival: str = "poisson",
-                   mean_interarrival: float = 30.0, keep_jct: bool = False, unit_ms: int = 100,
-                   max_gpus: int = 8,
+                   mean_interarrival: float | None = None, keep_jct: bool = False,
+                   unit_ms: int | None = None, max_gpus: int = 8, regime: str = "paper",
+                   policy_options: dict[str, dict[str, Any]] | None = None,
                    **_labels: Any) -> list[dict[str, Any]]:
     """Simulate each policy on one paper-like workload; one row per policy.
 
-    Extra keyword arguments are labels (e.g. ``level="high"``) that only name the cell.
-    Times in the rows are in seconds. With ``keep_jct`` each row carries the
-    per-job JCTs (for CDFs).
+    ``regime`` (hare_opt.generators.regimes; default ``paper``: one batch per task,
+    1 ms, calibrated job lengths and arrivals) gives the defaults of
+    ``mean_interarrival`` (by cluster size) and ``unit_ms``. ``policy_options``: keyword
+    arguments per policy name. Extra keyword arguments are labels (e.g.
+    ``level="high"``) that only name the cell. Times in the rows are in seconds. With
+    ``keep_jct`` each row carries the per-job JCTs (for CDFs).
     """
 
+    reg = get_regime(regime)
+    gap = (reg.mean_interarrival(len(parse_cluster(cluster))) if mean_interarrival is None
+           else mean_interarrival)
     jobs = paper_jobs(seed, n_jobs, mix=tuple(mix or (1, 1, 1, 1)), arrival=arrival,
-                      mean_interarrival=mean_interarrival, max_gpus=max_gpus)
+                      mean_interarrival=gap, max_gpus=max_gpus, regime=reg)
     inst = build_instance(jobs, cluster, switching=switching, bandwidth_gbps=bandwidth_gbps,
-                          batch_scale=batch_scale, unit_ms=unit_ms, name=f"sim-s{seed}")
+                          batch_scale=batch_scale, unit_ms=unit_ms, name=f"sim-s{seed}",
+                          regime=reg)
     sec = unit_seconds(inst.time_unit) or 1.0
     rows = []
     for policy in policies:
-        run = simulate(inst, policy)
+        run = simulate(inst, policy, **(policy_options or {}).get(policy, {}))
         m = run.metrics
         jct = run.jobs["jct"].to_numpy() * sec
         row = {"policy": policy, "total_weighted_jct_s": m["total_weighted_jct"] * sec,
                "avg_jct_s": float(jct.mean()), "p90_jct_s": float(np.percentile(jct, 90)),
                "makespan_s": m["makespan"] * sec, "switching_s": float(
                    run.jobs["setup_time"].sum() * sec), "wall_s": run.wall_s,
-               "gpus": inst.num_gpus, "tasks": inst.num_tasks}
+               "gpus": inst.num_gpus, "tasks": inst.num_tasks, "regime": reg.name,
+               "events": run.num_events, "plans": run.result.stats.get("plans")}
         if keep_jct:
             row["jct_s"] = [float(x) for x in jct]
         rows.append(row)

@@ -21,15 +21,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from hare_opt.generators import TESTBED  # noqa: E402
+from hare_opt.generators import TESTBED, get_regime  # noqa: E402
 from hare_opt.sweeps.sweep import Cell  # noqa: E402
 
-PAPER_POLICIES = ["hare", "allox", "sched-homo", "srtf", "gavel-fifo"]
+PAPER_POLICIES = ["hare", "hare-paper", "allox", "sched-homo", "srtf", "gavel-fifo"]
 ALL_POLICIES = PAPER_POLICIES + ["tiresias", "gavel-las", "hlas"]
-#: Mean inter-arrival on the 15-GPU testbed; larger clusters get proportionally
-#: denser arrivals so that the load per GPU, and hence contention, stays alike.
-TESTBED_GAP_S = 30.0
-
+#: The workload regime of every simulator item (hare_opt/generators/regimes.py): one
+#: batch per task, 1 ms, calibrated job lengths and arrival rates (docs/reproduction.md).
+REGIME = "paper"
+TESTBED_GAP_S = get_regime(REGIME).testbed_gap_s
 
 
 def cluster_of(n_gpus: int) -> str:
@@ -40,8 +40,10 @@ def cluster_of(n_gpus: int) -> str:
     return ",".join(f"{t}:{c}" for t, c in counts.items())
 
 
-def gap_for(n_gpus: int) -> float:
-    return TESTBED_GAP_S * 15 / n_gpus
+def gap_for(n_gpus: int, regime: str = REGIME) -> float:
+    """Mean inter-arrival (s) on ``n_gpus`` GPUs: the regime's (``paper``: one rate for
+    every large cluster, not scaled with its size)."""
+    return get_regime(regime).mean_interarrival(n_gpus)
 
 
 @dataclass
@@ -119,7 +121,9 @@ _OTHERS = [f"C{i}" for i in range(10) if i != 3]
 
 
 def policy_color(policy: str, index: int) -> str:
-    """hare is always red (C3); the others cycle through the remaining colours."""
+    """hare is always red (C3), hare-paper dark red; the others cycle through the rest."""
+    if policy == "hare-paper":
+        return "darkred"
     return "C3" if policy == "hare" else _OTHERS[index % len(_OTHERS)]
 
 
@@ -159,18 +163,20 @@ def sim_item(title: str, claim: str, settings: list[dict[str, Any]], *,
 
 
 def testbed(**kw: Any) -> dict[str, Any]:
-    return {"n_jobs": 40, "cluster": TESTBED, "mean_interarrival": TESTBED_GAP_S, **kw}
+    """The testbed with 40 jobs; arrivals at the regime's testbed rate (cell default)."""
+    return {"n_jobs": 40, "cluster": TESTBED, "regime": REGIME, **kw}
 
 
 def large(n_gpus: int, n_jobs: int, **kw: Any) -> dict[str, Any]:
-    return {"n_jobs": n_jobs, "cluster": cluster_of(n_gpus), "mean_interarrival": gap_for(n_gpus),
-            **kw}
+    """``n_gpus`` in the testbed's proportions; the regime's large-cluster arrival rate,
+    the same at every size (cell default)."""
+    return {"n_jobs": n_jobs, "cluster": cluster_of(n_gpus), "regime": REGIME, **kw}
 
 
 # --- items with their own analysis ------------------------------------------------------
 
 def cdf_item() -> Item:
-    policies = ["hare", "allox", "sched-homo", "gavel-fifo", "hlas"]
+    policies = ["hare", "hare-paper", "allox", "sched-homo", "gavel-fifo", "hlas"]
     limit_s = 25 * 60
 
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
@@ -229,8 +235,8 @@ def bandwidth_item() -> Item:
 
 
 def switching_item() -> Item:
-    # 1 ms resolution: Hare's and PipeSwitch's switching costs are 1-13 ms per task.
-    settings = [{**testbed(switching=s, unit_ms=1), "label": s}
+    # The paper regime's 1 ms unit keeps Hare's and PipeSwitch's 1-13 ms switching.
+    settings = [{**testbed(switching=s), "label": s}
                 for s in ("default", "pipeswitch", "hare")]
 
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:

@@ -43,5 +43,8 @@ class TiresiasPolicy(GangPolicy):
         queue = int(np.searchsorted(self._limits, sim.busy[job], side="right"))
         return (queue, int(sim.inst.release[job]), job)
 
-    def gpu_key(self, sim: Simulator, job: int, gpu: int):
-        return (gpu,)
+    def gpu_keys(self, sim: Simulator, job: int, gpus: np.ndarray) -> np.ndarray:
+        return np.zeros(len(gpus), dtype=np.int64)  # the lowest-numbered idle GPUs
+
+    def barrier_keys(self, sim: Simulator, job: int, gpus: np.ndarray) -> np.ndarray:
+        return np.zeros(len(gpus), dtype=np.int64)
