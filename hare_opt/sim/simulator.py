@@ -18,6 +18,7 @@ import numpy as np
 
 from hare_opt.heuristics.listsched import INF, ClusterState
 from hare_opt.model import Instance
+from hare_opt.model.limits import MAX_TASKS, check_size
 from hare_opt.sim.events import ARRIVE, BARRIER, FREE, WAKE, Events, SimulationError
 from hare_opt.sim.policy import Policy, get_policy
 from hare_opt.sim.results import SimResult
@@ -30,6 +31,8 @@ class Simulator:
 
     def __init__(self, instance: Instance, policy: Policy, *, max_events: int | None = None,
                  max_time: int | None = None):
+        check_size("simulator", instance.name, instance.num_tasks, MAX_TASKS,
+                   advice="every task is an event")
         self.inst = instance
         self.policy = policy
         self.state = ClusterState(instance)

@@ -23,6 +23,7 @@ from hare_opt.model.options import Run
 from hare_opt.solvers.bnb import _search as k
 from hare_opt.solvers.bnb.options import BnbOptions
 from hare_opt.solvers.start import best_start, finish
+from hare_opt.util import progress
 
 #: Labels the dominance memo starts with; it doubles when full, up to ``memo_mb``.
 MEMO_START = 1 << 14
@@ -150,9 +151,10 @@ def solve_bnb(instance: Instance, run: Run | None = None,
         finished = code == 0
         memo.grow_if_half_full()
         now = time.perf_counter()
-        if (deadline is not None and now >= deadline) or (
+        if (deadline is not None and now >= deadline) or run.stop.is_set() or (
                 node_limit is not None and stats_arr[0] >= node_limit):
             break
+        progress.report("bnb", incumbent=int(best[0]), note=f"{int(stats_arr[0]):,} nodes")
         # about 0.1 s per call: the clock is read often enough, the call overhead is nil
         chunk = max(100, min(chunk * 2, int(chunk * 0.1 / max(now - tick, 1e-6))))
         if node_limit is not None:

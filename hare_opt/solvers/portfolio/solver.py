@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import pickle
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -35,11 +36,17 @@ from hare_opt.model import Instance, Result, SolverError, Status
 from hare_opt.model.options import Run
 from hare_opt.solvers.base import solve
 from hare_opt.solvers.portfolio.options import PortfolioOptions
+from hare_opt.util import interrupt
 
 #: Share of the time limit for each in-process quick phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
-#: Seconds a backend may overrun the limit (process start, model build) before it is stopped.
-GRACE_S = 15.0
+#: Seconds a backend may overrun its deadline (its last phase, writing its result) before
+#: it is asked to stop (SIGTERM), and then before it is killed.
+GRACE_S, STOP_GRACE_S = 1.0, 1.5
+#: With less time than this left after the quick phases, starting child interpreters
+#: (about 2-3 s of imports each on the development machine) would overrun the limit:
+#: CP-SAT goes on in-process instead.
+MIN_CHILD_S = 4.0
 #: What each backend gets in the portfolio unless its options say otherwise: one core each.
 #: CP-SAT interleaves its subsolvers (LNS too) in its one thread: without that, a single
 #: worker finds far worse schedules. The MILP's root LP is its first bound.
@@ -49,11 +56,19 @@ DEFAULTS: dict[str, dict[str, Any]] = {"cpsat": {"interleave_search": True},
 
 def _worker() -> None:
     """Child process (``python -m hare_opt.solvers.portfolio.solver``): read (backend,
-    instance document, shared options, backend options) pickled on stdin, write
-    ("ok", Result) or ("error", text) pickled on stdout."""
-    name, doc, shared, options = pickle.load(sys.stdin.buffer)
+    instance document, shared options, backend options, deadline) pickled on stdin, write
+    ("ok", Result) or ("error", text) pickled on stdout.
+
+    The deadline is absolute (``time.time()``), so the seconds the child spends starting
+    up count against the limit. The child dies with its parent (``lifeline``), and a
+    SIGTERM from the parent stops its search, which then returns its best schedule."""
+    interrupt.lifeline()
+    name, doc, shared, options, deadline = pickle.load(sys.stdin.buffer)
+    if deadline is not None:
+        shared["time_limit"] = max(0.05, deadline - time.time())
     try:
-        out = ("ok", solve(instance_from_dict(doc), name, **shared, **options))
+        with interrupt.handling("soft"):
+            out = ("ok", solve(instance_from_dict(doc), name, **shared, **options))
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
         out = ("error", f"{type(exc).__name__}: {exc}")
     if out[0] == "ok":
@@ -61,16 +76,20 @@ def _worker() -> None:
     sys.stdout.buffer.write(pickle.dumps(out))
 
 
-def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue
-           ) -> tuple[subprocess.Popen, threading.Thread, list]:
+def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue,
+           deadline: float | None = None) -> tuple[subprocess.Popen, threading.Thread, list]:
     """A backend in its own interpreter (not fork: OR-Tools and HiGHS keep threads; not
-    multiprocessing's spawn: it re-imports the caller's script). A thread collects its output."""
+    multiprocessing's spawn: it re-imports the caller's script), in its own process group
+    (a terminal's Ctrl-C reaches the parent, which stops the children and collects their
+    schedules). A thread collects its output."""
     proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            **interrupt.spawn_options())
+    interrupt.track(proc.pid)
     box: list = []
 
     def talk() -> None:
-        out, err = proc.communicate(pickle.dumps((name, doc, shared, options)))
+        out, err = proc.communicate(pickle.dumps((name, doc, shared, options, deadline)))
         try:
             box.append(pickle.loads(out))
         except Exception:  # noqa: BLE001 - a crashed or stopped child
@@ -119,14 +138,21 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
     hint = run.hint
     if hint is not None:
         results["hint"] = hint
-    if opts.quick:
-        share = QUICK_CAP_S if run.time_limit is None else min(QUICK_CAP_S,
-                                                               QUICK_SHARE * run.time_limit)
-        quick = [b for b in ("cpsat", "bnb") if b == "cpsat" or b in opts.backends]
-        for name in quick:
+    quick = [b for b in ("cpsat", "bnb") if b == "cpsat" or b in opts.backends]
+    # Too short a limit for child interpreters: the in-process phases share all of it.
+    short = (not opts.deterministic and run.time_limit is not None
+             and run.time_limit < MIN_CHILD_S + 2 * QUICK_CAP_S)
+    if (opts.quick and not opts.deterministic) or short:
+        for pos, name in enumerate(quick):
+            last = pos + 1 == len(quick)
+            share = (run.remaining(0.05) * (1.0 if last else 0.5) if short
+                     else QUICK_CAP_S if run.time_limit is None
+                     else min(QUICK_CAP_S, QUICK_SHARE * run.time_limit))
+            if run.stop.is_set():
+                break
             try:  # the backends' own defaults here (two threads), not the children's
                 found = solve(instance, name, time_limit=share, hint=hint, seed=run.seed,
-                              threads=run.threads, log=run.log,
+                              threads=run.threads, log=run.log, stop=run.stop,
                               **opts.backend_options.get(name, {}))
             except SolverError as exc:  # e.g. too large for bnb: its child run says so too
                 stats[f"quick_{name}"] = f"{type(exc).__name__}: {exc}"
@@ -143,37 +169,58 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
                         name == "cpsat" and found.objective <= hint.objective):
                     hint = found
     left = run.remaining(floor=0.5)
+    if run.stop.is_set() or short or (left is not None and left < MIN_CHILD_S
+                                      and not opts.deterministic):
+        # stopped, or the quick phases used the limit (too short for children)
+        usable = {n: r for n, r in results.items() if r.status.has_schedule}
+        if not usable:
+            raise SolverError(f"portfolio: no schedule for {instance.name!r}: {stats}")
+        return _combine(instance, run, usable, stats)
     doc = instance_to_dict(instance)
-    shared = {"time_limit": left, "seed": run.seed, "threads": 1, "log": run.log}
+    shared = {"seed": run.seed, "threads": 1, "log": run.log}
     runs, done = {}, queue.Queue()
     # The report holds the instance (not picklable, and the child checks the hint anyway).
     sent = None if hint is None else dataclasses.replace(hint, report=None)
+    # Deterministic runs end on their work limits; the wall clock is only a safety net
+    # (the parent's, below), and the result says when it had to act.
+    wall_deadline = None if left is None or opts.deterministic else time.time() + left
     for name in opts.backends:
-        runs[name] = _start(name, doc, {**shared, "hint": sent}, _options(name, opts), done)
+        runs[name] = _start(name, doc, {**shared, "hint": sent}, _options(name, opts), done,
+                            wall_deadline)
     deadline = None if left is None else time.perf_counter() + left + GRACE_S
+    stopping: float | None = None  # when the children were asked to stop
     try:
         waiting = set(opts.backends)
         while waiting:
-            timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
-            try:
-                name = done.get(timeout=timeout)
-            except queue.Empty:
-                stats.update({f"{n}_error": "stopped: no answer after the time limit"
+            now = time.perf_counter()
+            if stopping is None and (run.stop.is_set() or (deadline is not None
+                                                           and now >= deadline)):
+                for n in waiting:  # each returns its best schedule so far
+                    interrupt.kill_group(runs[n][0].pid, signal.SIGTERM)
+                stopping = now
+            if stopping is not None and now >= stopping + STOP_GRACE_S:
+                stats.update({f"{n}_error": "killed: no answer after being asked to stop"
                               for n in waiting})
                 break
+            try:
+                name = done.get(timeout=0.1)
+            except queue.Empty:
+                continue
             waiting.discard(name)
             kind, payload = runs[name][2][0]
             if kind == "ok":
                 results[name] = payload
                 stats[name] = _brief(payload)
-                if payload.status == Status.OPTIMAL:
+                if payload.status == Status.OPTIMAL and not opts.deterministic:
                     break  # proved: the other runs are no longer needed
             else:
                 stats[f"{name}_error"] = payload
+        if stopping is not None and deadline is not None and stopping >= deadline:
+            stats["wall_clock_limited"] = True
     finally:
         for proc, thread, _ in runs.values():
-            if proc.poll() is None:
-                proc.kill()
+            interrupt.kill_group(proc.pid)  # the child's own children (CBC) too
+            interrupt.untrack(proc.pid)
             thread.join(5)
     # Every instance has a schedule (run the tasks one by one), so "infeasible" is a bug.
     usable = {n: r for n, r in results.items() if r.status.has_schedule}
