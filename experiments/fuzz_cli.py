@@ -650,9 +650,10 @@ def write_inputs(root: Path, w: Path) -> None:
     # instances
     cap = 10**12
     doc = {"format": "hare-opt/instance@1", "name": "cap", "time_unit": "s",
-           "gpus": [{"id": "g0", "type": "A"}],
-           "jobs": [{"id": "j0", "release": cap, "rounds": 1, "tasks_per_round": 1,
-                     "task_time": {"A": cap}, "sync_time": cap, "switch_overhead": cap}]}
+           "gpus": [{"id": "g0", "type": "A"}, {"id": "g1", "type": "A"}],
+           "jobs": [{"id": f"j{i}", "release": cap, "rounds": 3, "tasks_per_round": 2,
+                     "task_time": {"A": cap}, "sync_time": cap, "switch_overhead": cap}
+                    for i in range(2)]}
     (w / "cap.json").write_text(json.dumps(doc))
     doc = {"format": "hare-opt/instance@1", "name": "huge", "time_unit": "s",
            "gpus": [{"id": "g0", "type": "A"}, {"id": "g1", "type": "B"}],

@@ -122,7 +122,8 @@ def test_short_time_limit_never_claims_optimal():
     res = solve(inst, "milp", time_limit=2, lp_bound=False)
     assert res.status == "feasible"
     assert res.lower_bound < res.objective
-    assert res.stats["mip_status"] != "Optimal"
+    # on a loaded machine the model may not even be handed to HiGHS within 2 s
+    assert res.stats.get("mip_status", "not started") != "Optimal"
 
 
 def test_too_large_model_is_refused_with_a_clear_error():

@@ -17,8 +17,15 @@ import numpy as np
 
 from hare_opt.heuristics.listsched import ClusterState
 from hare_opt.heuristics.relaxation import Relaxation, solve_relaxation
-from hare_opt.model import Instance, Result, ceil_bound
+from hare_opt.model import Instance, Result, Schedule, ceil_bound
+from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import Options, Run, option
+
+#: Share of the time limit for the relaxation (step 1); steps 2-3 must fit in the rest.
+RELAX_SHARE = 0.8
+#: Seconds past the limit the list scheduling may take before it gives up (it is
+#: milliseconds on small instances; only huge ones are stopped).
+FINISH_GRACE_S = 0.5
 
 
 def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
@@ -50,14 +57,17 @@ def task_order(inst: Instance, relax: Relaxation) -> tuple[np.ndarray, int]:
     return t.job[order], inversions
 
 
-def list_schedule(inst: Instance, jobs: np.ndarray) -> ClusterState:
+def list_schedule(inst: Instance, jobs: np.ndarray, run: Run | None = None) -> ClusterState:
     """Step 3: each task to the eligible GPU free earliest (phi_m), as early as it can start.
 
     Ties between equally free GPUs go to the earlier start (setup included),
     then the earlier end, then the lower index; the paper does not say.
+    ``run``: its limit and stop flag are watched (``OutOfTime``).
     """
     state = ClusterState(inst)
-    for n in jobs.tolist():
+    for pos, n in enumerate(jobs.tolist()):
+        if run is not None and not pos % 64:
+            run.check(FINISH_GRACE_S)
         starts = state.starts(n)
         ok = inst.eligible[n]
         key = np.lexsort((np.arange(inst.num_gpus), starts + inst.proc[n], starts,
@@ -94,6 +104,10 @@ class HarePaperOptions(Options):
     relaxation_solver: Literal["highs", "cpsat"] = option(
         "highs", doc="highs (continuous starts, as the paper) or cpsat (integer starts)")
     max_pairs: int = option(200_000, lo=0, doc="largest number of task pairs modelled")
+    node_limit: int | None = option(None, lo=1, doc="relaxation work limit: HiGHS branch-and-"
+                                                    "bound nodes (cpsat: deterministic "
+                                                    "seconds), a limit the machine cannot "
+                                                    "change")
 
 
 def solve_hare_paper(instance: Instance, run: Run | None = None,
@@ -106,11 +120,18 @@ def solve_hare_paper(instance: Instance, run: Run | None = None,
     run = run or Run()
     opts = options or HarePaperOptions()
     t0 = time.perf_counter()
-    relax = solve_relaxation(instance, backend=opts.relaxation_solver,
-                             time_limit=run.time_limit, threads=run.threads,
-                             max_pairs=opts.max_pairs)
-    jobs, inversions = task_order(instance, relax)
-    state = list_schedule(instance, jobs)
+    try:
+        # the relaxation gets most of the time; ordering and list scheduling the rest
+        relax = solve_relaxation(instance, backend=opts.relaxation_solver,
+                                 time_limit=run.phase(RELAX_SHARE).time_limit,
+                                 threads=run.threads,
+                                 max_pairs=opts.max_pairs, work_limit=opts.node_limit,
+                                 stop=run.stop)
+        jobs, inversions = task_order(instance, relax)
+        state = list_schedule(instance, jobs, run)
+    except OutOfTime as why:  # a constructive method: no schedule before it is complete
+        return Result("hare-paper", "unknown", Schedule.empty(), runtime_s=run.elapsed(),
+                      instance_name=instance.name, stats={"stopped": str(why)})
     res = state.result(
         "hare-paper", time.perf_counter() - t0, relaxation_optimal=relax.optimal,
         relaxation_objective=relax.objective,

@@ -33,6 +33,7 @@ import dataclasses
 import math
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -40,6 +41,8 @@ import numpy as np
 
 from hare_opt.heuristics.rules import solve_eft
 from hare_opt.model import Instance
+from hare_opt.model.limits import OutOfTime
+from hare_opt.model.options import Run
 
 INF = math.inf
 
@@ -201,7 +204,9 @@ def _quiet_stdout():
 
 
 def _solve_highs(lm: LinearModel, start: list[float], time_limit: float | None,
-                 threads: int | None) -> tuple[np.ndarray | None, float, float, bool, dict]:
+                 threads: int | None, work_limit: int | None = None,
+                 stop: threading.Event | None = None
+                 ) -> tuple[np.ndarray | None, float, float, bool, dict]:
     import highspy
 
     with _quiet_stdout():  # HiGHS prints a banner on its first construction
@@ -214,6 +219,14 @@ def _solve_highs(lm: LinearModel, start: list[float], time_limit: float | None,
         h.setOptionValue("threads", threads)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
+    if work_limit is not None:  # branch-and-bound nodes: a limit the machine cannot change
+        h.setOptionValue("mip_max_nodes", int(work_limit))
+    if stop is not None:
+        def poll(e) -> None:
+            if stop.is_set():
+                e.interrupt()
+        h.cbMipInterrupt += poll
+        h.cbSimplexInterrupt += poll
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(lm.lb), len(lm.rows)
     lp.col_cost_ = np.array(lm.cost)
@@ -243,7 +256,9 @@ def _solve_highs(lm: LinearModel, start: list[float], time_limit: float | None,
 
 
 def _solve_cpsat(lm: LinearModel, start: list[float], time_limit: float | None,
-                 threads: int | None) -> tuple[np.ndarray | None, float, float, bool, dict]:
+                 threads: int | None, work_limit: int | None = None,
+                 stop: threading.Event | None = None
+                 ) -> tuple[np.ndarray | None, float, float, bool, dict]:
     """Starts restricted to integers: still a relaxation of the (integer-time) problem."""
     from ortools.sat.python import cp_model
 
@@ -263,6 +278,9 @@ def _solve_cpsat(lm: LinearModel, start: list[float], time_limit: float | None,
     solver.parameters.num_workers = threads or 1
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
+    if work_limit is not None:  # deterministic seconds
+        solver.parameters.max_deterministic_time = float(work_limit)
+    solver.parameters.catch_sigint_signal = False
     status = solver.solve(md)
     found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     values = np.array([solver.value(v) for v in cols], dtype=float) if found else None
@@ -271,17 +289,23 @@ def _solve_cpsat(lm: LinearModel, start: list[float], time_limit: float | None,
             {"status": solver.status_name(status), "branches": solver.num_branches})
 
 
-def _feasible_start(inst: Instance, tasks: RelaxedTasks) -> tuple[np.ndarray, np.ndarray, float]:
-    """x, GPU per task and objective of the setup-free EFT schedule, in ``tasks`` order."""
+def _feasible_start(inst: Instance, tasks: RelaxedTasks, run: Run | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, float]:
+    """x, GPU per task and objective of the setup-free EFT schedule, in ``tasks`` order
+    (``OutOfTime`` when ``run`` expires first: a partial start is no start)."""
     free = setup_free(inst)
-    res = solve_eft(free)
+    res = solve_eft(free, run)
+    if not res.status.has_schedule:
+        raise OutOfTime("time limit reached in the relaxation's start (EFT)")
     sch = res.schedule
     key = np.lexsort((sch.start, sch.round, sch.job_indices(free)))  # round's tasks by start
     return sch.start[key].astype(float), sch.gpu_indices(free)[key], float(res.objective)
 
 
 def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: float | None = None,
-                     threads: int | None = None, max_pairs: int = 200_000) -> Relaxation:
+                     threads: int | None = None, max_pairs: int = 200_000,
+                     work_limit: int | None = None,
+                     stop: threading.Event | None = None) -> Relaxation:
     """Solve Hare_Sched_RL; under a time limit the best solution found is returned.
 
     The model has one column per pair of tasks that may share a GPU; beyond
@@ -292,7 +316,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
         raise ValueError(f"relaxation_solver must be 'highs' or 'cpsat', got {backend!r}")
     t0 = time.perf_counter()
     tasks = RelaxedTasks.of(inst)
-    x0, g0, upper = _feasible_start(inst, tasks)
+    x0, g0, upper = _feasible_start(inst, tasks, Run(time_limit, stop=stop or threading.Event()))
     on_gpu = inst.eligible[tasks.job].sum(axis=0)
     pairs = int((on_gpu * (on_gpu - 1) // 2).sum())
     if pairs > max_pairs:  # the z columns would not fit: keep the start, say so
@@ -302,7 +326,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
                           time.perf_counter() - t0, stats)
     lm, cols, start = build(inst, tasks, x0, g0, upper)
     run = _solve_highs if backend == "highs" else _solve_cpsat
-    values, obj, bound, optimal, stats = run(lm, start, time_limit, threads)
+    values, obj, bound, optimal, stats = run(lm, start, time_limit, threads, work_limit, stop)
     if values is None:  # nothing better than the start within the limit
         values, obj = np.array(start), float(np.dot(lm.cost, start))
     x = values[cols["x"]]

@@ -66,7 +66,7 @@ def solve_eft(instance: Instance, run: Run | None = None,
     placed = 0
     while active:
         placed += 1
-        if run is not None and not placed % 256:
+        if run is not None and not placed % 16:
             try:
                 run.check()
             except OutOfTime as why:

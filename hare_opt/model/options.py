@@ -222,14 +222,15 @@ class Run:
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
 
-    def expired(self) -> bool:
-        """Asked to stop, or past the deadline: time to return the best schedule so far."""
+    def expired(self, grace: float = 0.0) -> bool:
+        """Asked to stop, or ``grace`` seconds past the deadline: time to return the best
+        schedule so far."""
         d = self.deadline
-        return self.stop.is_set() or (d is not None and time.perf_counter() >= d)
+        return self.stop.is_set() or (d is not None and time.perf_counter() >= d + grace)
 
-    def check(self) -> None:
+    def check(self, grace: float = 0.0) -> None:
         """Raise ``OutOfTime`` when ``expired``: for loops that build a model or a start."""
-        if self.expired():
+        if self.expired(grace):
             raise OutOfTime("stopped" if self.stop.is_set() else "time limit reached")
 
     def remaining(self, floor: float = 0.0) -> float | None:

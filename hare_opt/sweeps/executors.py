@@ -18,6 +18,7 @@ local process pool and for Dask, so both executors share ``Collect``.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 import time
@@ -85,7 +86,8 @@ def _kill_pool(pool: ProcessPoolExecutor) -> None:
 
 def run_pool(todo: list, collect: Collect, runner: Callable, workers: int | None) -> None:
     """A local process pool; workers in their own process groups, tied to this process."""
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=interrupt.child_init)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=interrupt.child_init,
+                               initargs=(os.getpid(),))
     clean = False
     try:
         futures = {pool.submit(runner, c): c for c in todo}
@@ -126,8 +128,9 @@ def dask_client(workers: int | None, address: str | None) -> Iterator[Any]:
     if address:
         client = Client(address)
     else:
+        # death_timeout: a worker that loses its scheduler (the driver) closes itself
         cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None)
+                               host="127.0.0.1", dashboard_address=None, death_timeout=10)
         client = Client(cluster)
         from distributed.diagnostics.plugin import WorkerPlugin
 

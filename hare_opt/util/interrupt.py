@@ -195,9 +195,35 @@ def kill_all_groups() -> None:
         kill_group(g)
 
 
-def lifeline(poll_s: float = 0.5) -> None:
-    """In a child: end this process when its parent dies (kill -9 included)."""
-    parent = os.getppid()
+#: ``python -c BOOT PARENT_PID MODULE:FUNCTION``: a child that holds its lifeline before
+#: importing anything (importing hare_opt takes seconds; a parent killed meanwhile must
+#: not leave the child behind), then calls the function.
+BOOT = """
+import os, sys, signal, ctypes, importlib
+parent = int(sys.argv[1])
+if sys.platform.startswith("linux"):
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        pass
+if os.getppid() != parent:
+    os._exit(130)
+module, _, fn = sys.argv[2].partition(":")
+sys.argv = sys.argv[2:]
+getattr(importlib.import_module(module), fn)()
+"""
+
+
+def child_command(target: str) -> list[str]:
+    """argv of a child interpreter that runs ``module:function`` under a lifeline."""
+    return [sys.executable, "-c", BOOT, str(os.getpid()), target]
+
+
+def lifeline(poll_s: float = 0.5, parent: int | None = None) -> None:
+    """In a child: end this process when its parent dies (kill -9 included). ``parent``:
+    the pid the parent had when it started the child (default: the current parent), so
+    that a parent that died before this call is noticed."""
+    parent = os.getppid() if parent is None else parent
     if sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):
             libc = ctypes.CDLL(None, use_errno=True)
@@ -214,11 +240,9 @@ def lifeline(poll_s: float = 0.5) -> None:
     threading.Thread(target=poll, name="hare-opt-lifeline", daemon=True).start()
 
 
-def child_init() -> None:
-    """Initializer of a pool worker: own process group, dies with its parent, and a
-    first SIGINT/SIGTERM stops the running search (the driver sends SIGTERM)."""
+def child_init(parent: int | None = None) -> None:
+    """Initializer of a pool worker: its own process group (a terminal's Ctrl-C reaches
+    only the driver, which kills the workers), and it dies with ``parent``."""
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
-    lifeline()
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    lifeline(parent=parent)

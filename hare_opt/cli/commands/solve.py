@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from hare_opt.cli import args as a
@@ -78,9 +79,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         a.check_output(args.out, [args.instance], owner="solve")
     inst = load_instance(args.instance)
-    show = not args.quiet and not args.json and sys.stderr.isatty()
+    forced = os.environ.get("HARE_OPT_PROGRESS") == "1"  # e.g. for logs and tests
+    show = not args.quiet and (forced or (not args.json and sys.stderr.isatty()))
     unit = inst.time_unit
-    with progress.reporting(sys.stderr if show else None,
+    with progress.reporting(sys.stderr if show else None, overwrite=sys.stderr.isatty(),
                             fmt=lambda x: fmt_time(x, unit)):
         result = solve(inst, args.solver, time_limit=args.time_limit, **options)
     if args.out:

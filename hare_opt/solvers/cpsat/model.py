@@ -102,7 +102,7 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
     start, assign, window = [], [], []
     intervals: list[list[cp_model.IntervalVar]] = [[] for _ in range(inst.num_gpus)]
     for i in range(n):
-        if not i % 256:
+        if not i % 16:
             poll()
         j, r = int(tasks.job[i]), int(tasks.round[i])
         # Every task of j follows a setup of j on its GPU at or after r_j (docs: "first on GPU").

@@ -131,6 +131,8 @@ def run_model(instance: Instance, run: Run, features: Features, *, start: Result
     for key, value in (params or {}).items():
         set_param(solver.parameters, key, value)
     callback = None
+    progress.report("cpsat", incumbent=None if start is None else start.objective,
+                    note="searching")
     if progress.enabled():
         callback = _Progress()
         solver.best_bound_callback = lambda bound: progress.report("cpsat", bound=bound)

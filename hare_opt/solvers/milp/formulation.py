@@ -89,10 +89,14 @@ class TimeIndexedModel:
         return sum(len(self.zrange(j, r)) * (n_x[j, r] + n_x.get((j, r + 1), 0))
                    for (j, r) in n_x)
 
-    def size_estimate(self) -> int:
+    def size_estimate(self, stop_above: int | None = None) -> int:
+        """Columns of the model; with ``stop_above``, counting stops once it is exceeded
+        (a large model is refused without counting all of it)."""
         inst, w = self.instance, self.windows
         n = 0
         for j in range(inst.num_jobs):
+            if stop_above is not None and n > stop_above:
+                break
             for r in range(inst.rounds[j]):
                 n += sum(len(w.starts(j, r, k)) for k in range(len(inst.gpu_types)))
                 n += 3 * len(self.zrange(j, r))
@@ -112,10 +116,10 @@ def build(instance: Instance, windows: Windows, *, max_vars: int = MAX_VARS,
     called every few thousand variables and rows (it may raise to stop building).
     """
     m = TimeIndexedModel(instance, windows, poll=poll)
-    size = m.size_estimate()
+    size = m.size_estimate(stop_above=max_vars)
     if size > max_vars:
         raise ModelTooLargeError(
-            f"instance {instance.name!r}: the time-indexed MILP would have about {size} "
+            f"instance {instance.name!r}: the time-indexed MILP would have at least {size} "
             f"variables (limit {max_vars}; horizon {int(windows.deadline.max())} time units). "
             f"Use the cpsat solver, or rescale time to a coarser unit")
     m.dense = dense and m.dense_nonzeros() <= MAX_DENSE_NNZ

@@ -14,6 +14,7 @@ from hare_opt.solvers.milp.options import MilpOptions
 from hare_opt.solvers.milp.solution import decode, encode
 from hare_opt.solvers.milp.windows import Windows
 from hare_opt.solvers.start import best_start, finish
+from hare_opt.util import progress
 
 #: HiGHS threads when the run does not say (the development machine has 2 cores).
 DEFAULT_THREADS = 2
@@ -67,6 +68,7 @@ def solve_milp(instance: Instance, run: Run | None = None,
                       stats={"stopped_in": f"model building ({exc})", "schedule_from": "start",
                              "start_solver": start.solver, "start_objective": start.objective})
     build_s = run.elapsed()
+    progress.report("milp", incumbent=start.objective, note="MIP search")
     backend = run_highs if opts.backend == "highs" else run_cbc
     extra = {"stop": run.stop} if opts.backend == "highs" else {}
     out: Outcome = backend(model, time_limit=run.remaining(), threads=run.threads or

@@ -22,6 +22,7 @@ that fails is reported in ``stats``; the portfolio fails only if every backend d
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
 import queue
 import signal
@@ -36,13 +37,15 @@ from hare_opt.model import Instance, Result, SolverError, Status
 from hare_opt.model.options import Run
 from hare_opt.solvers.base import solve
 from hare_opt.solvers.portfolio.options import PortfolioOptions
-from hare_opt.util import interrupt
+from hare_opt.solvers.start import best_start
+from hare_opt.util import interrupt, progress
 
 #: Share of the time limit for each in-process quick phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
-#: Seconds a backend may overrun its deadline (its last phase, writing its result) before
-#: it is asked to stop (SIGTERM), and then before it is killed.
-GRACE_S, STOP_GRACE_S = 1.0, 1.5
+#: Seconds kept back from the backends' deadline for their last steps (the check of
+#: their schedule, sending it, exiting); after the limit itself they are asked to stop
+#: (SIGTERM), and ``STOP_GRACE_S`` later killed.
+RETURN_S, STOP_GRACE_S = 1.0, 2.0
 #: With less time than this left after the quick phases, starting child interpreters
 #: (about 2-3 s of imports each on the development machine) would overrun the limit:
 #: CP-SAT goes on in-process instead.
@@ -55,15 +58,16 @@ DEFAULTS: dict[str, dict[str, Any]] = {"cpsat": {"interleave_search": True},
 
 
 def _worker() -> None:
-    """Child process (``python -m hare_opt.solvers.portfolio.solver``): read (backend,
+    """Child process (``interrupt.child_command``, else ``python -m
+    hare_opt.solvers.portfolio.solver``): read (backend,
     instance document, shared options, backend options, deadline) pickled on stdin, write
     ("ok", Result) or ("error", text) pickled on stdout.
 
     The deadline is absolute (``time.time()``), so the seconds the child spends starting
     up count against the limit. The child dies with its parent (``lifeline``), and a
     SIGTERM from the parent stops its search, which then returns its best schedule."""
-    interrupt.lifeline()
     name, doc, shared, options, deadline = pickle.load(sys.stdin.buffer)
+    interrupt.lifeline()  # the boot command (``interrupt.child_command``) holds one already
     if deadline is not None:
         shared["time_limit"] = max(0.05, deadline - time.time())
     try:
@@ -74,6 +78,9 @@ def _worker() -> None:
     if out[0] == "ok":
         out[1].report = None  # the parent checks what it keeps; reports hold the instance
     sys.stdout.buffer.write(pickle.dumps(out))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # the answer is out; tearing down OR-Tools, HiGHS and numba takes seconds
 
 
 def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue,
@@ -82,7 +89,8 @@ def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue,
     multiprocessing's spawn: it re-imports the caller's script), in its own process group
     (a terminal's Ctrl-C reaches the parent, which stops the children and collects their
     schedules). A thread collects its output."""
-    proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+    proc = subprocess.Popen(interrupt.child_command(f"{__name__}:_worker"),
+                            stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             **interrupt.spawn_options())
     interrupt.track(proc.pid)
@@ -183,11 +191,14 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
     sent = None if hint is None else dataclasses.replace(hint, report=None)
     # Deterministic runs end on their work limits; the wall clock is only a safety net
     # (the parent's, below), and the result says when it had to act.
-    wall_deadline = None if left is None or opts.deterministic else time.time() + left
+    wall_deadline = (None if left is None or opts.deterministic
+                     else time.time() + max(0.5 * left, left - RETURN_S))
+    progress.report("portfolio", incumbent=None if hint is None else hint.objective,
+                    note=f"running {', '.join(opts.backends)}")
     for name in opts.backends:
         runs[name] = _start(name, doc, {**shared, "hint": sent}, _options(name, opts), done,
                             wall_deadline)
-    deadline = None if left is None else time.perf_counter() + left + GRACE_S
+    deadline = None if left is None else time.perf_counter() + left
     stopping: float | None = None  # when the children were asked to stop
     try:
         waiting = set(opts.backends)
@@ -211,12 +222,15 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
             if kind == "ok":
                 results[name] = payload
                 stats[name] = _brief(payload)
+                progress.report(name, incumbent=payload.objective, bound=payload.lower_bound,
+                                note=f"{name} done")
                 if payload.status == Status.OPTIMAL and not opts.deterministic:
                     break  # proved: the other runs are no longer needed
             else:
                 stats[f"{name}_error"] = payload
-        if stopping is not None and deadline is not None and stopping >= deadline:
-            stats["wall_clock_limited"] = True
+        if opts.deterministic and stopping is not None and deadline is not None \
+                and stopping >= deadline:
+            stats["wall_clock_limited"] = True  # the safety net acted: not reproducible
     finally:
         for proc, thread, _ in runs.values():
             interrupt.kill_group(proc.pid)  # the child's own children (CBC) too
@@ -224,6 +238,10 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
             thread.join(5)
     # Every instance has a schedule (run the tasks one by one), so "infeasible" is a bug.
     usable = {n: r for n, r in results.items() if r.status.has_schedule}
+    if not usable and not any(r.status == Status.INFEASIBLE for r in results.values()):
+        # every backend failed or was killed: the start all of them began from
+        usable["start"] = best_start(instance, run.with_hint(hint))
+        stats["schedule_from_fallback"] = True
     if not usable or any(r.status == Status.INFEASIBLE for r in results.values()):
         raise SolverError(f"portfolio: no backend returned a schedule for {instance.name!r}: "
                           f"{stats}")
