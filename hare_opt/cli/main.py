@@ -91,6 +91,18 @@ def _usage_prefix(argv: Sequence[str] | None) -> str:
     return f"hare-opt {first}" if first in names else "hare-opt"
 
 
+def _pointer(exc: HareOptError) -> str:
+    """Where the rule that was broken is written down (the spec's section)."""
+    from hare_opt.model import InstanceError, ScheduleError
+    from hare_opt.model.limits import CapacityError
+
+    for kind, section in ((InstanceError, "instance-file"), (ScheduleError, "schedule-file"),
+                          (CapacityError, "size-limits")):
+        if isinstance(exc, kind):
+            return f" (see {SPEC}#{section})"
+    return ""
+
+
 def _quiet_stdout() -> None:
     """After a broken pipe: send what is left to /dev/null so that the interpreter's
     final flush does not complain."""
@@ -126,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_stdout()
         return EXIT_PIPE
     except HareOptError as exc:
-        print(f"{name}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}{_pointer(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
         print(f"{name}: error: out of memory (instance or option too large; limits: "
