@@ -7,9 +7,12 @@ machine, in each backend's deterministic unit, with one thread. The wall clock s
 as a safety net (``SAFETY`` x ``seconds`` + ``SAFETY_S``); when it is what stopped a
 run, ``stats["wall_clock_limited"]`` says so and the cell's rows should carry it.
 
-Units per second of work, measured on the development machine (2 cores, loaded):
-bnb about 500,000 nodes; HiGHS 200-2,000 branch-and-bound nodes on the 20-40 task
-models (500 taken); CP-SAT's deterministic time is about its wall time on one worker.
+Units per second of work, measured on the development machine (2 cores shared, load
+about 7, so about 3x slower than an idle machine), on a 30-task quality instance:
+CP-SAT's deterministic time ran about 12 s of wall time per unit on one worker (0.2
+units a second taken); bnb about 230,000 nodes a second (250,000 taken); HiGHS spent
+10-30 s at the root, then about a node a second on the time-indexed model (3 nodes a
+second taken; the root is not limited by nodes, but it is deterministic with one thread).
 """
 
 from __future__ import annotations
@@ -19,14 +22,17 @@ from typing import Any
 from hare_opt.model import Instance, Result
 from hare_opt.solvers import solve
 
-BNB_NODES_PER_S = 500_000
-HIGHS_NODES_PER_S = 500
-SAFETY, SAFETY_S = 3.0, 30.0
+CPSAT_DET_PER_S = 0.2
+BNB_NODES_PER_S = 250_000
+HIGHS_NODES_PER_S = 3
+#: hare-paper's relaxation (a pairwise model) runs far more nodes a second than the MILP
+RELAXATION_NODES_PER_S = 500
+SAFETY, SAFETY_S = 12.0, 120.0
 
 
 def work_options(solver: str, seconds: float) -> dict[str, Any]:
     """Options that limit ``solver`` by work (about ``seconds`` of it), not by the clock."""
-    cpsat = {"max_deterministic_time": float(seconds)}
+    cpsat = {"max_deterministic_time": CPSAT_DET_PER_S * seconds}
     bnb = {"node_limit": max(1, int(BNB_NODES_PER_S * seconds))}
     milp = {"mip_max_nodes": max(1, int(HIGHS_NODES_PER_S * seconds))}
     if solver == "cpsat":
@@ -39,7 +45,7 @@ def work_options(solver: str, seconds: float) -> dict[str, Any]:
         return {"deterministic": True,
                 "backend_options": {"cpsat": cpsat, "bnb": bnb, "milp": milp}}
     if solver == "hare-paper":
-        return {"node_limit": max(1, int(HIGHS_NODES_PER_S * seconds))}
+        return {"node_limit": max(1, int(RELAXATION_NODES_PER_S * seconds))}
     return {}  # hare (a placement budget by default) and the rules are deterministic
 
 

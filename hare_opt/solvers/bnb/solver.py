@@ -29,6 +29,9 @@ from hare_opt.util import progress
 MEMO_START = 1 << 14
 #: Largest search stack (states + child lists) in bytes: beyond, the instance is refused.
 MAX_STACK_BYTES = 1 << 30
+#: Largest chunk of nodes between looks at the clock under a node limit (a fixed schedule:
+#: the search, memo growth included, is then the same on any machine).
+DETERMINISTIC_CHUNK = 50_000
 #: Seconds the bound of the open subtrees may take past the time limit.
 OPEN_BOUND_SLACK_S = 0.2
 
@@ -160,7 +163,10 @@ def solve_bnb(instance: Instance, run: Run | None = None,
             break
         progress.report("bnb", incumbent=int(best[0]), note=f"{int(stats_arr[0]):,} nodes")
         # about 0.1 s per call: the clock is read often enough, the call overhead is nil
-        chunk = max(100, min(chunk * 2, int(chunk * 0.1 / max(now - tick, 1e-6))))
+        if node_limit is None:
+            chunk = max(100, min(chunk * 2, int(chunk * 0.1 / max(now - tick, 1e-6))))
+        else:  # chunks (hence memo growth between them) must not depend on the clock
+            chunk = min(chunk * 2, DETERMINISTIC_CHUNK)
         if node_limit is not None:
             chunk = max(1, min(chunk, node_limit - int(stats_arr[0])))
     improved = int(best[0]) < upper

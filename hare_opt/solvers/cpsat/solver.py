@@ -190,9 +190,13 @@ def solve_cpsat(instance: Instance, run: Run | None = None,
     relaxed = None
     if opts.relax_setups > 0 and (instance.overhead > 0).any():
         # One setup per (job, GPU) used only relaxes the problem: its bound holds here too.
-        sub = run.phase(opts.relax_setups, RELAX_CAP_S if run.time_limit is None else None)
+        det = opts.params.get("max_deterministic_time")
+        capped = run.time_limit is None and det is None  # a work limit needs no wall cap
+        sub = run.phase(opts.relax_setups, RELAX_CAP_S if capped else None)
+        params = opts.params if det is None else {
+            **opts.params, "max_deterministic_time": det * opts.relax_setups}
         relaxed = run_model(instance, sub, dataclasses.replace(features, setups="first"),
-                            start=start, upper=upper, floor=floor, params=opts.params)
+                            start=start, upper=upper, floor=floor, params=params)
         if relaxed.schedule is not None:
             report = report_for(instance, relaxed.schedule)
             if report.feasible:
