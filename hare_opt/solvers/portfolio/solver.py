@@ -45,7 +45,7 @@ QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
 #: Seconds kept back from the backends' deadline for their last steps (the check of
 #: their schedule, sending it, exiting); after the limit itself they are asked to stop
 #: (SIGTERM), and ``STOP_GRACE_S`` later killed.
-RETURN_S, STOP_GRACE_S = 1.0, 2.0
+RETURN_S, STOP_GRACE_S = 1.0, 3.0
 #: With less time than this left after the quick phases, starting child interpreters
 #: (about 2-3 s of imports each on the development machine) would overrun the limit:
 #: CP-SAT goes on in-process instead.
