@@ -90,9 +90,11 @@ def test_philly_sia_style_gzip(tmp_path):
 
 @pytest.mark.parametrize("text, match", [
     ("duration_s,gpus_wanted\n10,1\n", "missing column 'num_gpus'"),
-    ("runtime,num_gpus\n10,1\nabc,2\n", r"column 'runtime', row 3"),
-    ("duration,num_gpus\n10,0\n", r"column 'num_gpus', row 2"),
-    ("timestamp,duration,num_gpus\nnot-a-time,10,1\n", "column 'timestamp', row 2"),
+    ("runtime,num_gpus\n10,1\nabc,2\n", r"line 3: column 'runtime'"),
+    ("duration,num_gpus\n10,0\n", r"line 2: column 'num_gpus'"),
+    ("duration,num_gpus\n10,1.5\n", r"line 2: column 'num_gpus': expected an integer"),
+    ("duration,num_gpus\ninf,1\n", r"line 2: column 'duration': expected a finite number"),
+    ("timestamp,duration,num_gpus\nnot-a-time,10,1\n", "line 2: column 'timestamp'"),
     ("", "not a readable CSV")])
 def test_philly_errors(tmp_path, text, match):
     path = tmp_path / "bad.csv"

@@ -4,8 +4,11 @@ both backends, LP bound below the optimum, and the model admits every feasible s
 from __future__ import annotations
 
 import pytest
+from conftest import INSTANCES
 from hypothesis import given
 from hypothesis import strategies as st
+from oracles import brute_force
+from strategies import instances
 
 from hare_opt.generators import random_instance
 from hare_opt.heuristics.rules import solve_eft, solve_fifo, solve_wspt
@@ -18,9 +21,6 @@ from hare_opt.solvers.milp.formulation import build
 from hare_opt.solvers.milp.solution import encode
 from hare_opt.solvers.milp.windows import Windows
 from hare_opt.solvers.start import best_start
-from tests.conftest import INSTANCES
-from tests.oracles import brute_force
-from tests.strategies import instances
 
 
 def _inst(jobs: list[Job], types: list[str], name: str = "t") -> Instance:
@@ -122,7 +122,8 @@ def test_short_time_limit_never_claims_optimal():
     res = solve(inst, "milp", time_limit=2, lp_bound=False)
     assert res.status == "feasible"
     assert res.lower_bound < res.objective
-    assert res.stats["mip_status"] != "Optimal"
+    # on a loaded machine the model may not even be handed to HiGHS within 2 s
+    assert res.stats.get("mip_status", "not started") != "Optimal"
 
 
 def test_too_large_model_is_refused_with_a_clear_error():

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from hare_opt.sweeps import Cell, Store, Sweep, SweepError, run_cells, run_sweep
+from hare_opt.sweeps.sweep import CellsFailed
 
 
 def _sweep(**fixed) -> Sweep:
@@ -57,13 +58,17 @@ def test_rerun_skips_finished_cells(tmp_path):
     assert len(calls) == 9  # nothing re-ran
 
 
-def test_failed_cell_keeps_the_finished_ones(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_failed_cell_keeps_the_finished_ones(tmp_path, workers):
     store = Store(tmp_path)
     cells = _sweep(fail_seed=2).cells()
-    with pytest.raises(RuntimeError, match="on purpose"):
-        run_cells(cells, store, workers=1, progress=False)
+    with pytest.raises(CellsFailed, match="3 of 9 cells failed.*on purpose") as err:
+        run_cells(cells, store, workers=workers, progress=False)
     done = [c for c in cells if store.load(c) is not None]
-    assert 0 < len(done) < len(cells)
+    failed = {f.cell.key for f in err.value.failures}
+    # every cell but the failing ones was saved; the failing ones were not
+    assert {c.key for c in done} == {c.key for c in cells} - failed
+    assert all(c.params["seed"] == 2 for c in cells if c.key in failed)
 
 
 def test_corrupt_and_partial_files_are_redone(tmp_path):

@@ -3,22 +3,42 @@
 Sub-commands are discovered from ``hare_opt.cli.commands``: each module there
 defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``,
 so adding a command touches no shared file. Errors a user can fix (bad files,
-unknown names) print one line on stderr and exit with status 2.
+unknown names, malformed arguments) print one line on stderr and exit with status 2.
+Ctrl-C or SIGTERM stops a running search, which hands back its best schedule; the
+command then finishes its output and exits with status 130 (a second signal stops
+at once). A closed output pipe (``| head``) ends the command quietly, as Unix tools do.
+The contract (formats, exit codes, options) is docs/spec.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
+import signal
 import sys
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NoReturn
 
 from hare_opt.model import HareOptError
+from hare_opt.util import interrupt
 
 EXIT_USAGE = 2
+EXIT_PIPE = 128 + signal.SIGPIPE
+SPEC = "docs/spec.md"
+
+
+class UsageError(HareOptError):
+    """A malformed command line (argparse's complaint, on one line)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises one ``UsageError`` line instead of printing a usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
 def _commands() -> list:
@@ -49,7 +69,7 @@ def _import_command(module: str, name: str) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="hare-opt",
         description="Schedule distributed ML training jobs on heterogeneous GPUs "
                     "(Hare, HPDC '22): exact solvers, heuristics, checker, simulator.")
@@ -63,24 +83,76 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _usage_prefix(argv: Sequence[str] | None) -> str:
+    """``hare-opt CMD`` when argv names a command, else ``hare-opt``."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    first = next((w for w in words if not w.startswith("-")), None)
+    names = {m.NAME for m in _commands()}
+    return f"hare-opt {first}" if first in names else "hare-opt"
+
+
+def _pointer(exc: HareOptError) -> str:
+    """Where the rule that was broken is written down (the spec's section)."""
+    from hare_opt.model import InstanceError, ScheduleError
+    from hare_opt.model.limits import CapacityError
+
+    for kind, section in ((InstanceError, "instance-file"), (ScheduleError, "schedule-file"),
+                          (CapacityError, "size-limits")):
+        if isinstance(exc, kind):
+            return f" (see {SPEC}#{section})"
+    return ""
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: send what is left to /dev/null so that the interpreter's
+    final flush does not complain."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not hasattr(args, "_run"):
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        print(f"{_usage_prefix(argv)}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not hasattr(args, "_run"):  # bare ``hare-opt``: the list of commands
         parser.print_help()
         return EXIT_USAGE
+    name = f"hare-opt {args.command}"
     try:
-        return int(args._run(args) or 0)
+        with interrupt.handling("soft"):
+            code = int(args._run(args) or 0)
+            sig = interrupt.requested()
+            if sig is not None:
+                print(f"{name}: stopped by {signal.Signals(sig).name}", file=sys.stderr)
+                return interrupt.EXIT_INTERRUPTED
+            return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_PIPE
     except HareOptError as exc:
-        print(f"hare-opt {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}{_pointer(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    except (OSError, ValueError) as exc:
+    except MemoryError:
+        print(f"{name}: error: out of memory (instance or option too large; limits: "
+              f"{SPEC})", file=sys.stderr)
+        return EXIT_USAGE
+    except (OSError, ValueError, OverflowError) as exc:
         # Files that cannot be written, numbers a user typed wrong: one line, no traceback.
-        print(f"hare-opt {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print(f"hare-opt {args.command}: interrupted", file=sys.stderr)
-        return 130
+        sig = interrupt.requested()
+        what = signal.Signals(sig).name if sig else "SIGINT"
+        print(f"{name}: interrupted by {what}", file=sys.stderr)
+        return interrupt.EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

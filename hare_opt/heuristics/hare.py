@@ -27,6 +27,7 @@ Why it is built this way:
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -110,14 +111,17 @@ def candidate_orders(inst: Instance) -> dict[str, np.ndarray]:
 class _Searcher:
     """Evaluates (dispatcher, order) pairs within a budget of round placements."""
 
-    def __init__(self, inst: Instance, budget: int, deadline: float, warm: Warm | None = None):
+    def __init__(self, inst: Instance, budget: int, deadline: float, warm: Warm | None = None,
+                 stop: threading.Event | None = None):
         self.inst, self.budget, self.deadline, self.warm = inst, budget, deadline, warm
+        self.stop = stop
         self.cost = int(inst.rounds.sum())
         self.evals = 0
         self.best: Candidate | None = None
 
     def can(self) -> bool:
-        return self.budget >= self.cost and time.perf_counter() < self.deadline
+        return (self.budget >= self.cost and time.perf_counter() < self.deadline
+                and not (self.stop is not None and self.stop.is_set()))
 
     def eval(self, mode: str, order: np.ndarray) -> int:
         self.budget -= self.cost
@@ -164,14 +168,14 @@ class _Searcher:
 
 def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool = True,
                 budget: int = DEFAULT_BUDGET, seed: int = 0,
-                deadline: float | None = None) -> Search:
+                deadline: float | None = None, stop: threading.Event | None = None) -> Search:
     """The best (dispatcher, order) found, the first schedule's objective, the evaluations.
 
     ``warm`` starts every schedule from a running cluster (online re-plans); the
     engines then hold only the work still to place, so no checked ``Result`` is made.
     """
     deadline = time.perf_counter() + DEFAULT_TIME_S if deadline is None else deadline
-    searcher = _Searcher(instance, budget if improve else 0, deadline, warm)
+    searcher = _Searcher(instance, budget if improve else 0, deadline, warm, stop)
     orders = candidate_orders(instance) if improve else {"fluid": fluid_order(instance)}
     first = searcher.eval("interleaved", orders["fluid"])
     if improve:
@@ -200,7 +204,7 @@ def solve_hare(instance: Instance, run: Run | None = None,
     inst = instance
     limit = run.time_limit if run.time_limit is not None else DEFAULT_TIME_S
     search = search_hare(inst, improve=opts.improve, budget=opts.budget, seed=run.seed,
-                         deadline=run.started + limit)
+                         deadline=run.started + limit, stop=run.stop)
     best, evaluations = search.best, search.evaluations
     objective, mode, schedule = best.objective, best.mode, best.schedule
     # geobatch's schedule competes too: it carries the factor of docs/theory.md (c); the
@@ -216,7 +220,8 @@ def solve_hare(instance: Instance, run: Run | None = None,
     return Result("hare", Status.FEASIBLE, schedule(), objective=objective,
                   lower_bound=lower_bound(inst, lp=False), runtime_s=run.elapsed(),
                   instance_name=inst.name,
-                  stats={"dispatch": mode, "evaluations": evaluations,
+                  stats={"lower_bound_from": "combinatorial bounds (no LP)",
+                         "dispatch": mode, "evaluations": evaluations,
                          "first_objective": search.first, "guarantee_bound": bound,
                          "geobatch_objective": geo.objective,
                          "approx_factor": geo.stats["factor"]})

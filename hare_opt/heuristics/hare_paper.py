@@ -21,8 +21,15 @@ from hare_opt.heuristics.relaxation import (
     availability,
     solve_relaxation,
 )
-from hare_opt.model import Instance, OptionError, Result, ceil_bound
+from hare_opt.model import Instance, OptionError, Result, Schedule, Status, ceil_bound
+from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import Options, Run, option
+
+#: Share of the time limit for the relaxation (step 1); steps 2-3 must fit in the rest.
+RELAX_SHARE = 0.8
+#: Seconds past the limit the list scheduling may take before it gives up (it is
+#: milliseconds on small instances; only huge ones are stopped).
+FINISH_GRACE_S = 0.5
 
 
 def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
@@ -54,17 +61,21 @@ def task_order(inst: Instance, relax: Relaxation) -> tuple[np.ndarray, int]:
     return t.job[order], inversions
 
 
-def list_schedule(inst: Instance, jobs: np.ndarray, gpu_available=None) -> ClusterState:
+def list_schedule(inst: Instance, jobs: np.ndarray, gpu_available=None,
+                  run: Run | None = None) -> ClusterState:
     """Step 3: each task to the eligible GPU free earliest (phi_m), as early as it can start.
 
     Ties between equally free GPUs go to the earlier start (setup included),
     then the earlier end, then the lower index; the paper does not say.
     GPU m is free from ``gpu_available[m]`` (rounded up: times are integers).
+    ``run``: its limit and stop flag are watched (``OutOfTime``).
     """
     state = ClusterState(inst)
     if gpu_available is not None:
         state.free[:] = np.ceil(availability(inst, gpu_available)).astype(np.int64)
-    for n in jobs.tolist():
+    for pos, n in enumerate(jobs.tolist()):
+        if run is not None and not pos % 64:
+            run.check(FINISH_GRACE_S)
         starts = state.starts(n)
         ok = inst.eligible[n]
         key = np.lexsort((np.arange(inst.num_gpus), starts + inst.proc[n], starts,
@@ -99,8 +110,10 @@ class HarePaperOptions(Options):
 
     relaxation_solver: Literal["highs", "cpsat"] = option(
         "highs", doc="highs (continuous starts, as the paper) or cpsat (integer starts)")
-    node_limit: int | None = option(None, lo=0, doc="B&B nodes over all rounds of the "
-                                                    "relaxation (a deterministic limit)")
+    node_limit: int | None = option(None, lo=0, doc="relaxation work limit: HiGHS branch-and-"
+                                                    "bound nodes over all its rounds (cpsat: "
+                                                    "deterministic seconds), a limit the "
+                                                    "machine cannot change")
     max_rounds: int | None = option(None, lo=1, doc="outer-approximation rounds (deterministic)")
     max_assignments: int = option(MAX_ASSIGNMENTS, lo=1,
                                   doc="refuse an instance with more (task, GPU) pairs")
@@ -126,13 +139,18 @@ def solve_hare_paper(instance: Instance, run: Run | None = None,
     if avail is not None and len(avail) != instance.num_gpus:
         raise OptionError(f"needs one time per GPU ({instance.num_gpus}), got {len(avail)}",
                           option="gpu_available", owner=opts.owner)
-    relax = solve_relaxation(instance, backend=opts.relaxation_solver,
-                             time_limit=run.remaining(), threads=run.threads,
-                             node_limit=opts.node_limit, max_rounds=opts.max_rounds,
-                             gpu_available=avail, max_assignments=opts.max_assignments,
-                             log=run.log, hare_start=opts.hare_start)
-    jobs, inversions = task_order(instance, relax)
-    state = list_schedule(instance, jobs, avail)
+    try:  # the relaxation gets most of the time; ordering and list scheduling the rest
+        relax = solve_relaxation(instance, backend=opts.relaxation_solver,
+                                 time_limit=run.phase(RELAX_SHARE).time_limit,
+                                 threads=run.threads, node_limit=opts.node_limit,
+                                 max_rounds=opts.max_rounds, gpu_available=avail,
+                                 max_assignments=opts.max_assignments, log=run.log,
+                                 hare_start=opts.hare_start, stop=run.stop)
+        jobs, inversions = task_order(instance, relax)
+        state = list_schedule(instance, jobs, avail, run)
+    except OutOfTime as why:  # a constructive method: no schedule before it is complete
+        return Result("hare-paper", Status.UNKNOWN, Schedule.empty(), runtime_s=run.elapsed(),
+                      instance_name=instance.name, stats={"stopped": str(why)})
     res = state.result(
         "hare-paper", run.elapsed(), relaxation_optimal=relax.optimal,
         relaxation_objective=relax.objective,

@@ -154,8 +154,8 @@ class HarePaperPlanner:
         del deadline  # deterministic limits only
         self.plans += 1
         t0 = time.perf_counter()
-        b = self.block_rounds if self.block_rounds != "auto" else \
-            max(1, math.ceil(pairs(residual) / self.pairs))
+        b = (self.block_rounds if isinstance(self.block_rounds, int)
+             else max(1, math.ceil(pairs(residual) / self.pairs)))
         self.blocks.append(b)
         # Plan from time origin 0 (the earliest the cluster or a job can start), in a unit
         # of b ms: the same relaxation, moderate numbers.

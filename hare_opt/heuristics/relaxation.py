@@ -33,6 +33,7 @@ the list-scheduling step applies them.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -52,6 +53,7 @@ from hare_opt.heuristics.relaxation_points import (
     to_highs,
 )
 from hare_opt.model import HareOptError, Instance, OptionError
+from hare_opt.util import interrupt
 from hare_opt.util.highs import use_threads
 
 INF = math.inf
@@ -285,7 +287,8 @@ def ladder(model: CompactModel, start: Point, ratio: float) -> None:
 # --- backends ------------------------------------------------------------------
 
 def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | None = None,
-           node_limit: int | None = None, threads: int | None = None, log: bool = False) -> dict:
+           node_limit: int | None = None, threads: int | None = None, log: bool = False,
+           stop: threading.Event | None = None) -> dict:
     """Run the MILP; ``optimal`` only on HiGHS's model status kOptimal, never on a limit."""
     h = to_highs(lm, mip=True)
     h.setOptionValue("output_flag", bool(log))
@@ -298,6 +301,12 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
         h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
     if node_limit is not None:
         h.setOptionValue("mip_max_nodes", max(int(node_limit), 0))
+    if stop is not None:  # Ctrl-C / SIGTERM: HiGHS returns its incumbent
+        def poll(e) -> None:
+            if stop.is_set():
+                e.interrupt()
+        h.cbMipInterrupt += poll
+        h.cbSimplexInterrupt += poll
     if start is not None:
         sol = highspy.HighsSolution()
         sol.col_value = start
@@ -323,7 +332,8 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
 
 def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
               node_limit: int | None, max_rounds: int | None, threads: int | None,
-              t0: float, log: bool = False) -> tuple[Point, float, bool, dict]:
+              t0: float, log: bool = False, stop: threading.Event | None = None
+              ) -> tuple[Point, float, bool, dict]:
     """Lazy secants: MILP rounds until one is optimal and breaks no Queyranne inequality."""
     inst, tasks, avail = model.inst, model.tasks, model.avail
     best, tried, bound = start, {start.gpu.tobytes()}, -INF
@@ -337,8 +347,11 @@ def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
         if left is not None and left <= 0:
             stopped = "time_limit"
             break
+        if stop is not None and stop.is_set():
+            stopped = "interrupted"
+            break
         run = _highs(model.lm, model.values(best), time_limit=left, threads=threads, log=log,
-                     node_limit=None if node_limit is None else node_limit - nodes)
+                     stop=stop, node_limit=None if node_limit is None else node_limit - nodes)
         rounds += 1
         nodes += run["nodes"]
         last_status = run["status"]
@@ -363,7 +376,8 @@ def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
 
 
 def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
-                 threads: int | None) -> tuple[Point, float, bool, dict]:
+                 threads: int | None, work_limit: float | None = None,
+                 stop: threading.Event | None = None) -> tuple[Point, float, bool, dict]:
     """Integer starts and L_m^2 <= R_m stated exactly: a relaxation of the integer-time problem."""
     from ortools.sat.python import cp_model
 
@@ -391,7 +405,11 @@ def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
     solver.parameters.num_workers = threads or 1
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
-    status = solver.solve(md)
+    if work_limit is not None:  # deterministic seconds
+        solver.parameters.max_deterministic_time = float(work_limit)
+    solver.parameters.catch_sigint_signal = False
+    with interrupt.stop_search_on(stop or threading.Event(), solver):
+        status = solver.solve(md)
     best = start
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) and solver.objective_value < start.objective:
         values = np.array([solver.value(v) for v in cols], dtype=float)
@@ -408,7 +426,8 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
                      max_rounds: int | None = None, gpu_available=None,
                      ladder_ratio: float = 1.05, search_evals: int = 400,
                      max_assignments: int = MAX_ASSIGNMENTS, log: bool = False,
-                     hare_start: bool = False) -> Relaxation:
+                     hare_start: bool = False, stop: threading.Event | None = None
+                     ) -> Relaxation:
     """Solve Hare_Sched_RL; under a limit the incumbent comes with the proved bound.
 
     ``node_limit`` (B&B nodes over all rounds) and ``max_rounds`` are
@@ -453,10 +472,11 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
     if backend == "highs":
         best, bound, optimal, stats = _solve_oa(model, start, time_limit=time_limit,
                                                 node_limit=node_limit, max_rounds=max_rounds,
-                                                threads=threads, t0=t0, log=log)
+                                                threads=threads, t0=t0, log=log, stop=stop)
     else:
         best, bound, optimal, stats = _solve_cpsat(model, start, time_limit=time_limit,
-                                                   threads=threads)
+                                                   threads=threads, work_limit=node_limit,
+                                                   stop=stop)
     bound = max(bound, chain_bound(inst))  # a bound of the relaxation before any MILP
     if optimal:  # equal up to the backends' tolerances
         bound = min(bound, best.objective)

@@ -2,7 +2,9 @@
 
 All place each task on the eligible GPU where it would finish earliest
 (setup and barrier included); they differ only in the order of jobs. They take
-no options and ignore the run's limits (they take milliseconds).
+no options. They take milliseconds on small instances but about a minute on 10^6
+tasks, so they watch the run's time limit and stop flag: a rule that cannot finish
+returns ``unknown`` with no schedule (a partial schedule is no schedule).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import time
 import numpy as np
 
 from hare_opt.heuristics.listsched import ClusterState
-from hare_opt.model import Instance, Result
+from hare_opt.model import Instance, Result, Schedule, Status
+from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import NoOptions, Run
 
 
@@ -22,35 +25,52 @@ def place_job_eft(state: ClusterState, job: int) -> None:
         state.place(job, int(np.argmin(state.finishes(job))))
 
 
-def _by_order(instance: Instance, order: np.ndarray, name: str) -> Result:
+def _unknown(instance: Instance, name: str, t0: float, why: OutOfTime) -> Result:
+    return Result(name, Status.UNKNOWN, Schedule.empty(), runtime_s=time.perf_counter() - t0,
+                  instance_name=instance.name, stats={"stopped": str(why)})
+
+
+def _by_order(instance: Instance, order: np.ndarray, name: str, run: Run | None = None
+              ) -> Result:
     t0 = time.perf_counter()
     state = ClusterState(instance)
-    for j in order:
-        place_job_eft(state, int(j))
+    try:
+        for pos, j in enumerate(order):
+            if run is not None and not pos % 8:
+                run.check()
+            place_job_eft(state, int(j))
+    except OutOfTime as why:
+        return _unknown(instance, name, t0, why)
     return state.result(name, time.perf_counter() - t0)
 
 
 def solve_fifo(instance: Instance, run: Run | None = None,
                options: NoOptions | None = None) -> Result:
     """Jobs in arrival order (ties: file order), as FIFO cluster schedulers do."""
-    return _by_order(instance, np.argsort(instance.release, kind="stable"), "fifo")
+    return _by_order(instance, np.argsort(instance.release, kind="stable"), "fifo", run)
 
 
 def solve_wspt(instance: Instance, run: Run | None = None,
                options: NoOptions | None = None) -> Result:
     """Jobs by Smith's ratio weight / work on the fastest GPU type, largest first."""
     ratio = instance.weight / instance.min_work
-    return _by_order(instance, np.lexsort((instance.release, -ratio)), "wspt")
+    return _by_order(instance, np.lexsort((instance.release, -ratio)), "wspt", run)
 
 
-def eft_state(instance: Instance, free_from: np.ndarray | None = None) -> ClusterState:
+def eft_state(instance: Instance, free_from: np.ndarray | None = None,
+              run: Run | None = None) -> ClusterState:
     """The greedy's placements: always the task that would finish earliest anywhere
-    (ties: heavier job, then lower index); GPU g free from ``free_from[g]`` (default 0)."""
+    (ties: heavier job, then lower index); GPU g free from ``free_from[g]`` (default 0).
+    ``run``: its limit and stop flag are watched (``OutOfTime``)."""
     state = ClusterState(instance)
     if free_from is not None:
         state.free[:] = free_from
     active = list(range(instance.num_jobs))
+    placed = 0
     while active:
+        placed += 1
+        if run is not None and not placed % 16:
+            run.check()
         best = min(active, key=lambda j: (int(state.finishes(j).min()),
                                           -int(instance.weight[j]), j))
         state.place(best, int(np.argmin(state.finishes(best))))
@@ -63,4 +83,8 @@ def solve_eft(instance: Instance, run: Run | None = None,
               options: NoOptions | None = None) -> Result:
     """Greedy over all jobs: always place the task that would finish earliest anywhere."""
     t0 = time.perf_counter()
-    return eft_state(instance).result("eft", time.perf_counter() - t0)
+    try:
+        state = eft_state(instance, run=run)
+    except OutOfTime as why:
+        return _unknown(instance, "eft", t0, why)
+    return state.result("eft", time.perf_counter() - t0)

@@ -9,13 +9,13 @@ isolated figures are imported: they are what per-GPU task times derive from.
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from pathlib import Path
 
 import pandas as pd
 
+from hare_opt.io.json_io import read_json
 from hare_opt.io.philly import TraceError
 
 _BATCH = re.compile(r"^(?P<model>.*?)\s*\(batch size (?P<bs>\d+)\)\s*$")
@@ -44,13 +44,7 @@ def load_gavel_throughputs(path: str | Path) -> pd.DataFrame:
     is False for the ``*_unconsolidated`` tables (workers spread across servers).
     ``batch_size`` is <NA> for job types without one (A3C, CycleGAN).
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TraceError(f"{path}: not valid JSON ({exc})") from None
+    data = read_json(path, TraceError)
     if not isinstance(data, dict):
         raise TraceError(f"{path}: expected an object keyed by GPU type")
     rows = []
@@ -59,7 +53,10 @@ def load_gavel_throughputs(path: str | Path) -> pd.DataFrame:
             raise TraceError(f"{path}: GPU type '{table}': expected an object of job types")
         gpu, _, suffix = table.partition("_")
         for key, entry in jobs.items():
-            job_type, model, bs, scale = parse_job_key(key)
+            try:
+                job_type, model, bs, scale = parse_job_key(key)
+            except TraceError as exc:
+                raise TraceError(f"{path}: GPU type '{table}': {exc}") from None
             value = entry.get("null") if isinstance(entry, dict) else None
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not math.isfinite(value) or value < 0:

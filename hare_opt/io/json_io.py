@@ -52,18 +52,28 @@ def _make(err: type[Exception], message: str, field: str | None, owner: str | No
     return err(f"{prefix}: {message}" if prefix else message)
 
 
-def _read_json(path: str | Path, err: type[Exception]) -> Any:
+def read_json(path: str | Path, err: type[Exception]) -> Any:
+    """Parse a JSON file; every failure is one ``err`` naming the file (and the line)."""
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
     except FileNotFoundError:
         raise err(f"{path}: no such file") from None
-    except (ValueError, RecursionError) as exc:
-        # JSONDecodeError and UnicodeDecodeError are ValueErrors; so is an integer
-        # literal past Python's digit limit, and absurd nesting is a RecursionError.
-        raise err(f"{path}: not valid JSON ({exc})") from None
     except IsADirectoryError:
         raise err(f"{path}: is a directory, not a file") from None
+    except json.JSONDecodeError as exc:
+        raise err(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        # UnicodeDecodeError is a ValueError; so is an integer literal past Python's
+        # digit limit, and absurd nesting is a RecursionError.
+        raise err(f"{path}: not valid JSON ({str(exc)[:200]})") from None
+    except MemoryError:
+        raise err(f"{path}: too large to read") from None
+    except OSError as exc:  # unreadable: permissions, a symlink loop, an I/O error
+        raise err(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+_read_json = read_json
 
 
 def _owner(kind: str, obj: Any, pos: int) -> str:

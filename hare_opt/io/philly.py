@@ -9,6 +9,9 @@ workload jobs, so real arrival bursts and job sizes drive the paper-like generat
 
 from __future__ import annotations
 
+import lzma
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -32,13 +35,22 @@ def _find(df: pd.DataFrame, key: str) -> str | None:
     return next((cols[a] for a in _ALIASES[key] if a in cols), None)
 
 
-def _numeric(df: pd.DataFrame, col: str, path: str | Path, *, minimum: float) -> pd.Series:
+def _show(value: object) -> str:
+    text = str(value)
+    return repr(text if len(text) <= 40 else text[:30] + f"... ({len(text)} characters)")
+
+
+def _numeric(df: pd.DataFrame, col: str, path: str | Path, *, minimum: float,
+             integer: bool = False) -> pd.Series:
     values = pd.to_numeric(df[col], errors="coerce")
-    bad = values.isna() | (values < minimum)
+    bad = values.isna() | ~np.isfinite(values.astype(float)) | (values < minimum)
+    if integer:
+        bad |= values.astype(float) % 1 != 0
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise TraceError(f"{path}: column '{col}', row {row + 2}: expected a number >= "
-                         f"{minimum:g}, got {df[col].iloc[row]!r}")
+        what = "an integer" if integer else "a finite number"
+        raise TraceError(f"{path}: line {row + 2}: column '{col}': expected {what} >= "
+                         f"{minimum:g}, got {_show(df[col].iloc[row])}")
     return values
 
 
@@ -51,8 +63,13 @@ def load_philly_jobs(path: str | Path) -> pd.DataFrame:
         df = pd.read_csv(path)
     except FileNotFoundError:
         raise TraceError(f"{path}: no such file") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
-        raise TraceError(f"{path}: not a readable CSV ({exc})") from None
+    except IsADirectoryError:
+        raise TraceError(f"{path}: is a directory, not a file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError, EOFError,
+            zlib.error, lzma.LZMAError, zipfile.BadZipFile, MemoryError) as exc:
+        # truncated .gz/.bz2/.xz/.zip archives, binary junk, unreadable files
+        text = str(exc).strip() or type(exc).__name__
+        raise TraceError(f"{path}: not a readable CSV ({text[:200]})") from None
     out = pd.DataFrame(index=df.index)
     for key in ("duration_s", "num_gpus"):
         col = _find(df, key)
@@ -60,17 +77,20 @@ def load_philly_jobs(path: str | Path) -> pd.DataFrame:
             found = ", ".join(map(str, df.columns))
             raise TraceError(f"{path}: missing column '{key}' (looked for "
                              f"{', '.join(_ALIASES[key])}; found {found})")
-        out[key] = _numeric(df, col, path, minimum=0 if key == "duration_s" else 1)
+        out[key] = _numeric(df, col, path, minimum=0 if key == "duration_s" else 1,
+                            integer=key == "num_gpus")
     out["num_gpus"] = out["num_gpus"].astype(np.int64)
     sub = _find(df, "submit")
     if sub is not None:
         raw = df[sub]
         t = (pd.to_numeric(raw, errors="coerce") if pd.api.types.is_numeric_dtype(raw)
              else pd.to_datetime(raw, errors="coerce"))
-        if t.isna().any():
-            row = int(np.flatnonzero(t.isna().to_numpy())[0])
-            raise TraceError(f"{path}: column '{sub}', row {row + 2}: not a time: "
-                             f"{raw.iloc[row]!r}")
+        bad = t.isna() | (~np.isfinite(t.astype(float)) if pd.api.types.is_numeric_dtype(t)
+                          else False)
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise TraceError(f"{path}: line {row + 2}: column '{sub}': not a time: "
+                             f"{_show(raw.iloc[row])}")
         if not pd.api.types.is_numeric_dtype(t):
             t = (t - t.min()).dt.total_seconds()
         out["submit_s"] = (t - t.min()).astype(float)

@@ -21,6 +21,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self, get_args, get_origin, get_type_hints
 
 from hare_opt.model.errors import OptionError
+from hare_opt.model.limits import OutOfTime
 from hare_opt.model.result import Result
 
 
@@ -223,6 +224,17 @@ class Run:
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
+
+    def expired(self, grace: float = 0.0) -> bool:
+        """Asked to stop, or ``grace`` seconds past the deadline: time to return the best
+        schedule so far."""
+        d = self.deadline
+        return self.stop.is_set() or (d is not None and time.perf_counter() >= d + grace)
+
+    def check(self, grace: float = 0.0) -> None:
+        """Raise ``OutOfTime`` when ``expired``: for loops that build a model or a start."""
+        if self.expired(grace):
+            raise OutOfTime("stopped" if self.stop.is_set() else "time limit reached")
 
     def remaining(self, floor: float = 0.0) -> float | None:
         """Seconds left (at least ``floor``), None without a limit."""

@@ -15,9 +15,23 @@ def unit_seconds(unit: str) -> float | None:
     return float(m.group(1) or 1.0) * _SECONDS[m.group(2)]
 
 
+def fmt_number(value: float, decimals: int = 3) -> str:
+    """An integer as it is, anything else rounded to ``decimals`` places (trailing zeros
+    dropped): ``17``, ``5.667``, ``2.5``."""
+    if float(value).is_integer() and abs(value) < 2**63:
+        return str(int(value))
+    return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+
+
 def in_seconds(value: float, unit: str) -> str:
     """`` (= 8.5 s)`` when the unit is a multiple of seconds other than 1 s, else ``""``."""
     sec = unit_seconds(unit)
     if sec is None or sec == 1.0 or unit.strip() == "s":
         return ""
-    return f" (= {value * sec:g} s)"
+    return f" (= {fmt_number(value * sec)} s)"
+
+
+def fmt_time(value: float, unit: str) -> str:
+    """A time in the instance's unit, rounded, with the unit and its value in seconds:
+    ``17 0.5s (= 8.5 s)``, ``5.667 0.5s (= 2.833 s)``, ``12 s``."""
+    return f"{fmt_number(value)} {unit}{in_seconds(value, unit)}"

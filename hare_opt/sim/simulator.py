@@ -27,6 +27,7 @@ import numpy as np
 
 from hare_opt.heuristics.listsched import INF, ClusterState
 from hare_opt.model import Instance
+from hare_opt.model.limits import MAX_TASKS, check_size
 from hare_opt.sim.events import ARRIVE, BARRIER, FREE, SETTLE, WAKE, Events, SimulationError
 from hare_opt.sim.policy import Policy, get_policy
 from hare_opt.sim.results import SimResult
@@ -39,6 +40,8 @@ class Simulator:
 
     def __init__(self, instance: Instance, policy: Policy, *, max_events: int | None = None,
                  max_time: int | None = None, runs: bool = False):
+        check_size("simulator", instance.name, instance.num_tasks, MAX_TASKS,
+                   advice="every task is an event")
         self.inst = instance
         self.runs_enabled = runs  # False: every round ends in events (the reference)
         self.policy = policy

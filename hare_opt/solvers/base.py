@@ -14,13 +14,16 @@ schedule leaves hare_opt unchecked.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from hare_opt.checker import report_for, verify
 from hare_opt.model import HareOptError, Instance, OptionError, Result, SolverError
+from hare_opt.model.limits import MAX_TASKS, check_size
 from hare_opt.model.options import NoOptions, Options, Run, UnknownOptionError
+from hare_opt.util.interrupt import watch
 from hare_opt.util.registry import Registry, resolve
 
 #: exact: proves optima; heuristic: a schedule, deterministic (budgets count work, not time);
@@ -71,6 +74,9 @@ class SolverSpec:
 
 
 SOLVERS: Registry[SolverSpec] = Registry("solver", UnknownSolverError)
+#: Seconds per task kept back from a time limit for the checker (1.3 s per 10^6 tasks
+#: measured on the development machine, with a margin).
+CHECK_S_PER_TASK = 2e-6
 
 
 def register(spec: SolverSpec) -> SolverSpec:
@@ -157,7 +163,8 @@ def check_hint(instance: Instance, hint: Result) -> Result:
 
 def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None = None,
           hint: Result | None = None, seed: int = 0, threads: int | None = None,
-          log: bool = False, verify_result: bool = True, **options: Any) -> Result:
+          log: bool = False, verify_result: bool = True, stop: threading.Event | None = None,
+          **options: Any) -> Result:
     """Solve ``instance`` with the named solver; the result is checked on its way out.
 
     Shared options: ``time_limit`` (s), ``hint`` (a feasible result: warm start and
@@ -165,14 +172,31 @@ def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None 
     option (see ``SOLVERS.spec(name).options_class().describe()``). With
     ``verify_result`` (the default) a schedule that breaks a rule, or an objective or
     bound the checker disagrees with, raises ``SolverError``: a bug, never a result.
+
+    ``stop``: an event that asks the solver to return its best schedule now (the
+    caller's own, e.g. a parent run's; default a fresh one). Ctrl-C and SIGTERM set it
+    while the solver runs (``hare_opt.util.interrupt``); the result then says
+    ``stats["stopped"]`` and is ``feasible`` unless the proof was already complete.
+    Instances with more than ``MAX_TASKS`` tasks are refused before any work.
     """
     spec = SOLVERS.spec(solver)
     opts = spec.parse_options(options)
     run = Run(time_limit=time_limit, seed=seed, threads=threads, log=log)
+    if run.time_limit is not None and verify_result:
+        # the limit covers the check on the way out too (about a second per 10^6 tasks)
+        run.time_limit = max(0.5 * run.time_limit,
+                             run.time_limit - CHECK_S_PER_TASK * instance.num_tasks)
+    if stop is not None:
+        run.stop = stop
+    check_size(f"solver {solver!r}", instance.name, instance.num_tasks, MAX_TASKS,
+               advice="a schedule holds one row per task")
     if hint is not None:
         run.hint = check_hint(instance, hint)
     fn = SOLVERS.load(solver)
-    result = fn(instance, run, opts)
+    with watch(run.stop):
+        result = fn(instance, run, opts)
+    if run.stop.is_set():
+        result.stats.setdefault("stopped", "interrupted")
     if not result.runtime_s:
         result.runtime_s = run.elapsed()
     result.solver = result.solver or solver

@@ -20,6 +20,10 @@ from hare_opt.solvers.base import solve
 RULES = (solve_wspt, solve_eft, solve_fifo)
 
 
+#: Share of the time left that the start may take (the search gets the rest).
+START_SHARE = 0.25
+
+
 def best_start(instance: Instance, run: Run, *, heuristic: str | None = "hare",
                heuristic_time: float = 5.0) -> Result:
     """The best of the rules, the ``heuristic`` solver (None: rules only) and ``run.hint``.
@@ -27,14 +31,30 @@ def best_start(instance: Instance, run: Run, *, heuristic: str | None = "hare",
     Verified, its report attached. If the heuristic fails the rules still give a start,
     so a heuristic bug cannot break an exact solver (its error is kept in
     ``stats["start_error"]`` of the returned start).
+
+    Time: the whole start takes at most ``START_SHARE`` of the run's time left (the
+    heuristic at most ``heuristic_time`` of it). The heuristic runs first (it is the
+    fastest at scale and always returns a schedule); a rule that cannot finish within
+    the phase is skipped once some start exists (``stats["start_skipped"]``).
     """
-    found = [rule(instance, run, None) for rule in RULES]
+    phase = run.phase(START_SHARE)
     error = None
+    found_h = []
     if heuristic:
         try:
-            found.append(solve(instance, heuristic, time_limit=heuristic_time, seed=run.seed))
+            found_h.append(solve(instance, heuristic, seed=run.seed, stop=run.stop,
+                                 time_limit=phase.phase(1.0, heuristic_time).time_limit))
         except Exception as exc:  # noqa: BLE001 - optional improver, see docstring
             error = f"{heuristic}: {exc!r}"
+    found: list[Result] = []
+    skipped: list[str] = []
+    for rule in RULES:
+        got = rule(instance, phase if found or found_h else None, None)  # one must finish
+        if got.status.has_schedule:
+            found.append(got)
+        else:
+            skipped.append(got.solver)
+    found += found_h
     if run.hint is not None:
         found.append(run.hint)
     best = min(found, key=lambda r: r.objective)
@@ -44,6 +64,8 @@ def best_start(instance: Instance, run: Run, *, heuristic: str | None = "hare",
     start = Result.checked(best.solver, Status.FEASIBLE, report)
     if error:
         start.stats["start_error"] = error
+    if skipped:
+        start.stats["start_skipped"] = skipped
     return start
 
 

@@ -22,6 +22,7 @@ from hare_opt.model.units import unit_seconds
 from hare_opt.plot import gantt
 from hare_opt.solvers import solve
 from hare_opt.sweeps.items import Item, cluster_of, seeds
+from hare_opt.sweeps.pure import pure_solve
 from hare_opt.sweeps.quality import score, summarise
 from hare_opt.sweeps.sweep import Cell
 
@@ -36,7 +37,7 @@ def fig1_cell(*, seed: int = 0, time_limit: float = 60.0) -> list[dict[str, Any]
         rows.append({"schedule": f"({key}) {desc}", "total_jct_s": obj * sec,
                      "paper_s": claimed, "status": "paper's schedule"})
     for solver in ("cpsat", "milp"):
-        res = solve(inst, solver, time_limit=time_limit)
+        res = pure_solve(inst, solver, time_limit)
         rows.append({"schedule": f"optimum ({solver})", "total_jct_s": res.objective * sec,
                      "paper_s": float("nan"), "status": res.status})
     return rows
@@ -93,7 +94,7 @@ def quality_cell(*, seed: int, n_jobs: int, n_gpus: int, max_tasks: int,
                  time_limit: float, exact: str = "cpsat") -> list[dict[str, Any]]:
     inst = random_instance(seed, n_jobs=n_jobs, n_gpus=n_gpus, max_tasks=max_tasks,
                            name=f"q-{seed}-{n_jobs}-{n_gpus}", **QUALITY_GEN)
-    return score(inst, exact=exact, time_limit=time_limit)
+    return score(inst, exact=exact, time_limit=time_limit, pure=True)
 
 
 def quality_item() -> Item:
@@ -159,8 +160,8 @@ def bounds_cell(*, seed: int, n_jobs: int, n_gpus: int, exact: bool,
            "hare_over_guarantee_lb": hare.objective / (guarantee(inst) * lb),
            "geobatch_over_factor_lb": geo.objective / (approx_factor(inst) * lb)}
     if exact:
-        opt = solve(inst, "cpsat", time_limit=time_limit)
-        paper = solve(inst, "hare-paper", time_limit=time_limit)
+        opt = pure_solve(inst, "cpsat", time_limit)
+        paper = pure_solve(inst, "hare-paper", time_limit)
         row.update(opt=opt.objective, opt_status=opt.status, hare_paper=paper.objective,
                    paper_ratio=paper.objective / opt.objective,
                    paper_claim=alpha * (2 + alpha), lb_over_opt=lb / opt.objective)

@@ -18,6 +18,7 @@ import pandas as pd
 from hare_opt.bounds import lower_bound, strong_bound
 from hare_opt.model import Instance, Result, ceil_bound
 from hare_opt.solvers import solve, solver_names
+from hare_opt.sweeps.pure import pure_solve
 
 
 def all_heuristics() -> tuple[str, ...]:
@@ -51,27 +52,37 @@ def reference(inst: Instance, exact: Result | None, results: dict[str, Result] |
 
 def score(inst: Instance, *, heuristics: tuple[str, ...] | list[str] | None = None,
           exact: str | None = "portfolio", time_limit: float = 60.0,
-          heuristic_time_limit: float | None = None, strong: bool = False
+          heuristic_time_limit: float | None = None, strong: bool = False,
+          pure: bool = False
           ) -> list[dict[str, Any]]:
     """One row per heuristic: objective, reference, ratio, runtime.
 
     The exact solver gets the best heuristic schedule as warm start, so its
     result is never worse than the heuristics'. ``heuristic_time_limit`` caps
     heuristics that search (hare-paper's relaxation); default ``time_limit``.
+    ``pure``: limits in work units instead (``sweeps.pure``: the rows depend on nothing
+    but the instance; ``wall_clock_limited`` says where the safety net acted).
     """
+    def run(name: str, limit: float, hint: Result | None = None) -> Result:
+        if pure:
+            return pure_solve(inst, name, limit, hint=hint)
+        return solve(inst, name, time_limit=limit, hint=hint)
+
     results = {}
     for name in heuristics or all_heuristics():
         t0 = time.perf_counter()
-        results[name] = solve(inst, name, time_limit=heuristic_time_limit or time_limit)
+        results[name] = run(name, heuristic_time_limit or time_limit)
         results[name].runtime_s = time.perf_counter() - t0
     best = min(results.values(), key=lambda r: r.objective)
-    ex = None if exact is None else solve(inst, exact, time_limit=time_limit, hint=best)
+    ex = None if exact is None else run(exact, time_limit, best)
     ref, kind, source = reference(inst, ex, results, strong=strong)
     return [{"solver": name, "tasks": inst.num_tasks, "objective": r.objective,
              "reference": ref, "reference_kind": kind, "reference_from": source,
              "ratio": r.objective / ref, "runtime_s": round(r.runtime_s, 3),
              "exact_status": None if ex is None else ex.status,
-             "relaxation_optimal": r.stats.get("relaxation_optimal", "")}
+             "relaxation_optimal": r.stats.get("relaxation_optimal", ""),
+             "wall_clock_limited": bool(r.stats.get("wall_clock_limited") or (
+                 ex is not None and ex.stats.get("wall_clock_limited")))}
             for name, r in results.items()]
 
 

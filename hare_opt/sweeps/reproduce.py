@@ -18,9 +18,8 @@ from typing import Any
 import pandas as pd
 
 from hare_opt.io import atomic_write_text
-from hare_opt.model import OptionError
 from hare_opt.sweeps.catalog import ITEMS, NOTES
-from hare_opt.sweeps.sweep import Cell, Store, run_cells
+from hare_opt.sweeps.sweep import Cell, CellsFailed, Store, SweepError, run_cells
 
 
 @dataclass
@@ -36,6 +35,8 @@ class Outcome:
     seconds: float = 0.0
     cells: int = 0
     cached: int = 0
+    computed: int | None = None  # cells computed and saved in this run (None: cells - cached)
+    failed: int = 0              # cells that raised: nothing saved, the item is FAILED
 
 
 def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
@@ -43,19 +44,20 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
               progress: bool = True, cache: str | Path | None = None) -> list[Outcome]:
     """Run the items (all, or ``only``) and write their CSV, PNG and the README."""
 
+    names = list(ITEMS) if only is None else list(only)
+    unknown = [n for n in names if n not in ITEMS]
+    if unknown or not names:
+        raise SweepError(f"unknown item(s) {unknown or 'none given'}; choose from "
+                         f"{', '.join(ITEMS)}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     store = Store(Path(cache) if cache else out / ".cells")
-    names = only or list(ITEMS)
-    unknown = [n for n in names if n not in ITEMS]
-    if unknown:
-        raise OptionError(f"unknown item(s) {unknown}; choose from {', '.join(ITEMS)}")
     outcomes = []
     for name in names:
         item = ITEMS[name]
         t0 = time.perf_counter()
         cells: list[Cell] = []
-        cached = 0
+        cached = failed = 0
         try:
             cells = item.cells(quick)
             cached = sum(store.load(c) is not None for c in cells)
@@ -66,8 +68,11 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
             item.plot(table, out / f"{name}.png")
         except Exception as exc:  # one failed item must not cost the others their results
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
+            failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0
+        saved = sum(store.load(c) is not None for c in cells)
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
-                                time.perf_counter() - t0, len(cells), cached))
+                                time.perf_counter() - t0, len(cells), cached,
+                                computed=saved - cached, failed=failed))
     write_readme(out / "README.md", outcomes, quick, keep=only is not None)
     return outcomes
 
@@ -100,9 +105,16 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
     per_item = ", ".join(f"{o.name} {o.seconds:.0f}s" for o in outcomes)
     n_cells = sum(o.cells for o in outcomes)
     n_cached = sum(o.cached for o in outcomes)
+    n_computed = sum(o.cells - o.cached if o.computed is None else o.computed
+                     for o in outcomes)
+    n_failed = sum(o.failed for o in outcomes)
+    failed_items = [o.name for o in outcomes if o.verdict == "FAILED"]
     run = (f"{'quick' if quick else 'full'} mode, {len(outcomes)} items, {total / 60:.1f} min "
-           f"of wall time ({per_item}); {n_cells - n_cached} of {n_cells} cells computed in "
-           "this run (any others were reused from the cell cache).")
+           f"of wall time ({per_item}); {n_computed} of {n_cells} cells computed in this run, "
+           f"{n_cached} reused from the cell cache"
+           + (f", {n_failed} FAILED" if n_failed else "") + "."
+           + (f" Items FAILED: {', '.join(failed_items)} (no result; see their rows)."
+              if failed_items else ""))
     if previous:  # keep the earlier run's line: its rows are still in the table
         about = [earlier or "This run: (earlier run).",
                  "", f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}"]

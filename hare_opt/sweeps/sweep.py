@@ -4,23 +4,26 @@ A sweep is a TOML file: fixed parameters, a grid of parameters whose product
 is taken, the seeds, and the name of a *cell function* registered in
 ``hare_opt.sweeps.cells``. Each cell (one point of the product) gets a
 content-hash key; its result is one JSON file written atomically by the driver
-with a checksum of its payload, so a rerun skips finished cells, and a
-half-written, corrupt or foreign file is detected and the cell redone.
+with a checksum of its payload and the code version it was computed with
+(``util.version``), so a rerun skips finished cells, and a half-written, corrupt,
+foreign or stale (older code) file is detected and the cell redone.
 
 Cells run in a local process pool (default) or on Dask distributed (an existing
 scheduler, or a LocalCluster started for the run); both give identical results
-because every cell is a pure function of its parameters and seed.
+because every cell is a pure function of its parameters and seed. Interrupts,
+killed drivers and failed cells: ``executors``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import itertools
 import json
+import sys
 import time
 import tomllib
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,13 +32,49 @@ import pandas as pd
 
 from hare_opt.io import atomic_write_text
 from hare_opt.model import HareOptError
-from hare_opt.sweeps.cells import get_cell_fn
+from hare_opt.sweeps import executors
+from hare_opt.sweeps.cells import CELLS, get_cell_fn
+from hare_opt.util import interrupt
+from hare_opt.util.version import code_version
 
 FORMAT = "hare-opt/cell@1"
 
 
 class SweepError(HareOptError, ValueError):
     pass
+
+
+class CellsFailed(SweepError):
+    """Some cells raised; the others were saved. ``failures``: (cell, error text)."""
+
+    def __init__(self, failures: list[executors.Failure], total: int):
+        self.failures = failures
+        first = failures[0]
+        super().__init__(f"{len(failures)} of {total} cells failed (nothing saved for them); "
+                         f"first: cell {first.cell.key} {first.cell.fn} "
+                         f"{json.dumps(first.cell.params, default=str)[:200]}: "
+                         f"{first.error[:300]}")
+
+
+def check_params(fn: str, params: dict[str, Any], owner: str = "sweep") -> None:
+    """Refuse, before any work, parameters the cell function cannot take."""
+    target = get_cell_fn(fn)
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    known = {n for n, p in sig.parameters.items()
+             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    missing = [n for n, p in sig.parameters.items() if n in known
+               and p.default is p.empty and n not in params]
+    if missing:
+        raise SweepError(f"{owner}: cell function {fn!r} needs parameter(s) "
+                         f"{', '.join(missing)} (give them in [fixed] or [grid])")
+    unknown = sorted(set(params) - known)
+    if unknown and not takes_any:
+        raise SweepError(f"{owner}: cell function {fn!r} takes no parameter(s) "
+                         f"{', '.join(unknown)}; it takes {', '.join(sorted(known))}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,15 +116,35 @@ class Sweep:
             raise SweepError(f"sweep {name!r}: unknown key(s) {sorted(unknown)}")
         if "fn" not in data:
             raise SweepError(f"sweep {name!r}: field 'fn' is missing")
+        if not isinstance(data["fn"], str) or data["fn"] not in CELLS:
+            raise SweepError(f"sweep {name!r}: field 'fn': unknown cell function "
+                             f"{data['fn']!r}; choose one of {', '.join(CELLS.names())}")
+        for key in ("fixed", "grid"):
+            if not isinstance(data.get(key, {}), dict):
+                raise SweepError(f"sweep {name!r}: [{key}] must be a table")
         grid = data.get("grid", {})
         for k, v in grid.items():
             if not isinstance(v, list) or not v:
                 raise SweepError(f"sweep {name!r}: grid field {k!r} must be a non-empty list")
         seeds = data.get("seeds", [0])
+        if isinstance(seeds, bool) or not isinstance(seeds, (int, list)):
+            raise SweepError(f"sweep {name!r}: field 'seeds' must be a count or a list of "
+                             f"seeds, got {seeds!r}")
         if isinstance(seeds, int):
+            if not 1 <= seeds <= 10**6:
+                raise SweepError(f"sweep {name!r}: field 'seeds' must count 1 to 1000000 "
+                                 f"seeds, got {seeds}")
             seeds = list(range(seeds))
-        return cls(data.get("name", name), data["fn"], dict(data.get("fixed", {})), dict(grid),
-                   list(seeds))
+        if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                for s in seeds):
+            raise SweepError(f"sweep {name!r}: field 'seeds' must list integers >= 0, "
+                             f"got {seeds!r}")
+        sweep = cls(data.get("name", name), data["fn"], dict(data.get("fixed", {})),
+                    dict(grid), list(seeds))
+        if "seed" in sweep.fixed or "seed" in sweep.grid:
+            raise SweepError(f"sweep {name!r}: 'seed' is set by field 'seeds'")
+        check_params(sweep.fn, {**sweep.fixed, **sweep.grid, "seed": 0}, f"sweep {name!r}")
+        return sweep
 
     @classmethod
     def load(cls, path: str | Path) -> Sweep:
@@ -104,11 +163,15 @@ def _checksum(payload: dict[str, Any]) -> str:
 
 
 class Store:
-    """One JSON file per finished cell under ``root``; the file is the proof it finished."""
+    """One JSON file per finished cell under ``root``; the file is the proof it finished.
 
-    def __init__(self, root: str | Path):
+    ``version``: the code version results must carry (default: this code's); a file
+    made by other code is stale and its cell is redone."""
+
+    def __init__(self, root: str | Path, version: str | None = None):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self.version = version or code_version()
 
     def path(self, cell: Cell) -> Path:
         return self.root / f"{cell.key}.json"
@@ -120,7 +183,7 @@ class Store:
             doc = json.loads(p.read_text(encoding="utf-8"))
             payload = doc["payload"]
             if (doc.get("format") != FORMAT or doc.get("checksum") != _checksum(payload)
-                    or payload.get("key") != cell.key):
+                    or payload.get("key") != cell.key or payload.get("code") != self.version):
                 return None
             return payload["rows"]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -128,7 +191,7 @@ class Store:
 
     def save(self, cell: Cell, rows: list[dict[str, Any]], runtime_s: float) -> None:
         payload = {"key": cell.key, "fn": cell.fn, "params": cell.params, "rows": rows,
-                   "runtime_s": runtime_s}
+                   "runtime_s": runtime_s, "code": self.version}
         doc = {"format": FORMAT, "checksum": _checksum(payload), "payload": payload}
         atomic_write_text(self.path(cell), json.dumps(doc, sort_keys=True, default=str))
 
@@ -155,21 +218,40 @@ def run_cells(cells: Iterable[Cell], store: Store, *, executor: str = "local",
     """Run every cell not already in ``store``; return all rows (old and new) as a DataFrame.
 
     Results are written by this process as each cell finishes, so an interrupt
-    or a crashed worker loses only the cells still running.
+    or a crashed worker loses only the cells still running. Ctrl-C or SIGTERM stops
+    the run (``KeyboardInterrupt`` after the workers are gone); cells that raise are
+    reported together in ``CellsFailed`` once the others are done.
     """
+    if executor not in ("local", "dask"):
+        raise SweepError(f"executor must be 'local' or 'dask', got {executor!r}")
+    if workers is not None and not (isinstance(workers, int) and workers >= 1):
+        raise SweepError(f"workers must be an integer >= 1, got {workers!r}")
     cells = list({c.key: c for c in cells}.values())  # a cell listed twice runs once
+    for fn, params in {(c.fn, tuple(sorted(c.params))): c.params for c in cells}.items():
+        check_params(fn[0], params)
     todo = [c for c in cells if store.load(c) is None]
     bar = _progress(len(cells), len(cells) - len(todo), desc, progress)
+    collect = executors.Collect(store, bar)
     try:
-        if todo:
-            if executor == "local":
-                _run_local(todo, store, workers, bar, runner)
+        with interrupt.watch(collect.stop):
+            if not todo:
+                pass
             elif executor == "dask":
-                _run_dask(todo, store, workers, address, bar, runner)
+                executors.run_dask(todo, collect, runner, workers, address)
+            elif workers == 1:
+                executors.run_inline(todo, collect, runner)
             else:
-                raise SweepError(f"executor must be 'local' or 'dask', got {executor!r}")
+                executors.run_pool(todo, collect, runner, workers)
+    except KeyboardInterrupt:
+        bar.close()
+        saved = sum(store.load(c) is not None for c in cells)
+        print(f"{desc}: stopped; {saved} of {len(cells)} cells saved in {store.root}; run "
+              "the same command again to resume", file=sys.stderr)
+        raise
     finally:
         bar.close()
+    if collect.failures:
+        raise CellsFailed(collect.failures, len(cells))
     rows = []
     for c in cells:
         got = store.load(c)
@@ -177,47 +259,6 @@ def run_cells(cells: Iterable[Cell], store: Store, *, executor: str = "local",
             raise SweepError(f"cell {c.key} ({c.params}) has no result after the run")
         rows.extend({**c.params, **r, "cell": c.key} for r in got)
     return pd.DataFrame(rows)
-
-
-def _run_local(todo: list[Cell], store: Store, workers: int | None, bar, runner) -> None:
-    if workers == 1:
-        for c in todo:
-            rows, dt = runner(c)
-            store.save(c, rows, dt)
-            bar.update()
-        return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(runner, c): c for c in todo}
-        for fut in as_completed(futures):
-            rows, dt = fut.result()
-            store.save(futures[fut], rows, dt)
-            bar.update()
-
-
-def _run_dask(todo: list[Cell], store: Store, workers: int | None, address: str | None, bar,
-              runner) -> None:
-    try:
-        from dask.distributed import Client, LocalCluster
-        from dask.distributed import as_completed as dask_completed
-    except ImportError:
-        raise SweepError("the dask executor needs `pip install hare-opt[dask]`") from None
-    cluster = None
-    if address:
-        client = Client(address)
-    else:
-        cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None)
-        client = Client(cluster)
-    try:
-        futures = {client.submit(runner, c, pure=False): c for c in todo}
-        for fut in dask_completed(list(futures)):
-            rows, dt = fut.result()
-            store.save(futures[fut], rows, dt)
-            bar.update()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def run_sweep(sweep: Sweep, out_dir: str | Path, **kwargs: Any) -> pd.DataFrame:

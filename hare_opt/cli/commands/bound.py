@@ -16,13 +16,16 @@ from hare_opt.bounds import (
 )
 from hare_opt.bounds.approx import best_restriction
 from hare_opt.io import load_instance
+from hare_opt.model.units import fmt_number, fmt_time
 
 NAME = "bound"
 HELP = "lower bounds on the optimum and the proved guarantee of the hare heuristic"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("instance", help="instance file (hare-opt/instance@1)")
+    from hare_opt.cli import args as a
+
+    p.add_argument("instance", type=a.path, help="instance file (hare-opt/instance@1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--no-lp", action="store_true",
                    help="skip the LP bound (the only one whose cost grows beyond linear)")
@@ -66,5 +69,18 @@ def run(args: argparse.Namespace) -> int:
     print(f"{inst.name}: {inst.num_jobs} jobs, {inst.num_gpus} GPUs, {inst.num_tasks} tasks")
     width = max(len(k) for k in out)
     for k, v in out.items():
-        print(f"  {k:{width}s} {v}")
+        if v is None:
+            text = "none (no finite value)"
+        elif k in FACTORS:
+            text = f"x {fmt_number(v, 4)}  ({FACTORS[k]})"
+        else:
+            text = fmt_time(v, inst.time_unit) + ("  (the highest bound below, rounded up)"
+                                                  if k == "lower_bound" else "")
+        print(f"  {k:{width}s} {text}")
     return 0
+
+
+#: Lines that are factors, not times, and what each one means.
+FACTORS = {"guarantee": "hare's objective <= this x lower_bound, proved",
+           "guarantee_closed_form": "1 + 2 rho, the closed form of the guarantee",
+           "alpha_paper_factor": "the paper's claimed alpha(2 + alpha)"}

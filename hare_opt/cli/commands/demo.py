@@ -23,8 +23,11 @@ EXACT_TASK_LIMIT = 200
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out-dir", default="demo_out", help="where Gantt charts and schedules go")
-    p.add_argument("--time-limit", type=float, default=20.0,
+    from hare_opt.cli import args as a
+
+    p.add_argument("--out-dir", type=a.path, default="demo_out",
+                   help="where Gantt charts and schedules go (default demo_out)")
+    p.add_argument("--time-limit", type=a.seconds, default=20.0, metavar="SECONDS",
                    help="seconds per exact solve (default 20)")
 
 

@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+from hare_opt.cli import args as a
 from hare_opt.falsify import Space, falsify, shrink
 from hare_opt.io import atomic_write_text, save_instance, save_result
 from hare_opt.model import OptionError
@@ -20,16 +21,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--solver", required=True, help="heuristic to attack, e.g. hare-paper, hare")
     p.add_argument("--against", choices=("opt", "bound"), default="opt",
                    help="reference: proved optimum (small instances) or lower bound")
-    p.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+    p.add_argument("--budget", type=a.seconds, default=60.0, metavar="SECONDS",
                    help="wall-clock budget (default 60)")
-    p.add_argument("--iterations", type=int, default=None, metavar="N",
+    p.add_argument("--iterations", type=a.integer(lo=1, hi=10**9), default=None, metavar="N",
                    help="stop after N candidates (with a budget not reached: reproducible)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-tasks", type=int, default=8, metavar="N",
+    p.add_argument("--seed", type=a.seed, default=0)
+    p.add_argument("--max-tasks", type=a.integer(lo=1, hi=1000), default=8, metavar="N",
                    help="most tasks per instance (default 8)")
-    p.add_argument("--max-gpus", type=int, default=3, metavar="N")
-    p.add_argument("--min-gpus", type=int, default=1, metavar="N")
-    p.add_argument("--max-time", type=int, default=20, metavar="T", help="largest task time")
+    p.add_argument("--max-gpus", type=a.integer(lo=1, hi=1000), default=3, metavar="N")
+    p.add_argument("--min-gpus", type=a.integer(lo=1, hi=1000), default=1, metavar="N")
+    p.add_argument("--max-time", type=a.integer(lo=1, hi=10**9), default=20, metavar="T",
+                   help="largest task time")
     p.add_argument("--model", choices=("paper", "full"), default="paper",
                    help="paper: no setups, sync < task time (the theorem's setting); "
                         "full: everything the spec allows")
@@ -43,10 +45,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="what the search climbs: ratio / claimed guarantee (default), or "
                         "the ratio itself")
     p.add_argument("--exact", default="cpsat", help="exact solver giving OPT (default cpsat)")
-    p.add_argument("--exact-time-limit", type=float, default=10.0, metavar="SECONDS")
-    p.add_argument("--solver-time-limit", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--exact-time-limit", type=a.seconds, default=10.0, metavar="SECONDS")
+    p.add_argument("--solver-time-limit", type=a.seconds, default=30.0, metavar="SECONDS",
                    help="time limit passed to the heuristic (hare-paper's relaxation)")
-    p.add_argument("--out", metavar="FILE", default=None,
+    p.add_argument("--out", type=a.path, metavar="FILE", default=None,
                    help="write the worst instance here (its schedule to FILE.schedule.json)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-shrink", action="store_true",

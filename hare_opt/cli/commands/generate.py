@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from hare_opt.cli import args as a
 from hare_opt.generators import SWITCHING_MODES, TESTBED, paper_instance, random_instance
 from hare_opt.generators.paper import ARRIVALS, DISTRIBUTIONS
 from hare_opt.io import save_instance
-from hare_opt.model import OptionError
+from hare_opt.model import MAX_TIME, OptionError
+from hare_opt.model.limits import MAX_TASKS
+
+#: Most jobs and GPUs a generated instance may have (more is a typo, not a workload).
+MAX_JOBS, MAX_GPUS, MAX_COUNT = 10**6, 10**5, 10**5
 
 NAME = "generate"
 HELP = "write seeded random or paper-like (Hare testbed) instances"
@@ -17,66 +22,77 @@ HELP = "write seeded random or paper-like (Hare testbed) instances"
 def _pair(text: str) -> tuple[int, int]:
     """``"2"`` -> (2, 2); ``"1-3"`` or ``"1,3"`` -> (1, 3)."""
     parts = text.replace(",", "-").split("-")
-    try:
-        nums = [int(p) for p in parts]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected N or LOW-HIGH, got {text!r}") from None
-    if len(nums) not in (1, 2):
-        raise argparse.ArgumentTypeError(f"expected N or LOW-HIGH, got {text!r}")
+    if len(parts) not in (1, 2) or not all(p.strip().isdigit() and len(p.strip()) <= 15
+                                           for p in parts):
+        raise argparse.ArgumentTypeError(f"expected N or LOW-HIGH (non-negative integers), "
+                                         f"got {text!r}")
+    nums = [int(p) for p in parts]
+    if nums[0] > nums[-1]:
+        raise argparse.ArgumentTypeError(f"expected LOW <= HIGH, got {text!r}")
     return (nums[0], nums[-1])
 
 
 def _mix(text: str) -> tuple[float, ...]:
+    share = a.number(lo=0.0, hi=1e6, what="a share")
     try:
-        return tuple(float(x) for x in text.split(":"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected CV:NLP:Speech:Rec shares like 2:1:1:1, "
-                                         f"got {text!r}") from None
+        out = tuple(share(x) for x in text.split(":"))
+    except argparse.ArgumentTypeError:
+        out = ()
+    if len(out) != 4 or not sum(out) > 0:
+        raise argparse.ArgumentTypeError(f"expected CV:NLP:Speech:Rec shares like 2:1:1:1 "
+                                         f"(finite, >= 0, not all 0), got {text!r}")
+    return out
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="kind", metavar="KIND", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
-    common.add_argument("--out", metavar="FILE", help="write one instance here")
-    common.add_argument("--count", type=int, default=1, help="number of instances (seeds "
-                        "SEED, SEED+1, ...); needs --out-dir when > 1")
-    common.add_argument("--out-dir", metavar="DIR", help="write NAME.json files here")
+    common.add_argument("--seed", type=a.seed, default=0, help="first seed (default 0)")
+    common.add_argument("--out", type=a.path, metavar="FILE", help="write one instance here")
+    common.add_argument("--count", type=a.integer(lo=1, hi=MAX_COUNT), default=1,
+                        help="number of instances (seeds SEED, SEED+1, ...); needs --out-dir "
+                             "when > 1")
+    common.add_argument("--out-dir", type=a.path, metavar="DIR",
+                        help="write NAME.json files here")
     common.add_argument("--name", help="instance name (default: derived from kind and seed)")
 
     r = sub.add_parser("random", parents=[common], help="random instance with small integers")
-    r.add_argument("--jobs", type=int, default=5)
-    r.add_argument("--gpus", type=int, default=3)
+    r.add_argument("--jobs", type=a.integer(lo=1, hi=MAX_JOBS), default=5)
+    r.add_argument("--gpus", type=a.integer(lo=1, hi=MAX_GPUS), default=3)
     r.add_argument("--types", default="V100,P100,K80", help="comma-separated GPU types")
     r.add_argument("--rounds", type=_pair, default=(1, 3), metavar="LO-HI")
     r.add_argument("--tasks-per-round", type=_pair, default=(1, 3), metavar="LO-HI")
-    r.add_argument("--heterogeneity", type=float, default=1.0,
+    r.add_argument("--heterogeneity", type=a.number(lo=0.0, hi=1e6), default=1.0,
                    help="max slowest/fastest ratio minus 1 (0: identical GPUs)")
-    r.add_argument("--release-spread", type=int, default=0)
+    r.add_argument("--release-spread", type=a.integer(lo=0, hi=MAX_TIME), default=0)
     r.add_argument("--sync", type=_pair, default=(0, 0), metavar="LO-HI")
     r.add_argument("--sync-map", action="store_true", help="sync time per GPU type")
     r.add_argument("--finite-alpha", action="store_true",
                    help="with --sync-map: each job's syncs all zero or all positive")
     r.add_argument("--switch-overhead", type=_pair, default=(0, 0), metavar="LO-HI")
     r.add_argument("--weights", type=_pair, default=(1, 5), metavar="LO-HI")
-    r.add_argument("--max-task-time", type=int, default=20)
-    r.add_argument("--max-tasks", type=int, default=None)
-    r.add_argument("--eligibility", type=float, default=0.0,
+    r.add_argument("--max-task-time", type=a.integer(lo=1, hi=MAX_TIME), default=20)
+    r.add_argument("--max-tasks", type=a.integer(lo=1, hi=MAX_TASKS), default=None)
+    r.add_argument("--eligibility", type=a.number(lo=0.0, hi=1.0, what="a probability"),
+                   default=0.0,
                    help="probability that a job cannot run on a GPU type")
 
     q = sub.add_parser("paper", parents=[common], help="the paper's 8 models on its GPU types")
-    q.add_argument("--jobs", type=int, default=30)
+    q.add_argument("--jobs", type=a.integer(lo=1, hi=MAX_JOBS), default=30)
     q.add_argument("--cluster", default=TESTBED, help=f"TYPE:COUNT,... (default {TESTBED})")
     q.add_argument("--mix", type=_mix, default=(1, 1, 1, 1), help="CV:NLP:Speech:Rec shares")
     q.add_argument("--switching", choices=SWITCHING_MODES, default="hare")
     q.add_argument("--arrival", choices=ARRIVALS, default="poisson")
-    q.add_argument("--mean-interarrival", type=float, default=30.0, metavar="SECONDS")
+    q.add_argument("--mean-interarrival", type=a.number(lo=0.0, hi=1e9, what="seconds"),
+                   default=30.0, metavar="SECONDS")
     q.add_argument("--durations", choices=DISTRIBUTIONS, default="philly")
     q.add_argument("--demand", choices=DISTRIBUTIONS, default="philly")
     q.add_argument("--rounds", type=_pair, default=(2, 40), metavar="LO-HI")
-    q.add_argument("--bandwidth", type=float, default=25.0, metavar="GBPS")
-    q.add_argument("--batch-scale", type=float, default=1.0)
-    q.add_argument("--unit-ms", type=int, default=100, help="time unit in ms (default 100)")
+    q.add_argument("--bandwidth", type=a.number(lo=0.0, lo_open=True, hi=1e6, what="Gbps"),
+                   default=25.0, metavar="GBPS")
+    q.add_argument("--batch-scale", type=a.number(lo=0.0, lo_open=True, hi=1e3), default=1.0)
+    q.add_argument("--unit-ms", type=a.integer(lo=1, hi=3_600_000), default=100,
+                   help="time unit in ms (default 100)")
 
 
 def _make(args: argparse.Namespace, seed: int, name: str | None):

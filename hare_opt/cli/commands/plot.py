@@ -3,27 +3,45 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from hare_opt.cli import args as a
 from hare_opt.io import load_instance, load_result
+from hare_opt.model import OptionError
+from hare_opt.model.limits import check_size
 from hare_opt.model.units import in_seconds
 
 NAME = "plot"
 HELP = "draw a schedule as a Gantt chart (PNG, SVG or PDF by the file suffix)"
 
+#: Formats by suffix; a raster's resolution is capped (100000 dpi asks for terabytes).
+FORMATS = (".png", ".svg", ".pdf")
+MAX_DPI = 1200
+#: Most tasks drawn: one rectangle each (10^6 take about 30 s; far more would take hours).
+MAX_DRAWN = 10**6
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("instance", help="instance file (hare-opt/instance@1)")
-    p.add_argument("schedule", help="schedule file (hare-opt/schedule@1)")
-    p.add_argument("--out", required=True, help="output image, e.g. chart.png")
+    p.add_argument("instance", type=a.path, help="instance file (hare-opt/instance@1)")
+    p.add_argument("schedule", type=a.path, help="schedule file (hare-opt/schedule@1)")
+    p.add_argument("--out", type=a.path, required=True,
+                   help=f"output image, e.g. chart.png ({', '.join(FORMATS)})")
     p.add_argument("--title", help="chart title (default: instance, solver and objective)")
-    p.add_argument("--dpi", type=int, default=120, help="resolution of raster output")
+    p.add_argument("--dpi", type=a.integer(lo=10, hi=MAX_DPI, what="dots per inch"),
+                   default=120, help=f"resolution of raster output (10-{MAX_DPI})")
 
 
 def run(args: argparse.Namespace) -> int:
     from hare_opt.plot import save_gantt  # matplotlib only for this command
 
+    out = a.check_output(args.out, [args.instance, args.schedule], owner="plot")
+    if out.suffix.lower() not in FORMATS:
+        raise OptionError(f"{args.out!r}: the suffix chooses the format; use one of "
+                          f"{', '.join(FORMATS)}", option="--out", owner="plot")
     inst = load_instance(args.instance)
     res = load_result(args.schedule)
+    check_size("plot", inst.name, len(res.schedule), MAX_DRAWN, "tasks to draw",
+               "plot a smaller instance or a window of it")
     title = args.title
     if title is None:
         title = inst.name + (f": {res.solver}" if res.solver else "")
@@ -31,6 +49,6 @@ def run(args: argparse.Namespace) -> int:
             unit = inst.time_unit
             title += f", objective {res.objective:g}" + (in_seconds(res.objective, unit)
                                                          or f" {unit}")
-    path = save_gantt(inst, res.schedule, args.out, title=title, dpi=args.dpi)
-    print(path)
+    path = save_gantt(inst, res.schedule, out, title=title, dpi=args.dpi)
+    print(Path(path))
     return 0

@@ -13,24 +13,28 @@ HELP = "simulate online scheduling policies on an instance or a generated worklo
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from hare_opt.cli import args as a
     from hare_opt.sim.policy import policy_names
 
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--instance", metavar="FILE", help="instance file (releases = arrivals)")
+    src.add_argument("--instance", type=a.path, metavar="FILE",
+                     help="instance file (releases = arrivals)")
     src.add_argument("--workload", choices=("paper", "philly", "random"),
                      help="generate a workload instead")
-    p.add_argument("--jobs", type=int, default=40, metavar="N", help="jobs to generate (40)")
+    p.add_argument("--jobs", type=a.integer(lo=1, hi=10**6), default=40, metavar="N",
+                   help="jobs to generate (40)")
     p.add_argument("--cluster", default="testbed",
                    help="testbed (V100:8,T4:4,K80:1,M60:2) or a spec like V100:8,T4:4")
-    p.add_argument("--trace", metavar="FILE",
+    p.add_argument("--trace", type=a.path, metavar="FILE",
                    help="Philly-style trace CSV for --workload philly (else the shipped tables)")
     p.add_argument("--policies", default="hare",
                    help=f"comma-separated, from {', '.join(policy_names())}")
     p.add_argument("--switching", default=None,
                    help="default|pipeswitch|hare|none for workloads (default hare); "
                         "instance|none for --instance (default instance)")
-    p.add_argument("--seed", type=int, default=0, help="workload seed (0)")
-    p.add_argument("--out", metavar="FILE", help="write per-job records of all policies (CSV)")
+    p.add_argument("--seed", type=a.seed, default=0, help="workload seed (0)")
+    p.add_argument("--out", type=a.path, metavar="FILE",
+                   help="write per-job records of all policies (CSV)")
     p.add_argument("--summary-json", action="store_true",
                    help="print {policy: {total_weighted_jct, avg_jct, makespan}} as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -50,8 +54,13 @@ def run(args: argparse.Namespace) -> int:
     if not policies or unknown:
         raise UnknownPolicyError(f"--policies: unknown {unknown or 'empty list'}; choose from "
                                  f"{', '.join(policy_names())}")
-    if args.jobs < 1:
-        raise OptionError("--jobs must be positive")
+    from hare_opt.cli.args import check_output
+
+    if args.trace and args.workload != "philly":
+        raise OptionError("applies to --workload philly only", option="--trace",
+                          owner="simulate")
+    if args.out:
+        check_output(args.out, [args.instance, args.trace], owner="simulate")
     if args.instance:
         inst = instance_switching(load_instance(args.instance), args.switching)
     else:

@@ -1,66 +1,107 @@
-"""``hare-opt solve INSTANCE --solver NAME [--time-limit S] [--out FILE] [--json]``."""
+"""``hare-opt solve INSTANCE --solver NAME [--time-limit S] [--out FILE] [--json] [--quiet]``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 
+from hare_opt.cli import args as a
 from hare_opt.io import load_instance, save_result
 from hare_opt.model import OptionError
-from hare_opt.model.units import in_seconds
-from hare_opt.solvers import solve, solver_names
+from hare_opt.model.units import fmt_number, fmt_time
+from hare_opt.solvers import SOLVERS, solve, solver_names
+from hare_opt.util import progress
 
 NAME = "solve"
 HELP = "solve an instance with an exact solver or a heuristic; the schedule is checked"
 
+#: Shared options that have their own flag (or are not for the command line).
+RESERVED = {"time_limit": "--time-limit", "hint": None, "verify_result": None, "stop": None}
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("instance", help="instance file (hare-opt/instance@1)")
+    p.add_argument("instance", type=a.path, help="instance file (hare-opt/instance@1)")
     p.add_argument("--solver", default="hare", help=f"one of {', '.join(solver_names())} "
                    "(default: hare)")
-    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--time-limit", type=a.seconds, default=None, metavar="SECONDS",
                    help="wall-clock limit for solvers that search (default: none)")
-    p.add_argument("--out", metavar="FILE", help="write the schedule file here")
+    p.add_argument("--out", type=a.path, metavar="FILE", help="write the schedule file here "
+                   "(never the instance file itself)")
     p.add_argument("--json", action="store_true",
                    help="print {status, objective, lower_bound, runtime_s} as JSON")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="solver option, e.g. --option node_limit=1000 (repeatable; shared "
-                        "options: seed, threads, log)")
+                   help="solver option, e.g. --option num_workers=2 (repeatable; values are "
+                        "JSON, else strings); seed, threads and log are accepted here too")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress lines on stderr (they appear only on a terminal)")
 
 
 def _options(pairs: list[str]) -> dict:
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep:
-            raise OptionError(f"--option {pair!r}: expected KEY=VALUE")
+        key = key.strip()
+        if not sep or not key:
+            raise OptionError(f"expected KEY=VALUE, got {pair!r}", option=key or None,
+                              owner="solve --option")
+        if key in RESERVED:
+            flag = RESERVED[key]
+            raise OptionError(f"is set with {flag}, not --option" if flag else
+                              "is not available on the command line", option=key,
+                              owner="solve --option")
+        if key in out:
+            raise OptionError("given twice", option=key, owner="solve --option")
         try:
             out[key] = json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             out[key] = value
     return out
 
 
+def bound_label(result) -> str:
+    """What the printed lower bound is, so that it is not mistaken for another one."""
+    if result.status == "optimal":
+        return "proved optimal"
+    kind = SOLVERS.spec(result.solver).kind if result.solver in SOLVERS else ""
+    label = result.stats.get("lower_bound_from")
+    if label:
+        return label
+    return "proved by the solver" if kind == "exact" else "from the solver"
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise OptionError("--time-limit must be positive")
+    spec = SOLVERS.spec(args.solver)  # an unknown name fails before the file is read
+    options = _options(args.option)
+    spec.parse_options({k: v for k, v in options.items()
+                        if k not in ("seed", "threads", "log")})
+    if args.out:
+        a.check_output(args.out, [args.instance], owner="solve")
     inst = load_instance(args.instance)
-    result = solve(inst, args.solver, time_limit=args.time_limit, **_options(args.option))
+    forced = os.environ.get("HARE_OPT_PROGRESS") == "1"  # e.g. for logs and tests
+    show = not args.quiet and (forced or (not args.json and sys.stderr.isatty()))
+    unit = inst.time_unit
+    with progress.reporting(sys.stderr if show else None, overwrite=sys.stderr.isatty(),
+                            fmt=lambda x: fmt_time(x, unit)):
+        result = solve(inst, args.solver, time_limit=args.time_limit, **options)
     if args.out:
         save_result(result, args.out)
     if args.json:
         print(json.dumps(result.summary()))
-    else:
-        s = result.summary()
-        unit = inst.time_unit
-        print(f"{inst.name}: solver {args.solver}, status {s['status']}")
-        if s["objective"] is not None:
-            print(f"  objective   {s['objective']} {unit}{in_seconds(s['objective'], unit)}")
-        if s["lower_bound"] is not None:
-            print(f"  lower bound {s['lower_bound']} {unit}")
-        if result.gap is not None:
-            print(f"  gap         {100 * result.gap:.2f}%")
-        print(f"  runtime     {result.runtime_s:.3f} s")
-        if args.out:
-            print(f"  schedule -> {args.out}")
+        return 0
+    s = result.summary()
+    stopped = result.stats.get("stopped")
+    print(f"{inst.name}: solver {args.solver}, status {s['status']}"
+          + (f" (stopped early: {stopped})" if stopped else ""))
+    if s["objective"] is not None:
+        print(f"  objective   {fmt_time(s['objective'], unit)}")
+    if s["lower_bound"] is not None:
+        print(f"  lower bound {fmt_time(s['lower_bound'], unit)}  [{bound_label(result)}; "
+              "`hare-opt bound` lists every bound]")
+    if result.gap is not None:
+        print(f"  gap         {100 * result.gap:.2f}%")
+    print(f"  runtime     {fmt_number(result.runtime_s)} s")
+    if args.out:
+        print(f"  schedule -> {args.out}")
     return 0

@@ -252,13 +252,13 @@ class PlanPolicy:
         self.num_plans += 1
         types = self.types[_indices(plan.gpu, inst.gpu_ids)]
         row = _indices(plan.job, residual.job_ids)  # residual row; stand-ins: >= len(rows)
-        keep = row < len(rows)
-        job = np.array(rows, dtype=np.int64)[row[keep]]
-        first = np.array([offset[inst.jobs[j].id][1] for j in rows], dtype=np.int64)[row[keep]]
-        rnd = first + plan.round[keep]
-        not_before = plan.start[keep] - inst.overhead[job]
-        typ = types[keep]
-        order = np.lexsort((plan.round[keep], plan.start[keep]))
+        kept = row < len(rows)
+        job = np.array(rows, dtype=np.int64)[row[kept]]
+        first = np.array([offset[inst.jobs[j].id][1] for j in rows], dtype=np.int64)[row[kept]]
+        rnd = first + plan.round[kept]
+        not_before = plan.start[kept] - inst.overhead[job]
+        typ = types[kept]
+        order = np.lexsort((plan.round[kept], plan.start[kept]))
         for k in range(len(self.queues)):
             sel = order[typ[order] == k]
             self.queues[k] = deque(zip(not_before[sel].tolist(), job[sel].tolist(),

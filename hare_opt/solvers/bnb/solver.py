@@ -25,11 +25,17 @@ from hare_opt.solvers.bnb.options import BnbOptions
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.special import at_once
 from hare_opt.solvers.start import best_start, finish
+from hare_opt.util import progress
 
 #: Labels the dominance memo starts with; it doubles when full, up to ``memo_mb``.
 MEMO_START = 1 << 14
 #: Largest search stack (states + child lists) in bytes: beyond, the instance is refused.
 MAX_STACK_BYTES = 1 << 30
+#: Largest chunk of nodes between looks at the clock under a node limit (a fixed schedule:
+#: the search, memo growth included, is then the same on any machine).
+DETERMINISTIC_CHUNK = 50_000
+#: Seconds the bound of the open subtrees may take past the time limit.
+OPEN_BOUND_SLACK_S = 0.2
 
 
 def _arrays(instance: Instance) -> dict[str, np.ndarray]:
@@ -149,7 +155,9 @@ def solve_bnb(instance: Instance, run: Run | None = None,
 
     p, s, fix = a["proc"], a["sync"], a["fix"]
     tail = (p, s, fix, a["rt"], a["minp"], a["mins"])
+    t_root = time.perf_counter()
     root = k.bound(states[0], *tail, n, m, 1e300, *k.scratch(n, m))
+    t_root = time.perf_counter() - t_root  # what one bound costs: prices open_bound below
     finished = root > upper - 1 + k.EPS
     if not finished:
         k.expand(states[0], 0, chj, chg, nch, p, fix, a["gtype"], n, m)
@@ -173,11 +181,15 @@ def solve_bnb(instance: Instance, run: Run | None = None,
                 shared.offer(own_value, _rows(instance, own_moves))
         memo.grow_if_half_full()
         now = time.perf_counter()
-        if (deadline is not None and now >= deadline) or (
+        if (deadline is not None and now >= deadline) or run.stop.is_set() or (
                 node_limit is not None and stats_arr[0] >= node_limit):
             break
+        progress.report("bnb", incumbent=int(best[0]), note=f"{int(stats_arr[0]):,} nodes")
         # about 0.1 s per call: the clock is read often enough, the call overhead is nil
-        chunk = max(100, min(chunk * 2, int(chunk * 0.1 / max(now - tick, 1e-6))))
+        if node_limit is None:
+            chunk = max(100, min(chunk * 2, int(chunk * 0.1 / max(now - tick, 1e-6))))
+        else:  # chunks (hence memo growth between them) must not depend on the clock
+            chunk = min(chunk * 2, DETERMINISTIC_CHUNK)
         if node_limit is not None:
             chunk = max(1, min(chunk, node_limit - int(stats_arr[0])))
     schedule = _schedule(instance, own_moves) if own_moves is not None else start.schedule
@@ -186,7 +198,15 @@ def solve_bnb(instance: Instance, run: Run | None = None,
     elif finished:  # nothing below the shared schedule's value: that value is the optimum
         status, lower = Status.FEASIBLE, float(best[0])
     else:
-        low = k.open_bound(states, chj, chg, nch, ptr, depth, best, *tail)
+        # open_bound prices every open child (it took 18 s on 994 tasks x 15 GPUs): only
+        # with the time for it, and never after a stop request; else the root's bound
+        d = int(depth[0])
+        open_children = int((nch[:d + 1] - ptr[:d + 1]).clip(min=0).sum())
+        left = run.remaining()
+        affordable = not run.stop.is_set() and (
+            left is None or open_children * t_root < max(left, OPEN_BOUND_SLACK_S))
+        low = k.open_bound(states, chj, chg, nch, ptr, depth, best, *tail) if affordable \
+            else -np.inf
         status, lower = Status.FEASIBLE, max(root - k.EPS, low - k.EPS)
     stats: dict[str, Any] = {
         "nodes": int(stats_arr[0]), "dominated": int(stats_arr[1]),

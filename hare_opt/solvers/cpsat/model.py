@@ -10,6 +10,7 @@ breaking are switchable so that their effect can be measured.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,9 +76,11 @@ def serial_horizon(inst: Instance) -> int:
     return int(inst.release.max() + (per_task * inst.rounds * inst.tasks_per_round).sum())
 
 
-def build(inst: Instance, features: Features = Features(), upper_bound: int | None = None
-          ) -> Built:
-    """The CP-SAT model; with ``upper_bound`` only schedules scoring at most that are kept."""
+def build(inst: Instance, features: Features = Features(), upper_bound: int | None = None,
+          poll: Callable[[], None] | None = None) -> Built:
+    """The CP-SAT model; with ``upper_bound`` only schedules scoring at most that are kept.
+    ``poll`` is called every few hundred tasks and per GPU (it may raise to stop building)."""
+    poll = poll or _no_poll
     m = cp_model.CpModel()
     tasks = Tasks(inst)
     n = tasks.count
@@ -99,6 +102,8 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
     start, assign, window = [], [], []
     intervals: list[list[cp_model.IntervalVar]] = [[] for _ in range(inst.num_gpus)]
     for i in range(n):
+        if not i % 16:
+            poll()
         j, r = int(tasks.job[i]), int(tasks.round[i])
         # Every task of j follows a setup of j on its GPU at or after r_j (docs: "first on GPU").
         earliest = lb[j][r - 1] if r else int(inst.release[j] + inst.overhead[j])
@@ -130,6 +135,7 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
         _add_cumulative(built, inst, horizon)
     if (inst.overhead > 0).any() and features.setups != "ignore":
         for g in range(inst.num_gpus):
+            poll()
             nodes = [i for i, lits in enumerate(assign) if g in lits]
             if not (inst.overhead[tasks.job[nodes]] > 0).any():
                 continue
@@ -151,6 +157,19 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
         m.add(built.objective <= upper_bound)
     m.minimize(built.objective)
     return built
+
+
+def _no_poll() -> None:
+    pass
+
+
+def model_size(inst: Instance, features: Features = Features()) -> tuple[int, int]:
+    """(task-GPU assignment literals, setup arcs) the model would hold: what building costs."""
+    per_job = inst.rounds * inst.tasks_per_round
+    per_gpu = (per_job[:, None] * inst.eligible).sum(axis=0).astype(float)
+    pairs = int(per_gpu.sum())
+    setups = (inst.overhead > 0).any() and features.setups == "circuit"
+    return pairs, int((per_gpu**2).sum()) if setups else 0
 
 
 def _add_redundant(b: Built, inst: Instance) -> None:

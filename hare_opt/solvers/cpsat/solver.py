@@ -13,13 +13,15 @@ from ortools.sat.python import cp_model
 from hare_opt.bounds import lower_bound
 from hare_opt.checker import report_for
 from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil_bound
+from hare_opt.model.limits import OutOfTime, check_size
 from hare_opt.model.options import Run
-from hare_opt.solvers.cpsat.model import Built, Features, build
+from hare_opt.solvers.cpsat.model import Built, Features, build, model_size
 from hare_opt.solvers.cpsat.options import CpsatOptions, set_param
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.lns import Plan, left_shift, plan_objective
 from hare_opt.solvers.special import at_once
 from hare_opt.solvers.start import best_start, finish
+from hare_opt.util import interrupt, progress
 
 #: Time for the setup relaxation when the solve itself has no limit (it can be as hard).
 RELAX_CAP_S = 10.0
@@ -27,17 +29,23 @@ RELAX_CAP_S = 10.0
 LP_MAX_TASKS = 200
 #: CP-SAT workers when the run does not say (the development machine has 2 cores).
 DEFAULT_WORKERS = 2
+#: Largest model built: task-GPU literals (about 0.1 ms each to build: ~100 s) and, with
+#: setups, arcs of the per-GPU circuits.
+MAX_PAIRS = 10**6
+MAX_ARCS = 2 * 10**6
 
 _STATUS = {cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.FEASIBLE,
            cp_model.INFEASIBLE: Status.INFEASIBLE, cp_model.UNKNOWN: Status.UNKNOWN}
 
 
-def add_hint(b: Built, instance: Instance, schedule: Schedule) -> None:
+def add_hint(b: Built, instance: Instance, schedule: Schedule, run: Run | None = None) -> None:
     """A complete hint: every variable of the model gets the value of ``schedule``."""
     start, gpu = b.tasks.canonical(schedule)
     m = b.model
     ready = start + instance.proc[b.tasks.job, gpu] + instance.sync[b.tasks.job, gpu]
     for i, s in enumerate(b.start):
+        if run is not None and not i % 1024:
+            run.check()
         m.add_hint(s, int(start[i]))
         for g, lit in b.assign[i].items():
             m.add_hint(lit, int(gpu[i] == g))
@@ -56,6 +64,13 @@ def add_hint(b: Built, instance: Instance, schedule: Schedule) -> None:
         for a, c in zip(seq[:-2], seq[1:-1]):
             if (c, g) in b.switch:
                 m.add_hint(b.switch[(c, g)], int(a < 0 or b.tasks.job[a] != b.tasks.job[c]))
+
+
+class _Progress(cp_model.CpSolverSolutionCallback):
+    """Reports each new solution (objective and bound) to ``util.progress``."""
+
+    def on_solution_callback(self) -> None:
+        progress.report("cpsat", incumbent=self.objective_value, bound=self.best_objective_bound)
 
 
 @dataclass
@@ -84,6 +99,7 @@ class _Offer(cp_model.CpSolverSolutionCallback):
         plan = left_shift(inst, Plan(b.tasks.job, b.tasks.round, b.tasks.task, gpu,
                                      np.array([self.value(v) for v in b.start], dtype=np.int64)))
         value = plan_objective(inst, plan)
+        progress.report("cpsat", incumbent=self.objective_value, bound=self.best_objective_bound)
         if self.best is None or value < self.best:
             self.best = value
             self.shared.offer(value, np.column_stack(
@@ -97,21 +113,36 @@ def run_model(instance: Instance, run: Run, features: Features, *, start: Result
     """Build the model with ``features`` (``setups`` may be a relaxation), hint it with
     ``start``, solve it within the run's time left. The schedule is the model's, which
     for a setup relaxation need not be feasible for the instance."""
-    b = build(instance, features, upper_bound=upper)
-    if floor is not None:
-        b.model.add(b.objective >= floor)
-    if start is not None:
-        add_hint(b, instance, start.schedule)
+    try:
+        b = build(instance, features, upper_bound=upper, poll=run.check)
+        if floor is not None:
+            b.model.add(b.objective >= floor)
+        if start is not None:
+            add_hint(b, instance, start.schedule, run)
+    except OutOfTime as exc:  # the caller falls back on its start
+        return Outcome(Status.UNKNOWN, None, None, -math.inf,
+                       {"stopped_in": f"model building ({exc})"})
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = run.threads or DEFAULT_WORKERS
     solver.parameters.random_seed = run.seed
     solver.parameters.log_search_progress = run.log
+    solver.parameters.catch_sigint_signal = False  # hare_opt.util.interrupt handles signals
     limit = run.remaining(floor=0.1)
     if limit is not None:
         solver.parameters.max_time_in_seconds = limit
     for key, value in (params or {}).items():
         set_param(solver.parameters, key, value)
-    code = solver.solve(b.model, None if shared is None else _Offer(b, instance, shared))
+    callback: cp_model.CpSolverSolutionCallback | None = None
+    progress.report("cpsat", incumbent=None if start is None else start.objective,
+                    note="searching")
+    if shared is not None:  # it reports progress too
+        callback = _Offer(b, instance, shared)
+    elif progress.enabled():
+        callback = _Progress()
+    if progress.enabled():
+        solver.best_bound_callback = lambda bound: progress.report("cpsat", bound=bound)
+    with interrupt.stop_search_on(run.stop, solver):
+        code = solver.solve(b.model, callback)
     status = _STATUS.get(code)
     if status is None:
         raise SolverError(f"cpsat: the model is invalid ({solver.status_name(code)}): "
@@ -147,6 +178,11 @@ def solve_cpsat(instance: Instance, run: Run | None = None,
     opts = options or CpsatOptions()
     if opts.special and (done := at_once(instance, run, "cpsat")) is not None:
         return done
+    pairs, arcs = model_size(instance, opts.features)
+    check_size("solver 'cpsat'", instance.name, pairs, MAX_PAIRS, "task-GPU pairs",
+               "use hare, or milp/bnb on smaller instances")
+    check_size("solver 'cpsat'", instance.name, arcs, MAX_ARCS, "setup arcs",
+               "use hare or bnb")
     start = run.hint
     if start is None and opts.warm_start:
         start = best_start(instance, run, heuristic=opts.start_heuristic)
@@ -161,9 +197,13 @@ def solve_cpsat(instance: Instance, run: Run | None = None,
     relaxed = None
     if opts.relax_setups > 0 and (instance.overhead > 0).any():
         # One setup per (job, GPU) used only relaxes the problem: its bound holds here too.
-        sub = run.phase(opts.relax_setups, RELAX_CAP_S if run.time_limit is None else None)
+        det = opts.params.get("max_deterministic_time")
+        capped = run.time_limit is None and det is None  # a work limit needs no wall cap
+        sub = run.phase(opts.relax_setups, RELAX_CAP_S if capped else None)
+        params = opts.params if det is None else {
+            **opts.params, "max_deterministic_time": det * opts.relax_setups}
         relaxed = run_model(instance, sub, dataclasses.replace(features, setups="first"),
-                            start=start, upper=upper, floor=floor, params=opts.params)
+                            start=start, upper=upper, floor=floor, params=params)
         if relaxed.schedule is not None:
             report = report_for(instance, relaxed.schedule)
             if report.feasible:

@@ -10,6 +10,7 @@ within 0.5 of the incumbent proves it optimal.
 from __future__ import annotations
 
 import math
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ import pulp
 
 from hare_opt.model import SolverError
 from hare_opt.solvers.milp.formulation import TimeIndexedModel
+from hare_opt.util import progress
 from hare_opt.util.highs import quiet_banner, use_threads
 
 ABS_GAP = 0.5  # < 1: enough to prove an integer objective optimal, robust to tolerances
@@ -46,10 +48,30 @@ class Outcome:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
+def watch_highs(h: highspy.Highs, stop: threading.Event | None) -> None:
+    """Interrupt HiGHS when ``stop`` is set (its interrupt callbacks poll it), and report
+    new incumbents and bounds to ``util.progress``."""
+    def poll(e: Any) -> None:
+        if stop is not None and stop.is_set():
+            e.interrupt()
+
+    def improved(e: Any) -> None:
+        out = e.data_out
+        progress.report("milp", incumbent=out.mip_primal_bound, bound=out.mip_dual_bound)
+
+    h.cbSimplexInterrupt += poll
+    h.cbIpmInterrupt += poll
+    h.cbMipInterrupt += poll
+    if progress.enabled():
+        h.cbMipImprovingSolution += improved
+
+
 def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
               start: dict[str, float] | None, lp_bound: bool, mip: bool = True,
-              options: dict[str, Any] | None = None) -> Outcome:
-    """Solve with highspy on the model PuLP builds; optionally the LP relaxation first."""
+              options: dict[str, Any] | None = None,
+              stop: threading.Event | None = None) -> Outcome:
+    """Solve with highspy on the model PuLP builds; optionally the LP relaxation first.
+    ``stop`` interrupts the run (the incumbent is kept, the status is then not optimal)."""
     t0 = time.perf_counter()
     if not msg:
         quiet_banner()
@@ -59,6 +81,7 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
     solver.createAndConfigureSolver(m.prob)
     solver.buildSolverModel(m.prob)
     h: highspy.Highs = m.prob.solverModel
+    watch_highs(h, stop)
     h.changeObjectiveOffset(float(m.constant))
     variables = m.prob.variables()
     out = Outcome("none", stats={"backend": "highs", "n_vars": h.getNumCol(),

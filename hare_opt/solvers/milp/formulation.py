@@ -24,12 +24,13 @@ per row, same LP).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pulp
 
 from hare_opt.model import HareOptError, Instance
+from hare_opt.model.limits import CapacityError
 from hare_opt.solvers.milp.windows import Windows
 
 Key = tuple[int, ...]
@@ -40,7 +41,7 @@ MAX_VARS = 400_000
 MAX_DENSE_NNZ = 2_000_000
 
 
-class ModelTooLargeError(HareOptError, ValueError):
+class ModelTooLargeError(CapacityError, ValueError):
     """The time-indexed model would be too large for this instance's time scale."""
 
 
@@ -60,6 +61,9 @@ class TimeIndexedModel:
     h: dict[Key, pulp.LpVariable] = field(default_factory=dict)
     constant: int = 0  # objective = constant - sum_j w_j sum_t z[j, R-1, t]
     by_round: dict[Key, list] = field(default_factory=lambda: defaultdict(list), repr=False)
+    #: called every few thousand variables and rows; it may raise to stop building
+    poll: Callable[[], None] | None = field(default=None, repr=False)
+    made: int = 0
 
     def zrange(self, j: int, r: int) -> range:
         """Times at which the barrier of round r matters (last round: [E_j, D_j))."""
@@ -85,10 +89,14 @@ class TimeIndexedModel:
         return sum(len(self.zrange(j, r)) * (n_x[j, r] + n_x.get((j, r + 1), 0))
                    for (j, r) in n_x)
 
-    def size_estimate(self) -> int:
+    def size_estimate(self, stop_above: int | None = None) -> int:
+        """Columns of the model; with ``stop_above``, counting stops once it is exceeded
+        (a large model is refused without counting all of it)."""
         inst, w = self.instance, self.windows
         n = 0
         for j in range(inst.num_jobs):
+            if stop_above is not None and n > stop_above:
+                break
             for r in range(inst.rounds[j]):
                 n += sum(len(w.starts(j, r, k)) for k in range(len(inst.gpu_types)))
                 n += 3 * len(self.zrange(j, r))
@@ -99,17 +107,19 @@ class TimeIndexedModel:
 
 
 def build(instance: Instance, windows: Windows, *, max_vars: int = MAX_VARS,
-          cuts: bool = True, dense: bool = True) -> TimeIndexedModel:
+          cuts: bool = True, dense: bool = True,
+          poll: Callable[[], None] | None = None) -> TimeIndexedModel:
     """Build the exact model; raise ``ModelTooLargeError`` above ``max_vars`` columns.
 
     ``cuts`` adds the redundant late-task rows (``_late_cuts``) that tighten the LP;
-    ``dense`` writes barrier counts with x directly (see ``_cumulative``).
+    ``dense`` writes barrier counts with x directly (see ``_cumulative``). ``poll`` is
+    called every few thousand variables and rows (it may raise to stop building).
     """
-    m = TimeIndexedModel(instance, windows)
-    size = m.size_estimate()
+    m = TimeIndexedModel(instance, windows, poll=poll)
+    size = m.size_estimate(stop_above=max_vars)
     if size > max_vars:
         raise ModelTooLargeError(
-            f"instance {instance.name!r}: the time-indexed MILP would have about {size} "
+            f"instance {instance.name!r}: the time-indexed MILP would have at least {size} "
             f"variables (limit {max_vars}; horizon {int(windows.deadline.max())} time units). "
             f"Use the cpsat solver, or rescale time to a coarser unit")
     m.dense = dense and m.dense_nonzeros() <= MAX_DENSE_NNZ
@@ -122,8 +132,15 @@ def build(instance: Instance, windows: Windows, *, max_vars: int = MAX_VARS,
     return m
 
 
+def _tick(m: TimeIndexedModel) -> None:
+    m.made += 1
+    if m.poll is not None and not m.made % 2048:
+        m.poll()
+
+
 def _var(m: TimeIndexedModel, name: str, lo: float | None = None, hi: float | None = None,
          cat: str = pulp.LpContinuous) -> pulp.LpVariable:
+    _tick(m)
     # PuLP >= 3.3 deprecates free-standing LpVariable; older PuLP lacks add_variable.
     if hasattr(m.prob, "add_variable"):
         return m.prob.add_variable(name, lo, hi, cat)
@@ -132,6 +149,7 @@ def _var(m: TimeIndexedModel, name: str, lo: float | None = None, hi: float | No
 
 def _add(m: TimeIndexedModel, terms: Sequence[tuple[pulp.LpVariable, float]], sense: int,
          rhs: float = 0.0) -> None:
+    _tick(m)
     m.prob.addConstraint(pulp.LpConstraint(pulp.LpAffineExpression(terms), sense, rhs=rhs))
 
 

@@ -27,6 +27,11 @@ class PortfolioOptions(Options):
     quick: bool = option(True, doc="first try CP-SAT, then bnb, in-process for a few seconds")
     backend_options: dict[str, dict[str, Any]] = option(factory=dict,
                                                         doc="options per backend")
+    deterministic: bool = option(False, doc="no quick phases, every backend runs to its own "
+                                            "limit (give work limits in backend_options: "
+                                            "max_deterministic_time, node_limit, "
+                                            "mip_max_nodes); the result then depends on "
+                                            "nothing but the inputs")
 
     owner = "solver 'portfolio'"
 

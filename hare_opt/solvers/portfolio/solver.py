@@ -22,9 +22,11 @@ that fails is reported in ``stats``; the portfolio fails only if every backend d
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,11 +43,19 @@ from hare_opt.solvers.base import SOLVERS, solve
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.portfolio.options import PortfolioOptions
 from hare_opt.solvers.special import at_once
+from hare_opt.solvers.start import best_start
+from hare_opt.util import interrupt, progress
 
 #: Share of the time limit for each in-process quick phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
-#: Seconds a backend may overrun the limit (process start, model build) before it is stopped.
-GRACE_S = 15.0
+#: Seconds kept back from the backends' deadline for their last steps (the check of
+#: their schedule, sending it, exiting); after the limit itself they are asked to stop
+#: (SIGTERM), and ``STOP_GRACE_S`` later killed.
+RETURN_S, STOP_GRACE_S = 1.0, 3.0
+#: With less time than this left after the quick phases, starting child interpreters
+#: (about 2-3 s of imports each on the development machine) would overrun the limit:
+#: CP-SAT goes on in-process instead.
+MIN_CHILD_S = 4.0
 #: What each backend gets in the portfolio unless its options say otherwise: one core each.
 #: CP-SAT interleaves its subsolvers (LNS too) in its one thread: without that, a single
 #: worker finds far worse schedules. The MILP's root LP is its first bound.
@@ -54,30 +64,47 @@ DEFAULTS: dict[str, dict[str, Any]] = {"cpsat": {"interleave_search": True},
 
 
 def _worker() -> None:
-    """Child process (``python -m hare_opt.solvers.portfolio.solver``): read (backend,
-    instance document, shared options, backend options) pickled on stdin, write
-    ("ok", Result) or ("error", text) pickled on stdout."""
-    name, doc, shared, options = pickle.load(sys.stdin.buffer)
+    """Child process (``interrupt.child_command``, else ``python -m
+    hare_opt.solvers.portfolio.solver``): read (backend,
+    instance document, shared options, backend options, deadline) pickled on stdin, write
+    ("ok", Result) or ("error", text) pickled on stdout.
+
+    The deadline is absolute (``time.time()``), so the seconds the child spends starting
+    up count against the limit. The child dies with its parent (``lifeline``), and a
+    SIGTERM from the parent stops its search, which then returns its best schedule."""
+    name, doc, shared, options, deadline = pickle.load(sys.stdin.buffer)
+    interrupt.lifeline()  # the boot command (``interrupt.child_command``) holds one already
+    if deadline is not None:
+        shared["time_limit"] = max(0.05, deadline - time.time())
     out: tuple[str, Result | str]
     try:
-        result = solve(instance_from_dict(doc), name, **shared, **options)
+        with interrupt.handling("soft"):
+            result = solve(instance_from_dict(doc), name, **shared, **options)
         result.report = None  # reports hold the instance; the parent checks what it keeps
         out = ("ok", result)
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
         out = ("error", f"{type(exc).__name__}: {exc}")
     sys.stdout.buffer.write(pickle.dumps(out))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # the answer is out; tearing down OR-Tools, HiGHS and numba takes seconds
 
 
-def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue
-           ) -> tuple[subprocess.Popen, threading.Thread, list]:
+def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue,
+           deadline: float | None = None) -> tuple[subprocess.Popen, threading.Thread, list]:
     """A backend in its own interpreter (not fork: OR-Tools and HiGHS keep threads; not
-    multiprocessing's spawn: it re-imports the caller's script). A thread collects its output."""
-    proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    multiprocessing's spawn: it re-imports the caller's script), in its own process group
+    (a terminal's Ctrl-C reaches the parent, which stops the children and collects their
+    schedules). A thread collects its output."""
+    proc = subprocess.Popen(interrupt.child_command(f"{__name__}:_worker"),
+                            stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            **interrupt.spawn_options())
+    interrupt.track(proc.pid)
     box: list = []
 
     def talk() -> None:
-        out, err = proc.communicate(pickle.dumps((name, doc, shared, options)))
+        out, err = proc.communicate(pickle.dumps((name, doc, shared, options, deadline)))
         try:
             box.append(pickle.loads(out))
         except Exception:  # noqa: BLE001 - a crashed or stopped child
@@ -161,16 +188,23 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
     hint = run.hint
     if hint is not None:
         results["hint"] = hint
-    if opts.quick:
-        share = QUICK_CAP_S if run.time_limit is None else min(QUICK_CAP_S,
-                                                               QUICK_SHARE * run.time_limit)
-        # bnb first: it proves small clusters in milliseconds, and CP-SAT then starts
-        # from its schedule when it does not
-        quick = [b for b in ("bnb", "cpsat") if b == "cpsat" or b in opts.backends]
-        for backend in quick:
+    # bnb first: it proves small clusters in milliseconds, and CP-SAT then starts from
+    # its schedule when it does not
+    quick = [b for b in ("bnb", "cpsat") if b == "cpsat" or b in opts.backends]
+    # Too short a limit for child interpreters: the in-process phases share all of it.
+    short = (not opts.deterministic and run.time_limit is not None
+             and run.time_limit < MIN_CHILD_S + 2 * QUICK_CAP_S)
+    if (opts.quick and not opts.deterministic) or short:
+        for pos, backend in enumerate(quick):
+            last = pos + 1 == len(quick)
+            share = (float(run.remaining(0.05) or 0.0) * (1.0 if last else 0.5) if short
+                     else QUICK_CAP_S if run.time_limit is None
+                     else min(QUICK_CAP_S, QUICK_SHARE * run.time_limit))
+            if run.stop.is_set():
+                break
             try:  # the backends' own defaults here (two threads), not the children's
                 found = solve(instance, backend, time_limit=share, hint=hint, seed=run.seed,
-                              threads=run.threads, log=run.log,
+                              threads=run.threads, log=run.log, stop=run.stop,
                               **_own(backend, opts))
             except SolverError as exc:  # e.g. too large for bnb: its child run says so too
                 stats[f"quick_{backend}"] = f"{type(exc).__name__}: {exc}"
@@ -187,43 +221,70 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
                         backend == "cpsat" and found.objective <= hint.objective):
                     hint = found
     left = run.remaining(floor=0.5)
+    if run.stop.is_set() or short or (left is not None and left < MIN_CHILD_S
+                                      and not opts.deterministic):
+        # stopped, or the quick phases used the limit (too short for children)
+        usable = {n: r for n, r in results.items() if r.status.has_schedule}
+        if not usable:
+            raise SolverError(f"portfolio: no schedule for {instance.name!r}: {stats}")
+        return _combine(instance, run, usable, stats)
     doc = instance_to_dict(instance)
-    shared = {"time_limit": left, "seed": run.seed, "threads": 1, "log": run.log}
+    shared = {"seed": run.seed, "threads": 1, "log": run.log}
     runs: dict[str, tuple[subprocess.Popen, threading.Thread, list]] = {}
     done: queue.Queue[str] = queue.Queue()
     # The report holds the instance (not picklable, and the child checks the hint anyway).
     sent = None if hint is None else dataclasses.replace(hint, report=None)
+    # Deterministic runs end on their work limits; the wall clock is only a safety net
+    # (the parent's, below), and the result says when it had to act.
+    wall_deadline = (None if left is None or opts.deterministic
+                     else time.time() + max(0.5 * left, left - RETURN_S))
+    progress.report("portfolio", incumbent=None if hint is None else hint.objective,
+                    note=f"running {', '.join(opts.backends)}")
     folder = tempfile.mkdtemp(prefix="hare-portfolio-")
     board = SharedIncumbent(Path(folder) / "incumbent.pkl")
     for name in opts.backends:
         extra = ({"incumbent": str(board.path)} if "incumbent" in
                  SOLVERS.spec(name).options_class().names() else {})
         runs[name] = _start(name, doc, {**shared, "hint": sent},
-                            {**_options(name, opts), **extra}, done)
-    deadline = None if left is None else time.perf_counter() + left + GRACE_S
+                            {**_options(name, opts), **extra}, done, wall_deadline)
+    deadline = None if left is None else time.perf_counter() + left
+    stopping: float | None = None  # when the children were asked to stop
     try:
         waiting = set(opts.backends)
         while waiting:
-            timeout = None if deadline is None else max(0.0, deadline - time.perf_counter())
-            try:
-                finished = done.get(timeout=timeout)
-            except queue.Empty:
-                stats.update({f"{n}_error": "stopped: no answer after the time limit"
+            now = time.perf_counter()
+            if stopping is None and (run.stop.is_set() or (deadline is not None
+                                                           and now >= deadline)):
+                for n in waiting:  # each returns its best schedule so far
+                    interrupt.kill_group(runs[n][0].pid, signal.SIGTERM)
+                stopping = now
+            if stopping is not None and now >= stopping + STOP_GRACE_S:
+                stats.update({f"{n}_error": "killed: no answer after being asked to stop"
                               for n in waiting})
                 break
-            waiting.discard(finished)
-            kind, payload = runs[finished][2][0]
+            try:
+                name = done.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            waiting.discard(name)
+            kind, payload = runs[name][2][0]
             if kind == "ok":
-                results[finished] = payload
-                stats[finished] = _brief(payload)
-                if payload.status == Status.OPTIMAL or _met(results, board):
+                results[name] = payload
+                stats[name] = _brief(payload)
+                progress.report(name, incumbent=payload.objective, bound=payload.lower_bound,
+                                note=f"{name} done")
+                if not opts.deterministic and (payload.status == Status.OPTIMAL
+                                               or _met(results, board)):
                     break  # proved: the other runs are no longer needed
             else:
-                stats[f"{finished}_error"] = payload
+                stats[f"{name}_error"] = payload
+        if opts.deterministic and stopping is not None and deadline is not None \
+                and stopping >= deadline:
+            stats["wall_clock_limited"] = True  # the safety net acted: not reproducible
     finally:
         for proc, thread, _ in runs.values():
-            if proc.poll() is None:
-                proc.kill()
+            interrupt.kill_group(proc.pid)  # the child's own children (CBC) too
+            interrupt.untrack(proc.pid)
             thread.join(5)
         posted = _from_board(instance, board, stats)
         shutil.rmtree(folder, ignore_errors=True)
@@ -231,6 +292,10 @@ def solve_portfolio(instance: Instance, run: Run | None = None,
         results["shared"] = posted
     # Every instance has a schedule (run the tasks one by one), so "infeasible" is a bug.
     usable = {n: r for n, r in results.items() if r.status.has_schedule}
+    if not usable and not any(r.status == Status.INFEASIBLE for r in results.values()):
+        # every backend failed or was killed: the start all of them began from
+        usable["start"] = best_start(instance, run.with_hint(hint))
+        stats["schedule_from_fallback"] = True
     if not usable or any(r.status == Status.INFEASIBLE for r in results.values()):
         raise SolverError(f"portfolio: no backend returned a schedule for {instance.name!r}: "
                           f"{stats}")

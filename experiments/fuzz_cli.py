@@ -1,0 +1,757 @@
+"""Fuzz and fault counts of the ``hare-opt`` command line: bad options, bad files, signals,
+killed drivers, time limits, oversized instances.
+
+Every case runs ``python -m hare_opt.cli.main ...`` (or a small API call) in a fresh
+process of its own session, against the checkout given by ``--root`` (default: this
+one), so the same script measures any commit: check one out elsewhere and point
+``--root`` at it. Each run is classified as
+
+* ``ok``: behaved as the case expects (a clean refusal counts separately);
+* ``refusal``: a refusal that is *clean*: exit 2, one line on stderr, no traceback;
+* ``traceback``: a Python traceback reached the user;
+* ``hang``: no exit within the case's timeout (the session is then killed);
+* ``wrong``: exited, but not as expected (accepted a bad input, a multi-line usage block,
+  an interrupted solve that lost its schedule, a time limit overrun, ...);
+* ``orphan``: some process of the run's session outlived it (counted on top of the above).
+
+    python experiments/fuzz_cli.py [--root PATH] [--groups options,files,...] [--csv OUT]
+
+Prints one line per case and the closing table. Timings depend on the machine's load
+(the development machine has 2 shared cores); timeouts are generous for that reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import contextlib
+import csv
+import gzip
+import json
+import lzma
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+PY = sys.executable
+OUTCOMES = ("ok", "refusal", "traceback", "hang", "wrong")
+
+
+@dataclass
+class Case:
+    """One command line (or API call, ``api=True``) and what should happen."""
+
+    group: str
+    name: str
+    argv: list[str]
+    expect: str = "refuse"          # refuse | ok | interrupt | any-clean
+    timeout: float = 60.0
+    api: bool = False
+    signal_after: float | None = None
+    sig: int = signal.SIGINT
+    target: str = "group"           # group (like Ctrl-C in a terminal) | pid (kill PID)
+    check: Callable[[Run], str | None] | None = None  # "" / None: fine, else why wrong
+    stdin_pipe_head: bool = False    # pipe stdout into a reader that closes after a line
+    setup: Callable[[], None] | None = None
+
+
+@dataclass
+class Run:
+    case: Case
+    code: int | None
+    out: str
+    err: str
+    wall: float
+    signal_sent_at: float | None = None
+    orphans: list[str] = field(default_factory=list)
+    outcome: str = ""
+    why: str = ""
+
+
+# --- process bookkeeping ------------------------------------------------------------
+
+def session_members(sid: int) -> list[tuple[int, str]]:
+    """Live (non-zombie) processes of session ``sid``: (pid, command line)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+            rest = stat[stat.rindex(")") + 2:].split()
+            state, session = rest[0], int(rest[3])
+            if session == sid and state != "Z":
+                cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                    errors="replace")
+                found.append((int(d), cmd.strip()[:120]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def kill_session(sid: int) -> None:
+    for pid, _ in session_members(sid):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def execute(case: Case, root: Path, work: Path) -> Run:
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONUNBUFFERED": "1",
+           "COLUMNS": "100"}
+    env.pop("CI", None)
+    argv = [PY, "-c", API_RUNNER, *case.argv] if case.api else \
+        [PY, "-m", "hare_opt.cli.main", *case.argv]
+    if case.setup:
+        case.setup()
+    t0 = time.perf_counter()
+    if case.stdin_pipe_head:
+        # ``cmd | head -1``: the reader closes the pipe after the first line
+        head = subprocess.Popen(["head", "-1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                start_new_session=True)
+        proc = subprocess.Popen(argv, cwd=work, env=env, stdout=head.stdin,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        head.stdin.close()
+        head.stdin = None  # the command writes into it; communicate() must not flush it
+    else:
+        head = None
+        proc = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    sid = proc.pid
+    sent = None
+    hung = False
+    try:
+        if case.signal_after is not None:
+            try:
+                proc.wait(case.signal_after)
+            except subprocess.TimeoutExpired:
+                sent = time.perf_counter() - t0
+                if case.target == "group":
+                    os.killpg(proc.pid, case.sig)
+                else:
+                    os.kill(proc.pid, case.sig)
+        out, err = proc.communicate(timeout=case.timeout)
+    except subprocess.TimeoutExpired:
+        hung = True
+        kill_session(sid)
+        out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    if head is not None:
+        out = head.communicate()[0]
+    # children may need a moment to notice that their parent is gone
+    orphans = []
+    for _ in range(20):
+        orphans = session_members(sid)
+        if not orphans:
+            break
+        time.sleep(0.5)
+    if orphans:
+        kill_session(sid)
+    run = Run(case, None if hung else proc.returncode, out.decode(errors="replace"),
+              err.decode(errors="replace"), wall, sent, [c for _, c in orphans])
+    classify(run)
+    return run
+
+
+API_RUNNER = """
+import sys
+from hare_opt.model import HareOptError
+kind, path = sys.argv[1], sys.argv[2]
+try:
+    if kind == "gavel":
+        from hare_opt.io.gavel import load_gavel_throughputs as f
+    else:
+        from hare_opt.io.philly import load_philly_jobs as f
+    f(path)
+except HareOptError as exc:
+    print(f"hare-opt api: error: {exc}", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def one_line(err: str) -> bool:
+    lines = [x for x in err.splitlines() if x.strip()]
+    return len(lines) == 1 and lines[0].startswith("hare-opt")
+
+
+def classify(run: Run) -> None:
+    c = run.case
+    if run.code is None:
+        run.outcome, run.why = "hang", f"no exit in {c.timeout:.0f} s"
+        return
+    text = run.err + run.out
+    if "Traceback (most recent call last)" in text:
+        last = [x for x in run.err.splitlines() if x.strip()][-1:] or [""]
+        run.outcome, run.why = "traceback", last[0][:100]
+        return
+    extra = c.check(run) if c.check else None
+    if c.expect == "refuse":
+        if run.code == 0:
+            run.outcome, run.why = "wrong", "accepted"
+        elif run.code == 2 and one_line(run.err) and not run.out.strip():
+            run.outcome = "wrong" if extra else "refusal"
+            run.why = extra or ""
+        else:
+            run.outcome = "wrong"
+            run.why = f"exit {run.code}, {len(run.err.splitlines())} stderr lines"
+        return
+    if c.expect == "any-clean":  # either works or refuses cleanly
+        if run.code == 0 or (run.code == 2 and one_line(run.err)):
+            run.outcome = "wrong" if extra else ("ok" if run.code == 0 else "refusal")
+            run.why = extra or ""
+        else:
+            run.outcome, run.why = "wrong", f"exit {run.code}: {run.err.strip()[-100:]}"
+        return
+    if c.expect == "verdict":  # check: 0 feasible, 1 infeasible, nothing on stderr
+        bad = extra or (run.err.strip() and f"stderr: {run.err.strip()[:80]}")
+        if run.code in (0, 1, 128 + signal.SIGPIPE, -signal.SIGPIPE) and not bad:
+            run.outcome, run.why = "ok", ""
+        else:
+            run.outcome, run.why = "wrong", bad or f"exit {run.code}"
+        return
+    if c.expect == "help":  # bare command: the list of commands, exit 2
+        ok = run.code == 2 and "usage" in run.out.lower() and not run.err.strip()
+        run.outcome, run.why = ("ok", "") if ok else ("wrong", f"exit {run.code}")
+        return
+    if c.expect == "interrupt":
+        if run.code != 130:
+            run.outcome, run.why = "wrong", f"exit {run.code} (want 130)"
+        elif extra:
+            run.outcome, run.why = "wrong", extra
+        else:
+            run.outcome = "ok"
+        return
+    # expect ok
+    if run.code != 0 or extra:
+        run.outcome = "wrong"
+        run.why = extra or f"exit {run.code}: {run.err.strip()[-100:]}"
+    else:
+        run.outcome = "ok"
+
+
+# --- the cases ----------------------------------------------------------------------
+
+def build_cases(root: Path, work: Path) -> list[Case]:
+    fig1 = str(root / "instances" / "fig1.json")
+    fig1c = str(root / "instances" / "fig1" / "c.schedule.json")
+    hard = str(root / "instances" / "small" / "small-07.json")
+    paper = str(root / "instances" / "paper" / "paper-00.json")
+    w = work
+    cases: list[Case] = []
+
+    def add(group: str, name: str, argv: list[str], **kw) -> None:
+        cases.append(Case(group, name, argv, **kw))
+
+    # ---- solver and command options -------------------------------------------------
+    g = "options"
+    for solver, opt in [("cpsat", "num_workers=abc"), ("cpsat", "time_limit=5"),
+                        ("milp", "time_limit=5"), ("bnb", "time_limit=5"),
+                        ("cpsat", "seed=-1"), ("hare", "bogus=1"), ("hare", "budget=-5"),
+                        ("hare", "budget=1e400"), ("bnb", "memo_mb=NaN"),
+                        ("bnb", "node_limit=0"), ("milp", "backend=gurobi"),
+                        ("milp", "mip_rel_gapp=0.1"), ("portfolio", "backends=foo"),
+                        ("portfolio", 'backend_options={"cpsat": 3}'), ("cpsat", "=3"),
+                        ("cpsat", "novalue"), ("cpsat", "max_time_in_seconds=5"),
+                        ("cpsat", "relax_setups=2"), ("hare-paper", "max_pairs=-1"),
+                        ("milp", "max_vars=Infinity"), ("wspt", "x=1")]:
+        add(g, f"solve {solver} --option {opt}", ["solve", fig1, "--solver", solver,
+                                                  "--option", opt])
+    for solver in ("cpsat", "milp", "bnb", "portfolio", "hare"):
+        for tl in ("nan", "inf", "-1", "0", "abc", "1e309"):
+            add(g, f"solve {solver} --time-limit {tl}",
+                ["solve", fig1, "--solver", solver, "--time-limit", tl])
+    add(g, "solve unknown solver", ["solve", fig1, "--solver", "nosuch"])
+    add(g, "solve empty solver name", ["solve", fig1, "--solver", ""])
+    add(g, "solve no instance (argparse)", ["solve"])
+    add(g, "solve unknown flag (argparse)", ["solve", fig1, "--bogus"])
+    add(g, "no command (prints the help)", [], expect="help")
+    add(g, "unknown command", ["frobnicate"])
+    for flag, val in [("--jobs", "10**30"), ("--jobs", "1" + "0" * 30), ("--jobs", "0"),
+                      ("--jobs", "-3"), ("--gpus", "0"), ("--heterogeneity", "nan"),
+                      ("--heterogeneity", "-1"), ("--max-task-time", "0"),
+                      ("--eligibility", "1.5"), ("--rounds", "3-1"), ("--types", ""),
+                      ("--count", "0"), ("--seed", "-1"), ("--weights", "0-0"),
+                      ("--release-spread", "-5"), ("--tasks-per-round", "0")]:
+        add(g, f"generate random {flag} {val}",
+            ["generate", "random", flag, val, "--out", str(w / "gen.json")])
+    for flag, val in [("--jobs", "0"), ("--cluster", "V100:x"), ("--cluster", ""),
+                      ("--cluster", "V100:0"), ("--mix", "0:0:0:0"), ("--mix", "nan:1:1:1"),
+                      ("--mean-interarrival", "-1"), ("--mean-interarrival", "nan"),
+                      ("--bandwidth", "0"), ("--batch-scale", "inf"), ("--unit-ms", "0"),
+                      ("--rounds", "0-5"), ("--jobs", "10**30")]:
+        add(g, f"generate paper {flag} {val}",
+            ["generate", "paper", flag, val, "--out", str(w / "gen.json")])
+    add(g, "generate without --out", ["generate", "random"])
+    for dpi in ("100000", "0", "-5", "nan"):
+        add(g, f"plot --dpi {dpi}", ["plot", fig1, fig1c, "--out", str(w / "p.png"),
+                                     "--dpi", dpi], timeout=60)
+    for flag, val in [("--jobs", "0"), ("--jobs", "-1"), ("--jobs", "10**30"),
+                      ("--jobs", "1" + "0" * 30), ("--policies", ""),
+                      ("--policies", "nosuch"), ("--cluster", "V100:0"),
+                      ("--cluster", "garbage"), ("--switching", "bogus"), ("--seed", "-1")]:
+        add(g, f"simulate {flag} {val!r}",
+            ["simulate", "--workload", "paper", flag, val, "--no-progress"])
+    add(g, "simulate --trace with --workload paper",
+        ["simulate", "--workload", "paper", "--trace", str(w / "trace.csv"), "--jobs", "5",
+         "--no-progress"])
+    add(g, "demo --time-limit -1", ["demo", "--time-limit", "-1", "--out-dir", str(w / "d")])
+    add(g, "demo --time-limit nan", ["demo", "--time-limit", "nan", "--out-dir", str(w / "d")])
+    add(g, "reproduce --only ''", ["reproduce", "--only", "", "--out", str(w / "r0")],
+        timeout=60)
+    add(g, "reproduce --only nosuch", ["reproduce", "--only", "nosuch", "--out", str(w / "r0")])
+    add(g, "reproduce --workers 0", ["reproduce", "--only", "fig1", "--workers", "0",
+                                     "--out", str(w / "r0")], timeout=120)
+    add(g, "sweep --workers 0", ["sweep", str(w / "ok.toml"), "--workers", "0",
+                                 "--out", str(w / "sw0")])
+    add(g, "sweep --executor bogus", ["sweep", str(w / "ok.toml"), "--executor", "bogus"])
+    add(g, "sweep TOML missing a parameter", ["sweep", str(w / "missing.toml"),
+                                             "--out", str(w / "sw1"), "--no-progress"],
+        timeout=120)
+    add(g, "sweep TOML syntax error", ["sweep", str(w / "syntax.toml"), "--out", str(w / "sw2")])
+    add(g, "sweep TOML unknown fn", ["sweep", str(w / "nofn.toml"), "--out", str(w / "sw3")])
+    add(g, "sweep TOML negative seeds", ["sweep", str(w / "negseeds.toml"),
+                                        "--out", str(w / "sw4")])
+    add(g, "sweep TOML unknown parameter", ["sweep", str(w / "unknownparam.toml"),
+                                           "--out", str(w / "sw5"), "--no-progress"],
+        timeout=120)
+    add(g, "falsify --budget nan", ["falsify", "--solver", "hare", "--budget", "nan"])
+    add(g, "falsify --max-tasks 0", ["falsify", "--solver", "hare", "--max-tasks", "0"])
+    add(g, "falsify unknown solver", ["falsify", "--solver", "nosuch"])
+
+    # ---- files: importers, outputs, pipes ------------------------------------------------
+    g = "files"
+    for kind in ("gavel", "philly"):
+        for label in ("directory", "deep", "bigint", "unreadable", "loop", "truncated",
+                      "empty", "binary"):
+            add(g, f"{kind} importer: {label}", [kind, str(w / f"{kind}-{label}")], api=True,
+                check=names_file(str(w / f"{kind}-{label}")))
+    add(g, "gavel importer: inf throughput", ["gavel", str(w / "gavel-inf")], api=True)
+    for comp in ("gz", "bz2", "xz", "zip"):
+        add(g, f"philly importer: truncated .{comp}", ["philly", str(w / f"trace.csv.{comp}")],
+            api=True, check=names_file(str(w / f"trace.csv.{comp}")))
+        add(g, f"simulate --trace truncated .{comp}",
+            ["simulate", "--workload", "philly", "--trace", str(w / f"trace.csv.{comp}"),
+             "--jobs", "3", "--no-progress"])
+    for label in ("inf", "gpus15", "negative", "nan"):
+        add(g, f"philly trace with {label}", ["philly", str(w / f"philly-{label}.csv")],
+            api=True)
+        add(g, f"simulate --trace with {label}",
+            ["simulate", "--workload", "philly", "--trace", str(w / f"philly-{label}.csv"),
+             "--jobs", "2", "--no-progress"])
+    add(g, "simulate valid instance with all times at the cap",
+        ["simulate", "--instance", str(w / "cap.json"), "--policies", "hare,gavel-fifo",
+         "--no-progress"], expect="any-clean", check=no_invented_release)
+    copy = w / "inst-copy.json"
+    add(g, "solve x.json --out x.json", ["solve", str(copy), "--out", str(copy)],
+        setup=lambda: shutil.copy(fig1, copy), check=unchanged(copy, fig1))
+    add(g, "solve --out the instance by another path",
+        ["solve", str(copy), "--out", str(w / "." / "inst-copy.json")],
+        setup=lambda: shutil.copy(fig1, copy), check=unchanged(copy, fig1))
+    add(g, "plot --out the instance", ["plot", str(copy), fig1c, "--out", str(copy)],
+        setup=lambda: shutil.copy(fig1, copy), check=unchanged(copy, fig1))
+    add(g, "plot --out without a suffix", ["plot", fig1, fig1c, "--out", str(w / "nosuffix")],
+        expect="any-clean", check=printed_path_exists)
+    add(g, "plot --out a folder", ["plot", fig1, fig1c, "--out", str(w)],
+        expect="any-clean", check=printed_path_exists)
+    add(g, "plot a 50 MB schedule", ["plot", str(w / "big.json"), str(w / "big.schedule.json"),
+                                     "--out", str(w / "big.png")], expect="any-clean",
+        timeout=120, check=printed_path_exists)
+    add(g, "solve --out into a missing folder", ["solve", fig1, "--out",
+                                                 str(w / "new" / "dir" / "s.json")],
+        expect="any-clean")
+    add(g, "solve --out /proc (unwritable)", ["solve", fig1, "--out", "/proc/x/s.json"])
+    add(g, "check --all | head -1 (broken pipe)",
+        ["check", str(w / "big2.json"), str(w / "big.schedule.json"), "--all"],
+        expect="verdict", stdin_pipe_head=True, check=quiet_pipe, timeout=120)
+    add(g, "check a schedule given as instance", ["check", fig1c, fig1c])
+    add(g, "check the instance given as schedule", ["check", fig1, fig1])
+    add(g, "check a directory", ["check", str(w), fig1c])
+
+    # ---- oversized instances: refused up front, not hung ----------------------------------
+    g = "size"
+    huge = str(w / "huge.json")
+    for solver in ("hare", "cpsat", "milp", "bnb", "portfolio", "hare-paper", "wspt", "fifo",
+                   "eft"):
+        add(g, f"solve 10^13 tasks --solver {solver}",
+            ["solve", huge, "--solver", solver, "--time-limit", "5"], timeout=60)
+    add(g, "simulate 10^13 tasks", ["simulate", "--instance", huge, "--no-progress"],
+        timeout=60)
+    add(g, "check --all 10^13 tasks", ["check", huge, fig1c, "--all"], expect="verdict",
+        timeout=60)
+    add(g, "bound 10^13 tasks", ["bound", huge], expect="any-clean", timeout=60)
+    add(g, "plot 10^13 tasks", ["plot", huge, fig1c, "--out", str(w / "h.png")], timeout=60)
+
+    # ---- interrupts: Ctrl-C (the whole group) and kill PID --------------------------------
+    g = "interrupt"
+    for solver in ("cpsat", "milp", "bnb", "portfolio"):
+        for sig, target in ((signal.SIGINT, "group"), (signal.SIGTERM, "pid"),
+                            (signal.SIGINT, "pid")):
+            out = w / f"int-{solver}-{sig}-{target}.json"
+            add(g, f"{signal.Signals(sig).name} ({target}) to solve {solver}",
+                ["solve", hard, "--solver", solver, "--out", str(out)], expect="interrupt",
+                signal_after=8.0, sig=sig, target=target, timeout=45,
+                check=interrupted_schedule(root, hard, out))
+
+    # ---- time limits -----------------------------------------------------------------------
+    g = "limits"
+    for solver in ("cpsat", "milp", "bnb", "portfolio", "hare", "hare-paper"):
+        for inst, limit in ((hard, 2.0), (paper, 3.0)):
+            add(g, f"{solver} --time-limit {limit:g} on {Path(inst).stem}",
+                ["solve", inst, "--solver", solver, "--time-limit", f"{limit:g}"],
+                expect="any-clean", timeout=120, check=within_limit(limit))
+    add(g, "cpsat --time-limit 5 on 2668 tasks",
+        ["solve", str(w / "gen2668.json"), "--solver", "cpsat", "--time-limit", "5"],
+        expect="any-clean", timeout=150, check=within_limit(5.0))
+    add(g, "bnb --time-limit 5 on 2668 tasks",
+        ["solve", str(w / "gen2668.json"), "--solver", "bnb", "--time-limit", "5"],
+        expect="any-clean", timeout=150, check=within_limit(5.0))
+    add(g, "portfolio --time-limit 5 on 2668 tasks",
+        ["solve", str(w / "gen2668.json"), "--solver", "portfolio", "--time-limit", "5"],
+        expect="any-clean", timeout=150, check=within_limit(5.0))
+    add(g, "portfolio --time-limit 1 on fig1-like hard",
+        ["solve", hard, "--solver", "portfolio", "--time-limit", "1"], expect="any-clean",
+        timeout=60, check=within_limit(1.0))
+
+    # ---- drivers: sweep and reproduce under signals and kill -9 ---------------------------
+    g = "drivers"
+    for ex in ("local", "dask"):
+        for sig, target, tag in ((signal.SIGINT, "group", "ctrl-c"),
+                                 (signal.SIGTERM, "pid", "term"),
+                                 (signal.SIGKILL, "pid", "kill9")):
+            out = w / f"sweep-{ex}-{tag}"
+            add(g, f"sweep ({ex}) {tag} then resume",
+                ["sweep", str(w / "slow.toml"), "--out", str(out), "--executor", ex,
+                 "--workers", "2", "--no-progress"],
+                expect="interrupt" if sig != signal.SIGKILL else "killed",
+                signal_after=9.0 if ex == "dask" else 5.0, sig=sig, target=target,
+                timeout=90, check=resumes_identically(root, w, out, ex))
+    for sig, target, tag in ((signal.SIGINT, "group", "ctrl-c"), (signal.SIGTERM, "pid", "term"),
+                             (signal.SIGKILL, "pid", "kill9")):
+        out = w / f"repro-{tag}"
+        add(g, f"reproduce --only fig1,ours-bounds --quick {tag}",
+            ["reproduce", "--quick", "--only", "fig1,ours-bounds", "--out", str(out),
+             "--workers", "2", "--no-progress"],
+            expect="interrupt" if sig != signal.SIGKILL else "killed", signal_after=12.0,
+            sig=sig, target=target, timeout=120,
+            check=repro_resumes(root, w, out, ["fig1.csv", "ours-bounds.csv"]))
+    add(g, "sweep with corrupted cell files",
+        ["sweep", str(w / "ok.toml"), "--out", str(w / "corrupt"), "--workers", "1",
+         "--no-progress"], expect="ok", timeout=120, setup=corrupt_store(root, w),
+        check=same_csv(w / "corrupt" / "ok.csv", w / "corrupt-ref.csv"))
+    for c in cases:
+        if c.expect == "killed":  # kill -9: no exit code to judge, only orphans and resume
+            c.expect = "any-kill"
+    return cases
+
+
+# --- checks ---------------------------------------------------------------------------
+
+def names_file(path: str) -> Callable[[Run], str | None]:
+    def check(run: Run) -> str | None:
+        if run.code == 2 and Path(path).name not in run.err:
+            return "error does not name the file"
+        return None
+    return check
+
+
+def unchanged(path: Path, original: str) -> Callable[[Run], str | None]:
+    def check(run: Run) -> str | None:
+        if path.read_bytes() != Path(original).read_bytes():
+            return "overwrote its input"
+        return None
+    return check
+
+
+def printed_path_exists(run: Run) -> str | None:
+    if run.code != 0:
+        return None
+    lines = [x for x in run.out.splitlines() if x.strip()]
+    if not lines:
+        return "printed no path"
+    p = Path(lines[-1].strip())
+    return None if p.is_file() else f"printed {p} but no such file"
+
+
+def quiet_pipe(run: Run) -> str | None:
+    if run.err.strip():
+        return f"stderr: {run.err.strip()[:80]}"
+    if run.code not in (0, 1, -signal.SIGPIPE, 128 + signal.SIGPIPE):
+        return f"exit {run.code}"
+    return None
+
+
+def no_invented_release(run: Run) -> str | None:
+    if run.code == 2 and "release" in run.err:
+        return "names a release value not in the file"
+    return None
+
+
+def interrupted_schedule(root: Path, inst: str, out: Path) -> Callable[[Run], str | None]:
+    def check(run: Run) -> str | None:
+        if run.signal_sent_at is None:
+            return "finished before the signal (case too easy)"
+        if run.code != 130:
+            return None
+        if not out.is_file():
+            return "no schedule written"
+        doc = json.loads(out.read_text())
+        if doc.get("status") not in ("feasible", "optimal"):
+            return f"status {doc.get('status')}"
+        r = subprocess.run([PY, "-m", "hare_opt.cli.main", "check", inst, str(out), "--json"],
+                           env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True,
+                           text=True, timeout=60)
+        if r.returncode != 0:
+            return "written schedule does not check"
+        if run.wall - run.signal_sent_at > 5.0:
+            return f"took {run.wall - run.signal_sent_at:.1f} s to stop"
+        return None
+    return check
+
+
+STARTUP = [0.0]
+
+
+def within_limit(limit: float) -> Callable[[Run], str | None]:
+    def check(run: Run) -> str | None:
+        over = run.wall - STARTUP[0] - limit
+        run.why = f"overrun {over:+.1f} s"
+        if run.code == 0 and over > 1.0:
+            return f"overran the limit by {over:.1f} s (beyond start-up)"
+        return None
+    return check
+
+
+def same_csv(a: Path, b: Path) -> Callable[[Run], str | None]:
+    def check(run: Run) -> str | None:
+        if not a.is_file() or not b.is_file():
+            return "no CSV"
+        return None if a.read_text() == b.read_text() else "results differ"
+    return check
+
+
+def _cli(root: Path, *argv: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "hare_opt.cli.main", *argv],
+                          env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True,
+                          text=True, timeout=timeout, start_new_session=True)
+
+
+def corrupt_store(root: Path, w: Path) -> Callable[[], None]:
+    def setup() -> None:
+        ref = w / "corrupt"
+        _cli(root, "sweep", str(w / "ok.toml"), "--out", str(ref), "--workers", "1",
+             "--no-progress")
+        shutil.copy(ref / "ok.csv", w / "corrupt-ref.csv")
+        files = sorted((ref / "cells").rglob("*.json"))
+        if len(files) >= 3:
+            files[0].write_text(files[0].read_text()[:40])            # truncated
+            files[1].write_bytes(b"\x00\xff garbage")                  # binary
+            doc = json.loads(files[2].read_text())
+            doc["payload"]["rows"] = [{"sum": -1}]                     # checksum no longer fits
+            files[2].write_text(json.dumps(doc))
+        (ref / "ok.csv").unlink(missing_ok=True)
+    return setup
+
+
+def resumes_identically(root: Path, w: Path, out: Path, ex: str) -> Callable[[Run], str | None]:
+    def check(run: Run) -> str | None:
+        if run.signal_sent_at is None:
+            return "finished before the signal"
+        ref = w / f"sweep-ref-{ex}"
+        if not (ref / "slow.csv").is_file():
+            _cli(root, "sweep", str(w / "slow.toml"), "--out", str(ref), "--executor", "local",
+                 "--workers", "2", "--no-progress")
+        r = _cli(root, "sweep", str(w / "slow.toml"), "--out", str(out), "--executor", ex,
+                 "--workers", "2", "--no-progress")
+        if r.returncode != 0:
+            return f"resume failed: {r.stderr.strip()[-100:]}"
+        a = _strip_runtime((out / "slow.csv").read_text())
+        b = _strip_runtime((ref / "slow.csv").read_text())
+        return None if a == b else "resumed results differ from an uninterrupted run"
+    return check
+
+
+def _strip_runtime(text: str) -> str:
+    return text
+
+
+def repro_resumes(root: Path, w: Path, out: Path, files: list[str]
+                  ) -> Callable[[Run], str | None]:
+    def check(run: Run) -> str | None:
+        if run.signal_sent_at is None:
+            return "finished before the signal"
+        argv = ["reproduce", "--quick", "--only", "fig1,ours-bounds", "--workers", "2",
+                "--no-progress"]
+        ref = w / "repro-ref"
+        if not (ref / files[0]).is_file():
+            _cli(root, *argv, "--out", str(ref), timeout=900)
+        r = _cli(root, *argv, "--out", str(out), timeout=900)
+        if r.returncode != 0:
+            return f"resume failed: {r.stderr.strip()[-100:]}"
+        for f in files:
+            if not (out / f).is_file() or (out / f).read_text() != (ref / f).read_text():
+                return f"resumed {f} differs from an uninterrupted run"
+        return None
+    return check
+
+
+# --- inputs ----------------------------------------------------------------------------
+
+def write_inputs(root: Path, w: Path) -> None:
+    (w / "ok.toml").write_text('name = "ok"\nfn = "arith"\nseeds = 3\n[grid]\nn = [10, 20]\n')
+    (w / "slow.toml").write_text('name = "slow"\nfn = "arith"\nseeds = 8\n[fixed]\nsleep = 1.5\n'
+                                 '[grid]\nn = [10, 20]\n')
+    (w / "missing.toml").write_text('name = "missing"\nfn = "solve-random"\nseeds = 1\n')
+    (w / "syntax.toml").write_text('fn = "arith"\nseeds = [1, 2\n')
+    (w / "nofn.toml").write_text('fn = "nosuch"\nseeds = 1\n')
+    (w / "negseeds.toml").write_text('fn = "arith"\nseeds = -3\n')
+    (w / "unknownparam.toml").write_text('fn = "arith"\nseeds = 1\n[fixed]\nbogus = 2\n')
+    (w / "trace.csv").write_text("duration,num_gpus,submit_time\n100,1,0\n200,2,10\n")
+    # importer inputs
+    for kind in ("gavel", "philly"):
+        (w / f"{kind}-directory").mkdir(exist_ok=True)
+        (w / f"{kind}-deep").write_text("[" * 100000 + "]" * 100000)
+        (w / f"{kind}-bigint").write_text('{"v100": {"(\'A\', 1)": {"null": ' + "9" * 5000
+                                          + "}}}" if kind == "gavel" else
+                                          "duration,num_gpus\n" + "9" * 5000 + ",1\n")
+        link = w / f"{kind}-loop"
+        if not link.is_symlink():
+            os.symlink(link, link)
+        unreadable = w / f"{kind}-unreadable"
+        if not unreadable.exists():
+            os.symlink("/proc/1/mem", unreadable)
+        (w / f"{kind}-truncated").write_text('{"v100": {"(\'A\', 1)": {"nu' if kind == "gavel"
+                                             else "duration,num_gpus\n10,")
+        (w / f"{kind}-empty").write_text("")
+        (w / f"{kind}-binary").write_bytes(bytes(range(256)) * 10)
+    (w / "gavel-inf").write_text('{"v100": {"(\'A\', 1)": {"null": 1e999}}}')
+    body = "duration,num_gpus,submit_time\n" + "".join(f"{100 + i},{1 + i % 4},{10 * i}\n"
+                                                       for i in range(200))
+    raw = body.encode()
+    (w / "trace.csv.gz").write_bytes(gzip.compress(raw)[: len(gzip.compress(raw)) // 2])
+    (w / "trace.csv.bz2").write_bytes(bz2.compress(raw)[: len(bz2.compress(raw)) // 2])
+    (w / "trace.csv.xz").write_bytes(lzma.compress(raw)[: len(lzma.compress(raw)) // 2])
+    zpath = w / "full.zip"
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("trace.csv", body)
+    (w / "trace.csv.zip").write_bytes(zpath.read_bytes()[: zpath.stat().st_size // 2])
+    rows = {"inf": "inf,1,0", "gpus15": "100,1.5,0", "negative": "-5,1,0", "nan": "100,1,nan"}
+    for label, row in rows.items():
+        (w / f"philly-{label}.csv").write_text("duration,num_gpus,submit_time\n100,1,0\n"
+                                                f"{row}\n200,2,10\n")
+    # instances
+    cap = 10**12
+    doc = {"format": "hare-opt/instance@1", "name": "cap", "time_unit": "s",
+           "gpus": [{"id": "g0", "type": "A"}, {"id": "g1", "type": "A"}],
+           "jobs": [{"id": f"j{i}", "release": cap, "rounds": 3, "tasks_per_round": 2,
+                     "task_time": {"A": cap}, "sync_time": cap, "switch_overhead": cap}
+                    for i in range(2)]}
+    (w / "cap.json").write_text(json.dumps(doc))
+    doc = {"format": "hare-opt/instance@1", "name": "huge", "time_unit": "s",
+           "gpus": [{"id": "g0", "type": "A"}, {"id": "g1", "type": "B"}],
+           "jobs": [{"id": "j0", "rounds": 10**7, "tasks_per_round": 10**6,
+                     "task_time": {"A": 1, "B": 2}},
+                    {"id": "j1", "rounds": 2, "tasks_per_round": 1, "task_time": {"A": 3}}]}
+    (w / "huge.json").write_text(json.dumps(doc))
+    bad = json.loads((root / "instances" / "fig1" / "c.schedule.json").read_text())
+    for t in bad["tasks"]:
+        t["start"] = 0
+        t["end"] = 1
+    (w / "bad.schedule.json").write_text(json.dumps(bad))
+    _cli(root, "generate", "random", "--jobs", "400", "--gpus", "8", "--rounds", "2-6",
+         "--tasks-per-round", "1-4", "--seed", "7", "--out", str(w / "gen2668.json"))
+    # a ~50 MB schedule for plot: 10^6 tasks of one job on 4 GPUs
+    n = 250_000
+    doc = {"format": "hare-opt/instance@1", "name": "big", "time_unit": "s",
+           "gpus": [{"id": f"g{i}", "type": "A"} for i in range(4)],
+           "jobs": [{"id": "j0", "rounds": n, "tasks_per_round": 4, "task_time": {"A": 1}}]}
+    (w / "big.json").write_text(json.dumps(doc))
+    doc["jobs"][0]["task_time"] = {"A": 2}  # every task of big.schedule.json is then wrong
+    (w / "big2.json").write_text(json.dumps(doc))
+    with open(w / "big.schedule.json", "w") as fh:
+        fh.write('{"format": "hare-opt/schedule@1", "instance": "big", "tasks": [\n')
+        fh.write(",\n".join(f'{{"job": "j0", "round": {r}, "task": {k}, "gpu": "g{k}", '
+                            f'"start": {r}, "end": {r + 1}}}'
+                            for r in range(n) for k in range(4)))
+        fh.write("\n]}\n")
+
+
+def measure_startup(root: Path) -> float:
+    """Seconds of ``hare-opt solve fig1 --solver fifo``: interpreter, imports, a tiny solve."""
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        _cli(root, "solve", str(root / "instances" / "fig1.json"), "--solver", "fifo")
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", type=Path, default=HERE, help="checkout to test (default: this)")
+    ap.add_argument("--groups", default=None, help="comma-separated groups (default: all)")
+    ap.add_argument("--match", default=None, help="only cases whose name contains this")
+    ap.add_argument("--csv", type=Path, default=None, help="write one row per case here")
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    args = ap.parse_args(argv)
+    root = args.root.resolve()
+    work = Path(tempfile.mkdtemp(prefix="hare-fuzz-"))
+    try:
+        write_inputs(root, work)
+        STARTUP[0] = measure_startup(root)
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+        print(f"root {root} (commit {commit}); start-up {STARTUP[0]:.2f} s; work {work}")
+        cases = build_cases(root, work)
+        if args.groups:
+            keep = set(args.groups.split(","))
+            cases = [c for c in cases if c.group in keep]
+        if args.match:
+            cases = [c for c in cases if args.match in c.name]
+        runs = []
+        for c in cases:
+            run = execute(c, root, work)
+            if c.expect == "any-kill":  # no exit status to judge after kill -9
+                extra = c.check(run) if c.check else None
+                run.outcome = "wrong" if extra else "ok"
+                run.why = extra or ""
+            runs.append(run)
+            orphan = f" ORPHANS {len(run.orphans)}" if run.orphans else ""
+            print(f"[{run.outcome:9s}] {c.group:9s} {c.name:55s} {run.wall:6.1f}s "
+                  f"{run.why}{orphan}", flush=True)
+        table(runs)
+        if args.csv:
+            with open(args.csv, "w", newline="") as fh:
+                wr = csv.writer(fh)
+                wr.writerow(["group", "case", "outcome", "orphans", "exit", "wall_s", "why"])
+                for r in runs:
+                    wr.writerow([r.case.group, r.case.name, r.outcome, len(r.orphans), r.code,
+                                 f"{r.wall:.2f}", r.why])
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def table(runs: list[Run]) -> None:
+    groups = list(dict.fromkeys(r.case.group for r in runs))
+    head = ["group", "runs", "ok", "clean refusals", "tracebacks", "hangs", "wrong", "orphans"]
+    print("\n| " + " | ".join(head) + " |\n|" + " --- |" * len(head))
+    for g in [*groups, "all"]:
+        rs = [r for r in runs if g == "all" or r.case.group == g]
+        n = Counter(r.outcome for r in rs)
+        orph = sum(bool(r.orphans) for r in rs)
+        print(f"| {g} | {len(rs)} | {n['ok']} | {n['refusal']} | {n['traceback']} | "
+              f"{n['hang']} | {n['wrong']} | {orph} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

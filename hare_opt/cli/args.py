@@ -1,0 +1,104 @@
+"""Typed, range-checked command-line values: every number finite and in range, every
+path checked before any work, each refusal one line naming the option.
+
+argparse calls these as ``type=``; an ``ArgumentTypeError`` becomes the one-line usage
+error of ``hare_opt.cli.main.Parser``. ``check_output`` refuses an output path that is
+an input of the same command or an existing folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from hare_opt.model import OptionError
+
+#: Longest path accepted (the system's own limit is 4096 bytes; anything near it is a mistake).
+MAX_PATH = 4096
+
+
+def number(*, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
+           what: str = "a number") -> Callable[[str], float]:
+    """A finite float within [lo, hi] (``lo_open``: > lo)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite {what}, got {text!r}")
+        if lo is not None and (value <= lo if lo_open else value < lo):
+            raise argparse.ArgumentTypeError(f"expected {what} {'>' if lo_open else '>='} "
+                                             f"{lo:g}, got {text!r}")
+        if hi is not None and value > hi:
+            raise argparse.ArgumentTypeError(f"expected {what} <= {hi:g}, got {text!r}")
+        return value
+    parse.__name__ = what  # argparse names the type in its messages
+    return parse
+
+
+def integer(*, lo: int | None = None, hi: int | None = None,
+            what: str = "an integer") -> Callable[[str], int]:
+    """A decimal integer within [lo, hi] (no 10**30, no 1e3, at most 30 digits)."""
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not t.lstrip("+-").isdigit() or len(t) > 30:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        value = int(t)
+        if lo is not None and value < lo:
+            raise argparse.ArgumentTypeError(f"expected {what} >= {lo}, got {text!r}")
+        if hi is not None and value > hi:
+            raise argparse.ArgumentTypeError(f"expected {what} <= {hi:,}, got {text!r}")
+        return value
+    parse.__name__ = what
+    return parse
+
+
+#: Seconds of a time limit: finite and > 0 (a week at most: more is a typo).
+seconds = number(lo=0.0, lo_open=True, hi=7 * 86400.0, what="a number of seconds")
+#: A seed: a non-negative integer below 2^63 (numpy and the solvers take it).
+seed = integer(lo=0, hi=2**63 - 1, what="a seed")
+#: Worker processes: 1 to 1024.
+workers = integer(lo=1, hi=1024, what="a number of workers")
+
+
+def path(text: str) -> str:
+    """A path a user can mean: non-empty, no NUL byte, not absurdly long."""
+    if not text or "\0" in text or len(text.encode(errors="replace")) > MAX_PATH:
+        shown = text if len(text) < 60 else text[:40] + f"... ({len(text)} characters)"
+        raise argparse.ArgumentTypeError(f"not a usable path: {shown!r}")
+    return text
+
+
+def names(text: str) -> list[str]:
+    """A comma-separated list with at least one name."""
+    out = [s.strip() for s in text.split(",") if s.strip()]
+    if not out:
+        raise argparse.ArgumentTypeError(f"expected one or more comma-separated names, got "
+                                         f"{text!r}")
+    return out
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike | None],
+                 option: str = "--out", owner: str = "command") -> Path:
+    """``out`` as a Path, refused when it is one of ``inputs`` (an output never replaces
+    an input) or an existing folder."""
+    p = Path(out)
+    for src in inputs:
+        if src is not None and (_same(p, Path(src)) or p.resolve() == Path(src).resolve()):
+            raise OptionError(f"{str(out)!r} is also an input of this command; write the "
+                              "output elsewhere", option=option, owner=owner)
+    if p.is_dir():
+        raise OptionError(f"{str(out)!r} is a folder; give a file name", option=option,
+                          owner=owner)
+    return p

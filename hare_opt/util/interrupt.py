@@ -1,0 +1,270 @@
+"""One discipline for interrupts and child processes.
+
+Why: a search that runs for minutes must stop on Ctrl-C (SIGINT) or SIGTERM and hand
+back the best schedule it has, even while its thread sits in native code (CP-SAT,
+HiGHS, a numba kernel), and no process it started may outlive it.
+
+* The first SIGINT/SIGTERM sets the stop event of every running search registered with
+  ``watch`` (``solve`` registers ``Run.stop``): each backend polls it and returns its
+  best checked schedule as ``feasible``. When nothing is registered (a command that
+  does not search) the signal raises ``KeyboardInterrupt`` at once, as Python would.
+* The second raises ``KeyboardInterrupt`` in the main thread: stop now, keep nothing.
+* The third ends the process (exit 130) even if the main thread is stuck in native
+  code, after killing the registered child process groups.
+
+Signals reach Python handlers only when the main thread runs bytecode, so a listener
+thread reads them from ``signal.set_wakeup_fd`` and sets the events immediately.
+
+Children: ``spawn_options`` puts a child in its own process group (a terminal's Ctrl-C
+then reaches only the parent, which decides), ``track``/``kill_group`` end whole
+groups (grandchildren included), and ``lifeline`` in the child ends it when its parent
+dies, even by ``kill -9`` (Linux: ``PR_SET_PDEATHSIG``; elsewhere: polling).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+#: Exit status of a command stopped by a signal (as a shell reports SIGINT).
+EXIT_INTERRUPTED = 130
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+_lock = threading.RLock()
+_events: list[threading.Event] = []
+_groups: set[int] = set()
+_state: dict = {"installed": False, "mode": None, "thread_count": 0, "handler_count": 0,
+                "signum": None, "old": {}, "old_fd": -1, "socks": None}
+
+
+def requested() -> int | None:
+    """The signal that asked the current command to stop, or None."""
+    return _state["signum"]
+
+
+def _count() -> int:
+    return max(_state["thread_count"], _state["handler_count"])
+
+
+def _set_all() -> None:
+    with _lock:
+        for ev in _events:
+            ev.set()
+
+
+def _hard_exit() -> None:
+    kill_all_groups()
+    with contextlib.suppress(Exception):
+        sys.stderr.write("hare-opt: interrupted again: stopped at once\n")
+        sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _listen(sock: socket.socket, signals: tuple[int, ...]) -> None:
+    """Listener thread: one byte per delivered signal, even while the main thread is in C."""
+    while True:
+        try:
+            data = sock.recv(64)
+        except OSError:
+            return
+        if not data:
+            return
+        for b in data:
+            if b not in signals:
+                continue
+            with _lock:
+                _state["thread_count"] += 1
+                _state["signum"] = _state["signum"] or b
+                soft = _state["mode"] == "soft" and bool(_events)
+                n = _state["thread_count"]
+            if soft:
+                _set_all()
+            if n >= (3 if soft else 2):
+                _hard_exit()
+
+
+def _handler(signum: int, frame) -> None:  # noqa: ARG001 - signal handler signature
+    with _lock:
+        _state["handler_count"] += 1
+        _state["signum"] = _state["signum"] or signum
+        soft = _state["mode"] == "soft" and bool(_events)
+    if soft and _count() < 2:
+        _set_all()
+        return
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator[bool]:
+    """Install the discipline for the body (main thread only; a no-op elsewhere or when
+    already installed). ``soft``: a first signal stops running searches; ``hard``: it
+    raises ``KeyboardInterrupt``. Yields whether this call installed the handlers."""
+    if _state["installed"] or threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+    rsock, wsock = socket.socketpair()
+    wsock.setblocking(False)
+    old = {s: signal.getsignal(s) for s in signals}
+    try:
+        old_fd = signal.set_wakeup_fd(wsock.fileno(), warn_on_full_buffer=False)
+    except ValueError:  # not the main interpreter
+        rsock.close()
+        wsock.close()
+        yield False
+        return
+    _state.update(installed=True, mode=mode, thread_count=0, handler_count=0, signum=None)
+    listener = threading.Thread(target=_listen, args=(rsock, tuple(int(s) for s in signals)),
+                                name="hare-opt-signals", daemon=True)
+    listener.start()
+    for s in signals:
+        signal.signal(s, _handler)
+    try:
+        yield True
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        signal.set_wakeup_fd(old_fd)
+        wsock.close()
+        with contextlib.suppress(OSError):
+            rsock.shutdown(socket.SHUT_RDWR)
+        rsock.close()
+        listener.join(1.0)
+        _state.update(installed=False, mode=None)
+
+
+@contextlib.contextmanager
+def watch(event: threading.Event) -> Iterator[threading.Event]:
+    """Register a search's stop event for the body: a signal sets it. If no handler is
+    installed and this is the main thread with Python's default SIGINT handler (library
+    use), SIGINT is handled for the body only (SIGTERM keeps its meaning there)."""
+    with contextlib.ExitStack() as stack:
+        if (not _state["installed"]
+                and threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            stack.enter_context(handling("soft", (signal.SIGINT,)))
+        with _lock:
+            _events.append(event)
+            if _state["installed"] and _state["signum"] is not None and _state["mode"] == "soft":
+                event.set()  # the command is already stopping: do not start a long search
+        try:
+            yield event
+        finally:
+            with _lock, contextlib.suppress(ValueError):
+                _events.remove(event)
+
+
+def stopped(event: threading.Event | None) -> bool:
+    return event is not None and event.is_set()
+
+
+# --- children ---------------------------------------------------------------------------
+
+def spawn_options() -> dict:
+    """``subprocess.Popen`` keywords for a child in its own process group."""
+    return {"process_group": 0} if os.name == "posix" else {}
+
+
+def track(pgid: int) -> None:
+    """Remember a child's process group so that a hard exit can kill it."""
+    with _lock:
+        _groups.add(pgid)
+
+
+def untrack(pgid: int) -> None:
+    with _lock:
+        _groups.discard(pgid)
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal a child's whole process group (its own children too); gone is fine."""
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, sig)
+
+
+def kill_all_groups() -> None:
+    with _lock:
+        groups = list(_groups)
+    for g in groups:
+        kill_group(g)
+
+
+#: ``python -c BOOT PARENT_PID MODULE:FUNCTION``: a child that holds its lifeline before
+#: importing anything (importing hare_opt takes seconds; a parent killed meanwhile must
+#: not leave the child behind), then calls the function.
+BOOT = """
+import os, sys, signal, ctypes, importlib
+parent = int(sys.argv[1])
+if sys.platform.startswith("linux"):
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        pass
+if os.getppid() != parent:
+    os._exit(130)
+module, _, fn = sys.argv[2].partition(":")
+sys.argv = sys.argv[2:]
+getattr(importlib.import_module(module), fn)()
+"""
+
+
+def child_command(target: str) -> list[str]:
+    """argv of a child interpreter that runs ``module:function`` under a lifeline."""
+    return [sys.executable, "-c", BOOT, str(os.getpid()), target]
+
+
+def lifeline(poll_s: float = 0.5, parent: int | None = None) -> None:
+    """In a child: end this process when its parent dies (kill -9 included). ``parent``:
+    the pid the parent had when it started the child (default: the current parent), so
+    that a parent that died before this call is noticed."""
+    parent = os.getppid() if parent is None else parent
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the call above
+        os._exit(EXIT_INTERRUPTED)
+
+    def poll() -> None:
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent:
+                os._exit(EXIT_INTERRUPTED)
+
+    threading.Thread(target=poll, name="hare-opt-lifeline", daemon=True).start()
+
+
+def child_init(parent: int | None = None) -> None:
+    """Initializer of a pool worker: its own process group (a terminal's Ctrl-C reaches
+    only the driver, which kills the workers), and it dies with ``parent``."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    lifeline(parent=parent)
+
+
+@contextlib.contextmanager
+def stop_search_on(event: threading.Event, solver: Any) -> Iterator[None]:
+    """Call ``solver.stop_search()`` (CP-SAT) once ``event`` is set: a thread watches,
+    because the calling thread is inside the solver's native code until it returns."""
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.05):
+            if event.is_set():
+                solver.stop_search()
+                return
+
+    thread = threading.Thread(target=watch, name="stop-search", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()

@@ -1,0 +1,256 @@
+"""Every bad option, argument and file is refused before any work, in one line.
+
+The cases are the ones found by fuzzing the command line (experiments/fuzz_cli.py runs
+many more, out of process); each must exit 2 with exactly one line on stderr naming
+what to fix, and no traceback. Importers must raise ``HareOptError`` naming the file.
+Hypothesis strategies drive malformed traces and instance files.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import lzma
+import os
+import zipfile
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hare_opt.cli.main import main
+from hare_opt.io.gavel import load_gavel_throughputs
+from hare_opt.io.philly import TraceError, load_philly_jobs
+from hare_opt.model import HareOptError
+
+ROOT = Path(__file__).resolve().parents[1]
+FIG1 = str(ROOT / "instances" / "fig1.json")
+FIG1_C = str(ROOT / "instances" / "fig1" / "c.schedule.json")
+TRACE = "duration,num_gpus,submit_time\n" + "".join(f"{100 + i},{1 + i % 4},{10 * i}\n"
+                                                     for i in range(50))
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def refused(argv: list[str]) -> str:
+    code, out, err = run(argv)
+    lines = err.splitlines()
+    assert code == 2 and out == "", (code, out, err)
+    assert len(lines) == 1 and lines[0].startswith("hare-opt"), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("refusals")
+    raw = TRACE.encode()
+    for name, data in (("gz", gzip.compress(raw)), ("bz2", bz2.compress(raw)),
+                       ("xz", lzma.compress(raw))):
+        (d / f"t.csv.{name}").write_bytes(data[: len(data) // 2])
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("t.csv", TRACE)
+    (d / "t.csv.zip").write_bytes(buf.getvalue()[: len(buf.getvalue()) // 2])
+    (d / "inf.csv").write_text("duration,num_gpus\n100,1\ninf,2\n")
+    (d / "frac.csv").write_text("duration,num_gpus\n100,1.5\n")
+    (d / "ok.csv").write_text(TRACE)
+    (d / "missing.toml").write_text('fn = "solve-random"\nseeds = 1\n')
+    (d / "unknown.toml").write_text('fn = "arith"\nseeds = 1\n[fixed]\nbogus = 1\n')
+    (d / "negative.toml").write_text('fn = "arith"\nseeds = -3\n')
+    (d / "gavel-deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (d / "gavel-bigint.json").write_text('{"v100": {"(\'A\', 1)": {"null": ' + "9" * 5000
+                                         + "}}}")
+    (d / "gavel-dir").mkdir()
+    os.symlink(d / "loop", d / "loop")
+    (d / "inst.json").write_text(Path(FIG1).read_text())
+    huge = {"format": "hare-opt/instance@1", "name": "huge", "time_unit": "s",
+            "gpus": [{"id": "g0", "type": "A"}, {"id": "g1", "type": "B"}],
+            "jobs": [{"id": "j0", "rounds": 10**7, "tasks_per_round": 10**6,
+                      "task_time": {"A": 1, "B": 2}}]}
+    (d / "huge.json").write_text(json.dumps(huge))
+    return {p.name: str(p) for p in d.iterdir()} | {"dir": str(d)}
+
+
+# The fuzz list: tracebacks, hangs and wrong acceptances found before these checks.
+CASES = [
+    ["solve", FIG1, "--solver", "cpsat", "--option", "num_workers=abc"],
+    ["solve", FIG1, "--solver", "cpsat", "--option", "time_limit=5"],
+    ["solve", FIG1, "--solver", "milp", "--option", "time_limit=5"],
+    ["solve", FIG1, "--option", "=3"],
+    ["solve", FIG1, "--option", "budget"],
+    ["solve", FIG1, "--solver", "bnb", "--option", "memo_mb=NaN"],
+    *[["solve", FIG1, "--solver", s, "--time-limit", v] for s in ("milp", "bnb", "portfolio")
+      for v in ("nan", "inf", "-1", "0", "abc", "1e309")],
+    ["solve"],                                    # argparse: one line, not a usage block
+    ["solve", FIG1, "--bogus"],
+    ["frobnicate"],
+    ["generate", "random", "--jobs", "10**30", "--out", "x.json"],
+    ["generate", "random", "--jobs", "1" + "0" * 30, "--out", "x.json"],
+    ["generate", "paper", "--batch-scale", "inf", "--out", "x.json"],
+    ["generate", "random", "--eligibility", "1.5", "--out", "x.json"],
+    ["plot", FIG1, FIG1_C, "--out", "x.png", "--dpi", "100000"],
+    ["plot", FIG1, FIG1_C, "--out", "x.png", "--dpi", "nan"],
+    ["simulate", "--workload", "paper", "--jobs", "1" + "0" * 30],
+    ["simulate", "--workload", "paper", "--jobs", "10**30"],
+    ["demo", "--time-limit", "-1"],
+    ["demo", "--time-limit", "nan"],
+    ["reproduce", "--only", ""],
+    ["reproduce", "--only", "nosuch"],
+    ["reproduce", "--only", "fig1", "--workers", "0"],
+    ["falsify", "--solver", "hare", "--budget", "nan"],
+]
+
+
+@pytest.mark.parametrize("argv", CASES, ids=lambda a: " ".join(a)[:60])
+def test_bad_arguments_are_refused_in_one_line(argv, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing may be written; if it were, not in the repo
+    refused(argv)
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["t.csv.gz", "t.csv.bz2", "t.csv.xz", "t.csv.zip",
+                                  "inf.csv", "frac.csv"])
+def test_bad_traces_are_refused(files, name):
+    line = refused(["simulate", "--workload", "philly", "--trace", files[name], "--jobs", "3",
+                    "--no-progress"])
+    assert name in line
+    with pytest.raises(TraceError, match=name):
+        load_philly_jobs(files[name])
+
+
+@pytest.mark.parametrize("name", ["gavel-deep.json", "gavel-bigint.json", "gavel-dir",
+                                  "loop"])
+def test_gavel_importer_errors_name_the_file(files, name):
+    with pytest.raises(HareOptError, match=name):
+        load_gavel_throughputs(files[name])
+
+
+def test_trace_with_a_generated_workload_is_refused(files):
+    line = refused(["simulate", "--workload", "paper", "--trace", files["ok.csv"],
+                    "--no-progress"])
+    assert "--trace" in line and "philly" in line
+
+
+@pytest.mark.parametrize("name, word", [("missing.toml", "solvers"),
+                                        ("unknown.toml", "bogus"),
+                                        ("negative.toml", "seeds")])
+def test_bad_sweep_configs_are_refused_before_any_cell(files, name, word, tmp_path):
+    line = refused(["sweep", files[name], "--out", str(tmp_path / "o"), "--no-progress"])
+    assert word in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_output_never_replaces_an_input(files):
+    before = Path(files["inst.json"]).read_bytes()
+    for out in (files["inst.json"], str(Path(files["dir"]) / "." / "inst.json")):
+        refused(["solve", files["inst.json"], "--out", out])
+        refused(["plot", files["inst.json"], FIG1_C, "--out", out])
+    assert Path(files["inst.json"]).read_bytes() == before
+
+
+@pytest.mark.parametrize("out", ["chart", "folder"])
+def test_plot_refuses_an_output_it_could_not_write(files, out):
+    target = files["dir"] if out == "folder" else str(Path(files["dir"]) / "chart")
+    refused(["plot", FIG1, FIG1_C, "--out", target])
+    assert not Path(target).is_file()
+
+
+@pytest.mark.parametrize("solver", ["hare", "hare-paper", "cpsat", "milp", "bnb", "portfolio",
+                                    "wspt", "fifo", "eft"])
+def test_instances_beyond_a_solver_are_refused_up_front(files, solver):
+    line = refused(["solve", files["huge.json"], "--solver", solver, "--time-limit", "5"])
+    assert "1e+13 tasks" in line and "10,000,000" in line  # the size and the limit
+
+
+def test_simulating_or_checking_a_huge_instance_is_refused_or_counted(files):
+    line = refused(["simulate", "--instance", files["huge.json"], "--no-progress"])
+    assert "1e+13 tasks" in line
+    code, out, err = run(["check", files["huge.json"], FIG1_C, "--all"])
+    assert code == 1 and err == "" and "missing" in out  # counted, not listed one by one
+
+
+def test_solve_labels_its_lower_bound():
+    code, out, _ = run(["solve", FIG1, "--solver", "hare"])
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if "lower bound" in ln)
+    assert "combinatorial bounds (no LP)" in line and "hare-opt bound" in line
+    code, out, _ = run(["check", FIG1, FIG1_C])
+    assert "average JCT                     5.667 0.5s (= 2.833 s)" in out  # rounded, in units
+    numbers = [tok for ln in out.splitlines() for tok in ln.split()
+               if "." in tok and tok.replace(".", "").isdigit()]
+    assert numbers and all(len(tok.split(".")[1]) <= 3 for tok in numbers)
+
+
+# --- hypothesis: malformed traces and instance files ----------------------------------
+
+CELLS = st.one_of(st.integers(-5, 10**6).map(str), st.sampled_from(
+    ["inf", "-inf", "nan", "1.5", "", "abc", "1e400", "9" * 40, "0x10", " 7 ", "1,5"]))
+
+
+@st.composite
+def broken_traces(draw) -> bytes:
+    """A Philly-style CSV with hostile values, maybe compressed, maybe truncated."""
+    header = draw(st.sampled_from(["duration,num_gpus", "duration,num_gpus,submit_time",
+                                   "runtime,gpus,timestamp", "a,b", "duration"]))
+    ncol = header.count(",") + 1
+    rows = draw(st.lists(st.lists(CELLS, min_size=ncol, max_size=ncol + 1), max_size=6))
+    text = header + "\n" + "".join(",".join(r) + "\n" for r in rows)
+    data = text.encode()
+    if draw(st.booleans()):
+        data = gzip.compress(data)
+    cut = draw(st.integers(0, len(data)))
+    return data[:cut] if draw(st.booleans()) else data
+
+
+@given(broken_traces())
+def test_any_trace_loads_cleanly_or_is_refused_naming_the_file(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("trace") / ("t.csv.gz" if data[:2] == b"\x1f\x8b"
+                                              else "t.csv")
+    path.write_bytes(data)
+    try:
+        df = load_philly_jobs(path)
+    except TraceError as exc:
+        assert path.name in str(exc) and "\n" not in str(exc)
+        return
+    import numpy as np
+    assert np.isfinite(df["duration_s"]).all() and (df["duration_s"] >= 0).all()
+    assert (df["num_gpus"] >= 1).all()
+
+
+@st.composite
+def mangled_instance_files(draw) -> bytes:
+    """A valid instance file, then bytes cut, flipped or replaced."""
+    data = bytearray(Path(FIG1).read_bytes())
+    how = draw(st.sampled_from(["cut", "flip", "number", "nest"]))
+    if how == "cut":
+        return bytes(data[: draw(st.integers(0, len(data) - 1))])
+    if how == "flip":
+        for _ in range(draw(st.integers(1, 5))):
+            data[draw(st.integers(0, len(data) - 1))] = draw(st.integers(0, 255))
+        return bytes(data)
+    if how == "number":
+        return bytes(data).replace(b'"rounds": 2', b'"rounds": ' + draw(st.sampled_from(
+            [b"1e400", b"-0", b"2.0", b"9" * 5000, b"NaN", b"true", b"[2]"])))
+    return b'{"format": "hare-opt/instance@1", "jobs": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+
+
+@given(mangled_instance_files())
+def test_any_instance_file_solves_or_is_refused_in_one_line(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("inst") / "i.json"
+    path.write_bytes(data)
+    code, out, err = run(["solve", str(path), "--solver", "wspt", "--json"])
+    assert "Traceback" not in err
+    if code == 0:  # the mangling left a valid instance
+        assert json.loads(out)["status"] == "feasible"
+    else:
+        assert code == 2 and len(err.splitlines()) == 1 and str(path) in err

@@ -1,0 +1,55 @@
+"""Sweep faults: every kind of reproduction cell on Dask, stale and failed cells."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from hare_opt.sweeps import Cell, Store, run_cells
+from hare_opt.sweeps.items import Item
+
+#: One small cell of each kind the reproduction runs.
+KINDS = [
+    Cell("simulate", {"seed": 0, "policies": ["hare", "gavel-fifo"], "n_jobs": 6,
+                      "label": "t"}),
+    Cell("fig1", {"seed": 0, "time_limit": 5.0}),
+    Cell("quality", {"seed": 0, "n_jobs": 3, "n_gpus": 2, "max_tasks": 8, "time_limit": 2.0,
+                     "exact": "cpsat"}),
+    Cell("bounds", {"seed": 0, "n_jobs": 3, "n_gpus": 2, "exact": True, "time_limit": 2.0}),
+    Cell("runtime", {"seed": 0, "solver": "wspt", "n_jobs": 20, "n_gpus": 15}),
+]
+#: Wall-clock measurements: the only columns allowed to differ between runs.
+CLOCKS = ["runtime_s", "seconds", "wall_s"]
+
+
+def test_every_kind_of_cell_runs_on_a_dask_local_cluster_as_locally(tmp_path):
+    local = run_cells(KINDS, Store(tmp_path / "a"), workers=1, progress=False)
+    dask = run_cells(KINDS, Store(tmp_path / "b"), executor="dask", workers=2,
+                     progress=False)
+    assert set(local["cell"]) == {c.key for c in KINDS}  # every kind produced rows
+    keep = [c for c in local.columns if c not in CLOCKS]
+    pd.testing.assert_frame_equal(local[keep], dask[keep])
+
+
+def test_a_result_of_other_code_is_stale_and_recomputed(tmp_path):
+    cell = Cell("arith", {"seed": 1, "n": 10})
+    old = Store(tmp_path, version="old-code")
+    old.save(cell, [{"sum": -1}], 0.0)
+    assert old.load(cell) == [{"sum": -1}]
+    new = Store(tmp_path, version="new-code")
+    assert new.load(cell) is None                      # stale: not reused
+    df = run_cells([cell], new, workers=1, progress=False)
+    assert int(df["sum"].iloc[0]) != -1 and new.load(cell) is not None
+
+
+def test_failed_cells_are_reported_as_failed_in_the_readme(tmp_path, monkeypatch):
+    from hare_opt.sweeps import reproduce
+
+    cells = [Cell("arith", {"seed": s, "n": 10, "fail_seed": 1}) for s in range(3)]
+    item = Item("t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"),
+                lambda table, path: None)
+    monkeypatch.setattr(reproduce, "ITEMS", {"fake": item})
+    [outcome] = reproduce.run_items(tmp_path, only=["fake"], workers=1, progress=False)
+    assert outcome.verdict == "FAILED" and outcome.failed == 1 and outcome.computed == 2
+    text = (tmp_path / "README.md").read_text()
+    assert "2 of 3 cells computed in this run" in text and "1 FAILED" in text
+    assert "Items FAILED: fake" in text
