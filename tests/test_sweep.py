@@ -178,3 +178,18 @@ def test_reproduce_readme_keeps_rows_of_items_not_rerun(tmp_path):
     assert "second" in rows[1] and f"first {names[1]}" not in text
     assert all(f"first {n}" in text for n in names if n != names[1])
     assert text.count("This run:") == 1 and f"Rerun of {names[1]} only" in text
+
+
+def test_reproduce_readme_names_items_not_run(tmp_path):
+    import pandas as pd
+
+    from hare_opt.sweeps.catalog import ITEMS
+    from hare_opt.sweeps.reproduce import Outcome, write_readme
+
+    first = next(iter(ITEMS))
+    write_readme(tmp_path / "README.md",
+                 [Outcome(first, "t", "c", "ours", "v", pd.DataFrame(), 1.0, 1, 0)], quick=False)
+    text = (tmp_path / "README.md").read_text()
+    for name in ITEMS:
+        assert f"| {name} |" in text or f"| [{name}](" in text
+    assert text.count("**not run**") == len(ITEMS) - 1

@@ -8,14 +8,19 @@ import pandas as pd
 import pytest
 
 from hare_opt.sweeps.verdicts import (
+    INPUT,
     NOT_REPRODUCED,
     PARTLY,
     REPRODUCED,
     Best,
     Change,
+    Close,
+    Grows,
+    Order,
     ReductionRange,
     SmallEffect,
     Values,
+    Worst,
     combine,
     mean_ci,
     paired_reductions,
@@ -83,3 +88,77 @@ def test_values_changes_and_effects():
 def test_combine_takes_the_weakest():
     v = combine(Best().judge(pd.DataFrame()), Change(31.2).judge((25.0, 20, 30)))
     assert v.status == NOT_REPRODUCED and "no measurement" in v.reason
+
+
+def summary_of(means: dict[str, dict[str, float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"label": lab, "policy": p, "mean": v}
+                         for lab, row in means.items() for p, v in row.items()])
+
+
+def test_order_and_worst():
+    good = summary_of({"s1": {"hare": 1, "a": 2, "b": 3}, "s2": {"hare": 1, "a": 2, "b": 4}})
+    assert Order(("hare", "a", "b")).judge(good).status == REPRODUCED
+    assert Worst("b").judge(good).status == REPRODUCED
+    mixed = summary_of({"s1": {"hare": 1, "a": 2, "b": 3}, "s2": {"hare": 1, "a": 5, "b": 4}})
+    assert Order(("hare", "a", "b")).judge(mixed).status == PARTLY
+    assert Worst("b").judge(mixed).status == PARTLY
+    assert Worst("hare").judge(mixed).status == NOT_REPRODUCED
+
+
+def test_grows_and_close():
+    rows = []
+    for label, red in (("low", [2, 3, 1]), ("middle", [10, 12, 11]), ("high", [30, 31, 29])):
+        rows.append(runs({"homo": red}, label=label))
+    table = reduction_table(pd.concat(rows), "hare", metric="jct")
+    assert Grows("homo", ("low", "middle", "high")).judge(table).status == REPRODUCED
+    assert Grows("homo", ("high", "middle", "low")).judge(table).status == NOT_REPRODUCED
+    assert Close("homo", ("low",)).judge(table).status == REPRODUCED
+    assert Close("homo", ("high",)).judge(table).status == NOT_REPRODUCED
+
+
+def sim_frame(labels: list[str], means: dict[str, float], n_seeds: int = 10) -> pd.DataFrame:
+    """Rows as the simulate cell gives them: every policy on each seed's workload, whose
+    size varies by seed (so only paired comparisons are tight)."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for label in labels:
+        for seed in range(1000, 1000 + n_seeds):
+            size = rng.uniform(0.5, 2.0)
+            for p, m in means.items():
+                rows.append({"label": label, "seed": seed, "policy": p, "switching_s": 0.0,
+                             "total_weighted_jct_s": m * size * (1 + 0.01 * rng.normal())})
+    return pd.DataFrame(rows)
+
+
+def test_items_judge_the_papers_hare_and_ours_separately():
+    from hare_opt.sweeps.catalog import ITEMS
+
+    # hare inside the paper's 47.6-75.3% range, hare-paper 10% better than the baselines
+    means = {"hare": 40.0, "hare-paper": 90.0, "allox": 100.0, "sched-homo": 110.0,
+             "srtf": 120.0, "gavel-fifo": 130.0}
+    df = sim_frame(["testbed", "160 GPUs"], means)
+    _, ours, verdict = ITEMS["fig12"].analyse(df, False)
+    paper_v, ours_v = verdict.split(" / ")
+    assert paper_v.startswith(f"hare-paper: {PARTLY}") and ours_v.startswith(f"hare: {REPRODUCED}")
+    assert "10 seeds" in ours
+    # the other Hare is never a baseline: hare-paper is not judged "beaten by hare"
+    assert "significantly better" not in paper_v or "hare " not in paper_v
+    # fig18: a 31% drop from 10 to 25 Gbps reproduces; none does not
+    bw = sim_frame(["10 Gbps", "15 Gbps", "25 Gbps"], means)
+    bw.loc[bw["label"] == "25 Gbps", "total_weighted_jct_s"] *= 0.69
+    _, _, verdict = ITEMS["fig18"].analyse(bw, False)
+    assert all(part.split(": ")[1] == REPRODUCED for part in verdict.split(" / "))
+    _, _, verdict = ITEMS["fig18"].analyse(sim_frame(["10 Gbps", "25 Gbps"], means), False)
+    assert all(part.split(": ")[1] == NOT_REPRODUCED for part in verdict.split(" / "))
+    # table3 is labelled as the paper's input, never as reproduced
+    _, _, verdict = ITEMS["table3"].analyse(sim_frame(["default", "pipeswitch", "hare"],
+                                                      means), False)
+    assert verdict.startswith(INPUT) and REPRODUCED + ":" not in verdict
+
+
+def test_evaluation_seeds_are_not_tuning_seeds():
+    from hare_opt.sweeps.items import EVAL_SEEDS, QUICK_SEEDS, TUNING_SEEDS, seeds
+
+    assert len(EVAL_SEEDS) >= 10 and set(QUICK_SEEDS) <= set(EVAL_SEEDS)
+    assert not set(EVAL_SEEDS) & set(TUNING_SEEDS)
+    assert seeds(False) == list(EVAL_SEEDS)

@@ -86,6 +86,10 @@ def solve_random(*, seed: int, solvers: list[str], n_jobs: int = 4, n_gpus: int 
     return rows
 
 
+#: Planner statistics a row carries (docs/reproduction.md discloses them per item).
+DISCLOSED = ("relaxations", "relaxations_optimal", "relaxation_gap_max", "block_rounds_max")
+
+
 def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,
                    cluster: str = "V100:8,T4:4,K80:1,M60:2", switching: str = "hare",
                    bandwidth_gbps: float = 25.0, batch_scale: float = 1.0,
@@ -124,6 +128,9 @@ def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,
                    run.jobs["setup_time"].sum() * sec), "wall_s": run.wall_s,
                "gpus": inst.num_gpus, "tasks": inst.num_tasks, "regime": reg.name,
                "events": run.num_events, "plans": run.result.stats.get("plans")}
+        for key in DISCLOSED:  # hare-paper's relaxations: how many were proved, how coarse
+            if run.result.stats.get(key) is not None:
+                row[key] = run.result.stats[key]
         if keep_jct:
             row["jct_s"] = [float(x) for x in jct]
         rows.append(row)

@@ -27,7 +27,13 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from hare_opt.model import HareOptError
 from hare_opt.util import interrupt
+
+
+class SweepError(HareOptError, ValueError):
+    """A sweep or reproduction that cannot run as asked (bad config, failed cells)."""
+
 
 #: Seconds between looks at the stop flag while cells run.
 POLL_S = 0.2
@@ -118,8 +124,6 @@ class _Lifeline:
 
 @contextlib.contextmanager
 def dask_client(workers: int | None, address: str | None) -> Iterator[Any]:
-    from hare_opt.sweeps.sweep import SweepError
-
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:

@@ -137,6 +137,9 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
     for o in outcomes:
         rows[o.name] = (f"| [{o.name}]({o.name}.png) | {_cell(o.title)} | {_cell(o.claim)} | "
                         f"{_cell(o.ours)} | **{_cell(o.verdict)}** |")
-    lines += [rows[name] for name in ITEMS if name in rows]
+    for name, item in ITEMS.items():  # never a silent gap: an item not run says so
+        rows.setdefault(name, f"| {name} | {_cell(item.title)} | {_cell(item.claim)} | "
+                              "not run | **not run** |")
+    lines += [rows[name] for name in ITEMS]
     lines += ["", "## How these numbers were made", "", *NOTES, ""]
     atomic_write_text(path, "\n".join(lines) + "\n")

@@ -31,7 +31,6 @@ from typing import Any
 import pandas as pd
 
 from hare_opt.io import atomic_write_text
-from hare_opt.model import HareOptError
 from hare_opt.sweeps import executors
 from hare_opt.sweeps.cells import CELLS, get_cell_fn
 from hare_opt.util import interrupt
@@ -40,8 +39,7 @@ from hare_opt.util.version import code_version
 FORMAT = "hare-opt/cell@1"
 
 
-class SweepError(HareOptError, ValueError):
-    pass
+SweepError = executors.SweepError
 
 
 class CellsFailed(SweepError):

@@ -102,7 +102,9 @@ class ReductionRange:
     settings: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        return (f"reductions {self.low:g}%-{self.high:g}% vs {', '.join(self.against)} "
+        span = f"{self.low:g}%" if self.low == self.high else f"{self.low:g}%-{self.high:g}%"
+        where = f" at {', '.join(self.settings)}" if self.settings else ""
+        return (f"reduction {span} vs {', '.join(self.against)}{where} "
                 f"(tolerance +-{self.tol:g} points)")
 
     def judge(self, table: pd.DataFrame) -> Verdict:
@@ -233,3 +235,104 @@ def combine(*verdicts: Verdict) -> Verdict:
     ranked = [v for v in verdicts if v.status in order]
     status = min((v.status for v in ranked), key=order.index) if ranked else MEASURED
     return Verdict(status, "; ".join(v.reason for v in verdicts if v.reason))
+
+
+@dataclass(frozen=True)
+class Order:
+    """The paper: the baselines' means rank in this order (best first) at every setting.
+    Reproduced when they do everywhere; partly when the order holds at some settings."""
+
+    order: tuple[str, ...]
+    lead: str = "Hare"  # who goes first (the item prepends the policy judged)
+
+    def describe(self) -> str:
+        return "order " + " < ".join([self.lead, *self.order]) + " at every setting"
+
+    def judge(self, summary: pd.DataFrame) -> Verdict:
+        held, broken = 0, []
+        for label, g in summary.groupby("label", sort=False, observed=True):
+            mean = dict(zip(g["policy"], g["mean"]))
+            if any(p not in mean for p in self.order):
+                continue
+            ours = sorted(self.order, key=mean.__getitem__)
+            if list(ours) == list(self.order):
+                held += 1
+            else:
+                broken.append(f"{label}: {' < '.join(ours)}")
+        if not held and not broken:
+            return Verdict(NOT_REPRODUCED, "no measurement")
+        if not broken:
+            return Verdict(REPRODUCED, f"order held at all {held} settings")
+        status = PARTLY if held else NOT_REPRODUCED
+        return Verdict(status, f"order held at {held} of {held + len(broken)} settings "
+                               f"({'; '.join(broken)})")
+
+
+@dataclass(frozen=True)
+class Worst:
+    """The paper: ``policy`` has the highest mean of the policies compared, everywhere."""
+
+    policy: str
+
+    def describe(self) -> str:
+        return f"{self.policy} worst at every setting"
+
+    def judge(self, summary: pd.DataFrame) -> Verdict:
+        worst = {str(label): str(g.loc[g["mean"].idxmax(), "policy"])
+                 for label, g in summary.groupby("label", sort=False, observed=True)}
+        other = {k: v for k, v in worst.items() if v != self.policy}
+        if not worst:
+            return Verdict(NOT_REPRODUCED, "no measurement")
+        if not other:
+            return Verdict(REPRODUCED, f"{self.policy} worst at all {len(worst)} settings")
+        return Verdict(PARTLY if len(other) < len(worst) else NOT_REPRODUCED,
+                       "worst: " + ", ".join(f"{v} at {k}" for k, v in other.items()))
+
+
+@dataclass(frozen=True)
+class Grows:
+    """The paper: ours' reduction against ``vs`` grows along ``labels`` (e.g. with the
+    cluster's heterogeneity). Reproduced when the mean paired reductions increase
+    monotonically and the last one's CI lies above the first one's mean."""
+
+    vs: str
+    labels: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"reduction vs {self.vs} grows along {' -> '.join(self.labels)}"
+
+    def judge(self, table: pd.DataFrame) -> Verdict:
+        t = table[table["vs"] == self.vs].set_index("label")
+        if any(lab not in t.index for lab in self.labels):
+            return Verdict(NOT_REPRODUCED, f"no measurement vs {self.vs}")
+        m = [float(t.loc[lab, "reduction_pct"]) for lab in self.labels]
+        shown = " -> ".join(f"{x:.1f}%" for x in m)
+        monotone = all(a < b for a, b in zip(m, m[1:]))
+        if monotone and float(t.loc[self.labels[-1], "ci_low"]) > m[0]:
+            return Verdict(REPRODUCED, f"vs {self.vs}: {shown}")
+        if m[-1] > m[0]:
+            return Verdict(PARTLY, f"vs {self.vs}: {shown} (not monotone or not significant)")
+        return Verdict(NOT_REPRODUCED, f"vs {self.vs}: {shown}")
+
+
+@dataclass(frozen=True)
+class Close:
+    """The paper: ours and ``vs`` are close at ``settings``: every mean paired reduction
+    within +-``tol`` points of 0."""
+
+    vs: str
+    settings: tuple[str, ...]
+    tol: float = 10.0
+
+    def describe(self) -> str:
+        return f"within +-{self.tol:g}% of {self.vs} at {', '.join(self.settings)}"
+
+    def judge(self, table: pd.DataFrame) -> Verdict:
+        t = table[(table["vs"] == self.vs) & table["label"].isin(self.settings)]
+        if t.empty:
+            return Verdict(NOT_REPRODUCED, f"no measurement vs {self.vs}")
+        far = t[t["reduction_pct"].abs() > self.tol]
+        shown = ", ".join(f"{r.label} {r.reduction_pct:.1f}%" for r in t.itertuples())
+        if far.empty:
+            return Verdict(REPRODUCED, f"vs {self.vs}: {shown}")
+        return Verdict(NOT_REPRODUCED, f"vs {self.vs}: {shown}, beyond +-{self.tol:g}%")
