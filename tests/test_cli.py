@@ -216,3 +216,12 @@ def test_solve_rejects_an_unknown_or_bad_option_by_name(solver, option, says):
     line = one_line_error(["solve", str(FIG1), "--solver", solver, "--option", option],
                           command="solve")
     assert says in line
+
+
+def test_solve_shows_hare_papers_relaxation():
+    code, out, _ = run(["solve", str(FIG1), "--solver", "hare-paper", "--json"])
+    stats = json.loads(out)["stats"]
+    assert code == 0 and stats["relaxation_optimal"] is True
+    assert stats["relaxation_bound"] <= stats["relaxation_objective"] + 1e-6
+    code, out, _ = run(["solve", str(FIG1), "--solver", "hare-paper"])
+    assert code == 0 and "relaxation  objective" in out and "(optimal)" in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         save_result(result, args.out)
     if args.json:
-        print(json.dumps(result.summary()))
+        print(json.dumps({**result.summary(), "stats": _plain(result.stats)}))
         return 0
     s = result.summary()
     stopped = result.stats.get("stopped")
@@ -101,7 +102,29 @@ def run(args: argparse.Namespace) -> int:
               "`hare-opt bound` lists every bound]")
     if result.gap is not None:
         print(f"  gap         {100 * result.gap:.2f}%")
+    st = result.stats
+    if st.get("relaxation_objective") is not None:  # hare-paper: what step 1 achieved
+        gap, bound = st.get("relaxation_gap"), st.get("relaxation_bound")
+        print(f"  relaxation  objective {fmt_number(st['relaxation_objective'])}, bound "
+              f"{'none' if bound is None else fmt_number(bound)}"
+              + (f", gap {100 * gap:.2f}%" if gap is not None else "")
+              + (" (optimal)" if st.get("relaxation_optimal") else
+                 f" ({st.get('relaxation_status', 'stopped')})"))
     print(f"  runtime     {fmt_number(result.runtime_s)} s")
     if args.out:
         print(f"  schedule -> {args.out}")
     return 0
+
+
+def _plain(stats: dict) -> dict:
+    """``stats`` as JSON: finite numbers, strings, booleans and None; the rest as text."""
+    out = {}
+    for k, v in stats.items():
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            out[k] = v
+        elif isinstance(v, (int, float)) or hasattr(v, "item"):
+            x = v.item() if hasattr(v, "item") else v
+            out[k] = x if isinstance(x, int) or math.isfinite(x) else None
+        else:
+            out[k] = str(v)
+    return out
