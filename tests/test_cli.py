@@ -225,3 +225,11 @@ def test_solve_shows_hare_papers_relaxation():
     assert stats["relaxation_bound"] <= stats["relaxation_objective"] + 1e-6
     code, out, _ = run(["solve", str(FIG1), "--solver", "hare-paper"])
     assert code == 0 and "relaxation  objective" in out and "(optimal)" in out
+
+
+@pytest.mark.parametrize("name", ["fig1.json", "tiny/tiny-00.json", "small/small-03.json"])
+def test_bound_text_output_prints_every_line(name):
+    path = Path(__file__).parents[1] / "instances" / name
+    code, out, err = run(["bound", str(path), "--no-lp"])
+    assert code == 0 and not err, err
+    assert "approx_factor" in out and "approx_terms          theta" in out

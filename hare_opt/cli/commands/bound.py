@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
             text = "none (no finite value)"
         elif k in FACTORS:
             text = f"x {fmt_number(v, 4)}  ({FACTORS[k]})"
+        elif isinstance(v, dict):  # the terms of a factor: ratios, not times
+            text = ", ".join(f"{name} {'none' if x is None else fmt_number(x, 4)}"
+                             for name, x in v.items())
         else:
             text = fmt_time(v, inst.time_unit) + ("  (the highest bound below, rounded up)"
                                                   if k == "lower_bound" else "")
@@ -83,4 +86,6 @@ def run(args: argparse.Namespace) -> int:
 #: Lines that are factors, not times, and what each one means.
 FACTORS = {"guarantee": "hare's objective <= this x lower_bound, proved",
            "guarantee_closed_form": "1 + 2 rho, the closed form of the guarantee",
-           "alpha_paper_factor": "the paper's claimed alpha(2 + alpha)"}
+           "alpha_paper_factor": "the paper's claimed alpha(2 + alpha)",
+           "approx_factor": "geobatch's (hence hare's) objective <= this x OPT, proved; "
+                            "free of the cluster size"}
