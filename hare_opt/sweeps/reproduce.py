@@ -119,8 +119,8 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
         about = [earlier or "This run: (earlier run).",
                  "", f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}"]
     else:
-        about = [f"This run: {run} A full run from an empty cache takes about 12-15 min on "
-                 "2 cores, a quick one about 4 min."]
+        about = [f"This run: {run} What a full run costs in the paper regime: "
+                 "docs/reproduction.md, \"Cost of the regime\"."]
     lines = [
         "# Reproduction of the Hare paper (HPDC '22) with hare_opt",
         "",

@@ -234,7 +234,10 @@ def combine(*verdicts: Verdict) -> Verdict:
     order = [NOT_REPRODUCED, PARTLY, REPRODUCED]
     ranked = [v for v in verdicts if v.status in order]
     status = min((v.status for v in ranked), key=order.index) if ranked else MEASURED
-    return Verdict(status, "; ".join(v.reason for v in verdicts if v.reason))
+    if len(verdicts) == 1:
+        return Verdict(status, verdicts[0].reason)
+    # each part keeps its own status, so a reader sees which sub-claim decided
+    return Verdict(status, "; ".join(f"[{v.status}] {v.reason}" for v in verdicts))
 
 
 @dataclass(frozen=True)
