@@ -210,3 +210,17 @@ def test_bad_availability_names_the_gpu():
         solve_relaxation(inst, gpu_available=bad)
     with pytest.raises(HareOptError, match="one per GPU"):
         solve_relaxation(inst, gpu_available=[0])
+
+
+def test_thread_counts_in_one_process_never_skip_the_relaxation():
+    """HiGHS sizes one thread pool per process; a run asking for another count used to
+    fail without a solve, which read as 'stopped by a limit'. Any order of counts must
+    solve (the local search's LPs run first, on whatever pool there is)."""
+    from hare_opt.generators import random_instance
+
+    inst = random_instance(0, n_jobs=3, n_gpus=2, max_tasks=8, name="threads")
+    runs = [solve_relaxation(inst, threads=t, node_limit=1000) for t in (None, 1, 2, 1, None)]
+    for r in runs:
+        assert r.stats["nodes"] >= 0 and r.stats["last_milp_status"] != "Not Set"
+        assert r.optimal
+    assert len({round(r.objective, 6) for r in runs}) == 1

@@ -54,7 +54,6 @@ from hare_opt.heuristics.relaxation_points import (
 )
 from hare_opt.model import HareOptError, Instance, OptionError
 from hare_opt.util import interrupt
-from hare_opt.util.highs import use_threads
 
 INF = math.inf
 #: Default cap on (task, GPU) pairs: two columns and two rows each.
@@ -290,13 +289,10 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
            node_limit: int | None = None, threads: int | None = None, log: bool = False,
            stop: threading.Event | None = None) -> dict:
     """Run the MILP; ``optimal`` only on HiGHS's model status kOptimal, never on a limit."""
-    h = to_highs(lm, mip=True)
+    h = to_highs(lm, mip=True, threads=threads)
     h.setOptionValue("output_flag", bool(log))
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 1e-7)
-    if threads:
-        use_threads(threads)
-        h.setOptionValue("threads", threads)
     if time_limit is not None:
         h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
     if node_limit is not None:
@@ -312,7 +308,9 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
         sol.col_value = start
         sol.value_valid = True
         h.setSolution(sol)
-    h.run()
+    if h.run() == highspy.HighsStatus.kError:  # no solve happened: never read as a limit
+        raise HareOptError("HiGHS refused to solve the relaxation: "
+                           f"{h.modelStatusToString(h.getModelStatus())}")
     status = h.getModelStatus()
     info = h.getInfo()
     optimal = status == highspy.HighsModelStatus.kOptimal
@@ -456,7 +454,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
             f"{max_assignments}")
     avail = availability(inst, gpu_available)
     tasks = RelaxedTasks.of(inst)
-    start, evals = eft_start(inst, tasks, avail), 0
+    start, evals, search_clock = eft_start(inst, tasks, avail), 0, False
     if backend == "cpsat":
         avail = np.ceil(avail)  # integer starts: GPU m's tasks start at >= ceil(A_m)
     else:  # the better of two assignments, each with its optimal x, then a local search
@@ -465,6 +463,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
         lp = min(lps, key=lambda a: a.objective)
         deadline = None if time_limit is None else t0 + time_limit / 4
         start, evals = local_search(lp, search_evals, deadline=deadline)
+        search_clock = deadline is not None and time.perf_counter() >= deadline
     model = build(inst, tasks, start, avail)
     if backend == "highs":
         ladder(model, start, ladder_ratio)
@@ -483,6 +482,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
     gap = (best.objective - bound) / max(1.0, abs(best.objective))
     stats.update(gap=gap, search_evals=evals, columns=len(model.lm.lb), rows=len(model.lm.rows),
                  cuts=len(model.cuts), initial_cuts=initial, assignments=pairs,
-                 start_objective=start.objective)
+                 start_objective=start.objective,
+                 wall_clock_limited=search_clock or stats.get("stopped_by") == "time_limit")
     return Relaxation(tasks, best.x, best.gpu, float(best.objective), float(bound), optimal,
                       backend, time.perf_counter() - t0, stats)

@@ -254,9 +254,9 @@ def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
 
 # --- HiGHS -------------------------------------------------------------------
 
-def to_highs(lm: LinearModel, *, mip: bool):
-    """A quiet HiGHS object holding ``lm``."""
-    h = new_highs()
+def to_highs(lm: LinearModel, *, mip: bool, threads: int | None = None):
+    """A quiet HiGHS object holding ``lm`` (``threads``: see ``util.highs.use_threads``)."""
+    h = new_highs(threads)
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = len(lm.lb), len(lm.rows)
     lp.col_cost_ = np.array(lm.cost)

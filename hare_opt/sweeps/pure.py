@@ -55,6 +55,7 @@ def pure_solve(instance: Instance, solver: str, seconds: float, *, hint: Result 
     safety = SAFETY * seconds + SAFETY_S
     result = solve(instance, solver, time_limit=safety, hint=hint, seed=seed, threads=1,
                    **{**work_options(solver, seconds), **options})
-    if result.runtime_s >= 0.95 * safety or result.stats.get("wall_clock_limited"):
+    clock = any(v for k, v in result.stats.items() if k.endswith("wall_clock_limited"))
+    if result.runtime_s >= 0.95 * safety or clock:
         result.stats["wall_clock_limited"] = True
     return result

@@ -73,7 +73,8 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
                                 time.perf_counter() - t0, len(cells), cached,
                                 computed=saved - cached, failed=failed))
-    write_readme(out / "README.md", outcomes, quick, keep=only is not None)
+    write_readme(out / "README.md", outcomes, quick, keep=only is not None,
+                 version=store.version)
     return outcomes
 
 
@@ -96,8 +97,8 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False
-                 ) -> None:
+def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False,
+                 version: str | None = None) -> None:
     """The README table; with ``keep``, rows of items not in this run stay as they were."""
 
     previous, earlier = _previous(path) if keep else ({}, None)
@@ -114,7 +115,8 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
            f"{n_cached} reused from the cell cache"
            + (f", {n_failed} FAILED" if n_failed else "") + "."
            + (f" Items FAILED: {', '.join(failed_items)} (no result; see their rows)."
-              if failed_items else ""))
+              if failed_items else "")
+           + (f" Cells carry code version {version} (util/version.py)." if version else ""))
     if previous:  # keep the earlier run's line: its rows are still in the table
         about = [earlier or "This run: (earlier run).",
                  "", f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}"]

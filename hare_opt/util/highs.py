@@ -25,24 +25,32 @@ def quiet_banner() -> None:
         os.close(null)
 
 
-def new_highs() -> Any:
-    """A Highs object with its log off."""
+def new_highs(threads: int | None = None) -> Any:
+    """A Highs object with its log off, on the process's one thread pool (``use_threads``)."""
     import highspy
 
     quiet_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", use_threads(threads))
     return h
 
 
 _threads: list[int | None] = [None]
 
 
-def use_threads(threads: int) -> None:
-    """HiGHS sizes one global thread pool at its first run; a run asking for another
-    count must reset it first, or HiGHS fails."""
+def use_threads(threads: int | None = None) -> int:
+    """Size HiGHS's one global thread pool; returns the count every run must then ask for.
+
+    Why: HiGHS sizes the pool at the first run of the process, and a later run asking
+    for another count fails with an error status (no solve at all). So every HiGHS run
+    of the package goes through here: ``threads=None`` keeps the current pool (HiGHS's
+    own default, 0, if no count was asked for yet); another count resets it.
+    """
     import highspy
 
-    if _threads[0] not in (None, threads):
+    want = threads or _threads[0] or 0
+    if _threads[0] != want:
         highspy.Highs.resetGlobalScheduler(True)
-    _threads[0] = threads
+        _threads[0] = want
+    return want
