@@ -178,6 +178,10 @@ def test_reproduce_readme_keeps_rows_of_items_not_rerun(tmp_path):
     assert "second" in rows[1] and f"first {names[1]}" not in text
     assert all(f"first {n}" in text for n in names if n != names[1])
     assert text.count("This run:") == 1 and f"Rerun of {names[1]} only" in text
+    write_readme(readme, [outcome(names[2], "third")], quick=False, keep=True, version="v3")
+    text = readme.read_text()   # every earlier run's line stays: each made some rows
+    assert f"Rerun of {names[1]} only" in text and f"Rerun of {names[2]} only" in text
+    assert "code version v3" in text and text.count("This run:") == 1
 
 
 def test_reproduce_readme_names_items_not_run(tmp_path):

@@ -77,6 +77,9 @@ class Item:
 EVAL_SEEDS = tuple(range(1000, 1010))
 QUICK_SEEDS = EVAL_SEEDS[:3]
 TUNING_SEEDS = tuple(range(0, 6)) + tuple(range(100, 120))
+#: Seeds of the random instances of the offline items (ours-quality, ours-bounds):
+#: evaluation seeds too, so disjoint from TUNING_SEEDS like the simulator's.
+OFFLINE_SEEDS = tuple(range(1000, 1040))
 #: The paper's claims are about its Hare (Algorithm 1, ``hare-paper``); ours is judged
 #: against the same claims next to it.
 HARES = ("hare-paper", "hare")

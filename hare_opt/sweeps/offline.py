@@ -21,7 +21,7 @@ from hare_opt.generators import TESTBED, paper_instance, random_instance
 from hare_opt.model.units import unit_seconds
 from hare_opt.plot import gantt
 from hare_opt.solvers import solve
-from hare_opt.sweeps.items import Item, cluster_of, seeds
+from hare_opt.sweeps.items import OFFLINE_SEEDS, Item, cluster_of, seeds
 from hare_opt.sweeps.pure import pure_solve
 from hare_opt.sweeps.quality import score, summarise
 from hare_opt.sweeps.sweep import Cell
@@ -100,7 +100,7 @@ def quality_cell(*, seed: int, n_jobs: int, n_gpus: int, max_tasks: int,
 def quality_item() -> Item:
     def cells(quick: bool) -> list[Cell]:
         sizes = [(4, 3, 20), (6, 4, 30)] if quick else [(4, 3, 20), (6, 4, 30), (8, 5, 40)]
-        seeds = range(3) if quick else range(5)
+        seeds = OFFLINE_SEEDS[:3] if quick else OFFLINE_SEEDS[:5]
         # The portfolio (CP-SAT, MILP and bnb) as the reference: it proves far more of
         # these than CP-SAT alone (3 of 15 with cpsat at 30 s).
         return [Cell("quality", {"seed": s, "n_jobs": n, "n_gpus": m, "max_tasks": t,
@@ -179,7 +179,7 @@ def bounds_cell(*, seed: int, n_jobs: int, n_gpus: int, exact: bool,
 
 def bounds_item() -> Item:
     def cells(quick: bool) -> list[Cell]:
-        seeds = range(10) if quick else range(40)
+        seeds = OFFLINE_SEEDS[:10] if quick else OFFLINE_SEEDS[:40]
         small = [Cell("bounds", {"seed": s, "n_jobs": 3, "n_gpus": 2, "exact": True,
                                  "finite_alpha": True}) for s in seeds]
         big = [Cell("bounds", {"seed": s, "n_jobs": n, "n_gpus": m, "exact": False})

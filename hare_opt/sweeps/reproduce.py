@@ -78,19 +78,19 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     return outcomes
 
 
-def _previous(path: Path) -> tuple[dict[str, str], str | None]:
-    """An existing README's item rows by item name, and its "This run:" line (runs of some
-    items only keep both)."""
+def _previous(path: Path) -> tuple[dict[str, str], list[str]]:
+    """An existing README's item rows by item name, and its "This run:" and "Rerun of"
+    lines (runs of some items only keep them all: each says how its rows were made)."""
     if not path.exists():
-        return {}, None
-    rows, run = {}, None
+        return {}, []
+    rows, runs = {}, []
     for line in path.read_text().splitlines():
         m = re.match(r"\| \[([\w-]+)\]\(", line)
         if m:
             rows[m.group(1)] = line
-        elif run is None and line.startswith("This run:"):
-            run = line
-    return rows, run
+        elif line.startswith(("This run:", "Rerun of")):
+            runs.append(line)
+    return rows, runs
 
 
 def _cell(text: Any) -> str:
@@ -101,7 +101,7 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
                  version: str | None = None) -> None:
     """The README table; with ``keep``, rows of items not in this run stay as they were."""
 
-    previous, earlier = _previous(path) if keep else ({}, None)
+    previous, earlier = _previous(path) if keep else ({}, [])
     total = sum(o.seconds for o in outcomes)
     per_item = ", ".join(f"{o.name} {o.seconds:.0f}s" for o in outcomes)
     n_cells = sum(o.cells for o in outcomes)
@@ -118,8 +118,8 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
               if failed_items else "")
            + (f" Cells carry code version {version} (util/version.py)." if version else ""))
     if previous:  # keep the earlier run's line: its rows are still in the table
-        about = [earlier or "This run: (earlier run).",
-                 "", f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}"]
+        about = [line for e in (earlier or ["This run: (earlier run)."]) for line in (e, "")]
+        about.append(f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}")
     else:
         about = [f"This run: {run} What a full run costs in the paper regime: "
                  "docs/reproduction.md, \"Cost of the regime\"."]
