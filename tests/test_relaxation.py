@@ -224,3 +224,33 @@ def test_thread_counts_in_one_process_never_skip_the_relaxation():
         assert r.stats["nodes"] >= 0 and r.stats["last_milp_status"] != "Not Set"
         assert r.optimal
     assert len({round(r.objective, 6) for r in runs}) == 1
+
+
+def test_a_highs_failure_keeps_the_incumbent_and_proves_nothing(monkeypatch):
+    """HiGHS can fail numerically mid-search (model status 'Solve error'): the relaxation
+    then returns its start, not optimal, with no bound from the failed run and the
+    reason in its stats; a refusal to start at all (status 'Not Set') is an error."""
+    import highspy
+
+    import hare_opt.heuristics.relaxation as relaxation
+    from hare_opt.generators import random_instance
+
+    inst = random_instance(0, n_jobs=3, n_gpus=2, max_tasks=8, name="fails")
+    real = relaxation.to_highs
+
+    def failing(status):
+        def make(lm, *, mip, threads=None):
+            h = real(lm, mip=mip, threads=threads)
+            if mip:
+                h.run = lambda: highspy.HighsStatus.kError
+                h.getModelStatus = lambda: status
+            return h
+        return make
+
+    monkeypatch.setattr(relaxation, "to_highs", failing(highspy.HighsModelStatus.kSolveError))
+    r = solve_relaxation(inst, node_limit=1000)
+    assert not r.optimal and r.stats["stopped_by"] == "solver_error"
+    assert r.objective == r.stats["start_objective"] and r.bound < r.objective
+    monkeypatch.setattr(relaxation, "to_highs", failing(highspy.HighsModelStatus.kNotset))
+    with pytest.raises(HareOptError, match="nothing was solved"):
+        solve_relaxation(inst, node_limit=1000)

@@ -174,3 +174,15 @@ def test_no_item_evaluates_on_a_tuning_seed():
             used = {c.params["seed"] for c in item.cells(quick) if "seed" in c.params}
             # fig1 is the paper's fixed toy instance: its seed draws nothing
             assert not used & set(TUNING_SEEDS) or name == "fig1", (name, quick, used)
+
+
+def test_disclosure_names_highs_failures():
+    from hare_opt.sweeps.items import disclose
+
+    df = pd.DataFrame({"policy": ["hare-paper", "hare-paper", "hare"],
+                       "relaxations": [10, 5, None], "relaxations_optimal": [4, 5, None],
+                       "relaxations_solver_error": [2, None, None],
+                       "relaxation_gap_max": [0.2, 0.0, None], "block_rounds_max": [1, 1, None]})
+    text = disclose(df)
+    assert "9 of 15" in text and "2 ended in a HiGHS solve error" in text
+    assert "solve error" not in disclose(df.drop(columns="relaxations_solver_error"))

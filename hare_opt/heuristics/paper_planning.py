@@ -147,6 +147,7 @@ class HarePaperPlanner:
                        "search_evals": search_evals}
         self.plans = 0
         self.optimal = 0
+        self.solver_errors = 0  # relaxations HiGHS failed on (their incumbent is used)
         self.gaps: list[float] = []
         self.relax_s = 0.0
 
@@ -167,6 +168,7 @@ class HarePaperPlanner:
         rel = relax(work, (free - origin) / b, self.limits)
         self.relax_s += time.perf_counter() - t0
         self.optimal += bool(rel.optimal)
+        self.solver_errors += rel.stats.get("stopped_by") == "solver_error"
         if np.isfinite(rel.bound):
             self.gaps.append((rel.objective - rel.bound) / max(1.0, abs(rel.objective)))
         jobs, _ = task_order(work, rel)
@@ -179,6 +181,7 @@ class HarePaperPlanner:
     def stats(self) -> dict[str, Any]:
         return {"planner": self.name, "relaxations": self.plans,
                 "relaxations_optimal": self.optimal,
+                "relaxations_solver_error": self.solver_errors,
                 "relaxation_gap_max": max(self.gaps) if self.gaps else None,
                 "relaxation_s": round(self.relax_s, 3),
                 "block_rounds_max": max(self.blocks, default=1), **self.limits}

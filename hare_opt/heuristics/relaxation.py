@@ -308,21 +308,26 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
         sol.col_value = start
         sol.value_valid = True
         h.setSolution(sol)
-    if h.run() == highspy.HighsStatus.kError:  # no solve happened: never read as a limit
-        raise HareOptError("HiGHS refused to solve the relaxation: "
-                           f"{h.modelStatusToString(h.getModelStatus())}")
+    ran = h.run()
     status = h.getModelStatus()
+    if ran == highspy.HighsStatus.kError and status == highspy.HighsModelStatus.kNotset:
+        raise HareOptError("HiGHS refused to solve the relaxation (an option or "
+                           "thread-pool error); nothing was solved")
     info = h.getInfo()
     optimal = status == highspy.HighsModelStatus.kOptimal
     has = info.primal_solution_status == 2  # kSolutionStatusFeasible
     values = np.array(h.getSolution().col_value) if has else None
+    failed = status == highspy.HighsModelStatus.kSolveError
     if optimal:
         bound = info.objective_function_value
-    else:
-        bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) else -INF
+    else:  # a failed search proves nothing
+        bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) and not failed else -INF
+    # kSolveError: HiGHS failed numerically mid-search; the run keeps its incumbent and
+    # is never optimal, like a limit, but says so
     stopped = {highspy.HighsModelStatus.kTimeLimit: "time_limit",
                highspy.HighsModelStatus.kSolutionLimit: "node_limit",
-               highspy.HighsModelStatus.kIterationLimit: "iteration_limit"}.get(status)
+               highspy.HighsModelStatus.kIterationLimit: "iteration_limit",
+               highspy.HighsModelStatus.kSolveError: "solver_error"}.get(status)
     return {"values": values, "objective": info.objective_function_value if has else INF,
             "bound": bound, "optimal": optimal, "status": h.modelStatusToString(status),
             "stopped": stopped, "nodes": int(info.mip_node_count)}

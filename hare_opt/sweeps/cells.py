@@ -87,7 +87,8 @@ def solve_random(*, seed: int, solvers: list[str], n_jobs: int = 4, n_gpus: int 
 
 
 #: Planner statistics a row carries (docs/reproduction.md discloses them per item).
-DISCLOSED = ("relaxations", "relaxations_optimal", "relaxation_gap_max", "block_rounds_max")
+DISCLOSED = ("relaxations", "relaxations_optimal", "relaxations_solver_error",
+             "relaxation_gap_max", "block_rounds_max")
 
 
 def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,

@@ -139,9 +139,13 @@ def disclose(df: pd.DataFrame) -> str:
     total, proved = int(hp["relaxations"].sum()), int(hp["relaxations_optimal"].sum())
     gap = pd.to_numeric(hp["relaxation_gap_max"], errors="coerce").max()
     blocks = int(pd.to_numeric(hp["block_rounds_max"], errors="coerce").max())
+    errors = int(pd.to_numeric(hp.get("relaxations_solver_error"), errors="coerce").sum()) \
+        if "relaxations_solver_error" in hp else 0
     text = f"hare-paper: {proved} of {total} relaxations proved optimal"
     if total > proved and np.isfinite(gap):
-        text += f" (the others stopped at their deterministic limits, gap <= {100 * gap:.1f}%)"
+        text += f" (the others stopped at their deterministic limits, gap <= {100 * gap:.1f}%"
+        text += (f"; {errors} ended in a HiGHS solve error, their incumbent used)" if errors
+                 else ")")
     if blocks > 1:
         text += f", planned in blocks of up to {blocks} rounds"
     return text
