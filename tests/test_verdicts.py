@@ -114,6 +114,11 @@ def test_grows_and_close():
     assert Grows("homo", ("high", "middle", "low")).judge(table).status == NOT_REPRODUCED
     assert Close("homo", ("low",)).judge(table).status == REPRODUCED
     assert Close("homo", ("high",)).judge(table).status == NOT_REPRODUCED
+    behind = []  # a deficit that shrinks (-700% -> -250%) is not a growing lead
+    for label, red in (("low", [-700, -710, -690]), ("high", [-250, -260, -240])):
+        behind.append(runs({"homo": red}, label=label))
+    table = reduction_table(pd.concat(behind), "hare", metric="jct")
+    assert Grows("homo", ("low", "high")).judge(table).status == NOT_REPRODUCED
 
 
 def sim_frame(labels: list[str], means: dict[str, float], n_seeds: int = 10) -> pd.DataFrame:

@@ -296,7 +296,8 @@ class Worst:
 class Grows:
     """The paper: ours' reduction against ``vs`` grows along ``labels`` (e.g. with the
     cluster's heterogeneity). Reproduced when the mean paired reductions increase
-    monotonically and the last one's CI lies above the first one's mean."""
+    monotonically and the last one's CI lies above the first one's mean and above 0: a
+    gap that grows is a lead; a deficit that shrinks is not one."""
 
     vs: str
     labels: tuple[str, ...]
@@ -311,7 +312,11 @@ class Grows:
         m = [float(t.loc[lab, "reduction_pct"]) for lab in self.labels]
         shown = " -> ".join(f"{x:.1f}%" for x in m)
         monotone = all(a < b for a, b in zip(m, m[1:]))
-        if monotone and float(t.loc[self.labels[-1], "ci_low"]) > m[0]:
+        last_low = float(t.loc[self.labels[-1], "ci_low"])
+        if last_low <= 0 and m[-1] > m[0]:
+            return Verdict(NOT_REPRODUCED, f"vs {self.vs}: {shown}: rises, but no "
+                                           f"significant lead at {self.labels[-1]}")
+        if monotone and last_low > m[0]:
             return Verdict(REPRODUCED, f"vs {self.vs}: {shown}")
         if m[-1] > m[0]:
             return Verdict(PARTLY, f"vs {self.vs}: {shown} (not monotone or not significant)")
