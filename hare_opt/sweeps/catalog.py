@@ -5,6 +5,7 @@ from __future__ import annotations
 from hare_opt.generators import HETEROGENEITY, get_regime
 from hare_opt.sweeps.items import (
     EVAL_SEEDS,
+    OFFLINE_SEEDS,
     PAPER_POLICIES,
     QUICK_SEEDS,
     REGIME,
@@ -43,7 +44,8 @@ NOTES = [
     "* Every executed schedule of every policy passed the independent checker. Simulator "
     f"items run evaluation seeds {EVAL_SEEDS[0]}-{EVAL_SEEDS[-1]} ({len(EVAL_SEEDS)} seeds; "
     f"`--quick`: {len(QUICK_SEEDS)}), disjoint from the seeds our heuristics were developed "
-    "on (0-5) and the regime's calibration seeds (100-119). Means carry 95% Student-t "
+    "on (0-5) and the regime's calibration seeds (100-119); the offline items' random "
+    f"instances use seeds {OFFLINE_SEEDS[0]}-{OFFLINE_SEEDS[-1]}. Means carry 95% Student-t "
     "confidence intervals (error bars in the figures); a comparison of two policies is the "
     "per-seed paired reduction 100 (1 - ours / theirs) on the same workload, with its 95% CI.",
     "* Verdicts are computed (hare_opt/sweeps/verdicts.py) from the paper's claim as data, "
