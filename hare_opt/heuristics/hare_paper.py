@@ -156,7 +156,8 @@ def solve_hare_paper(instance: Instance, run: Run | None = None,
         relaxation_objective=relax.objective,
         relaxation_bound=relax.bound if np.isfinite(relax.bound) else None,
         relaxation_solver=relax.backend, relaxation_runtime_s=relax.runtime_s,
-        round_inversions=inversions, **{f"relaxation_{k}": v for k, v in relax.stats.items()})
+        round_inversions=inversions, wall_clock_limited=relax.stats["wall_clock_limited"],
+        **{f"relaxation_{k}": v for k, v in relax.stats.items() if k != "wall_clock_limited"})
     if np.isfinite(relax.bound) and avail is None:
         res.lower_bound = max(0, ceil_bound(relax.bound))
     return res

@@ -317,13 +317,13 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
     optimal = status == highspy.HighsModelStatus.kOptimal
     has = info.primal_solution_status == 2  # kSolutionStatusFeasible
     values = np.array(h.getSolution().col_value) if has else None
+    # kSolveError: HiGHS failed numerically mid-search; the run keeps its incumbent and
+    # is never optimal, like a limit, but says so and proves no bound
     failed = status == highspy.HighsModelStatus.kSolveError
     if optimal:
         bound = info.objective_function_value
-    else:  # a failed search proves nothing
+    else:
         bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) and not failed else -INF
-    # kSolveError: HiGHS failed numerically mid-search; the run keeps its incumbent and
-    # is never optimal, like a limit, but says so
     stopped = {highspy.HighsModelStatus.kTimeLimit: "time_limit",
                highspy.HighsModelStatus.kSolutionLimit: "node_limit",
                highspy.HighsModelStatus.kIterationLimit: "iteration_limit",

@@ -139,8 +139,8 @@ def disclose(df: pd.DataFrame) -> str:
     total, proved = int(hp["relaxations"].sum()), int(hp["relaxations_optimal"].sum())
     gap = pd.to_numeric(hp["relaxation_gap_max"], errors="coerce").max()
     blocks = int(pd.to_numeric(hp["block_rounds_max"], errors="coerce").max())
-    errors = int(pd.to_numeric(hp.get("relaxations_solver_error"), errors="coerce").sum()) \
-        if "relaxations_solver_error" in hp else 0
+    errors = int(pd.to_numeric(hp.get("relaxations_solver_error", pd.Series(dtype=float)),
+                               errors="coerce").sum())  # absent in cells made before it
     text = f"hare-paper: {proved} of {total} relaxations proved optimal"
     if total > proved and np.isfinite(gap):
         text += f" (the others stopped at their deterministic limits, gap <= {100 * gap:.1f}%"
