@@ -15,6 +15,7 @@ from hare_opt.heuristics.hare import DEFAULT_BUDGET
 from hare_opt.heuristics.planning import PLAN_EVALS
 from hare_opt.model import GPU, Instance, Job
 from hare_opt.sim import POLICIES, SimulationError, policy_names, simulate
+from hare_opt.sim.semantics import DEFAULT_SEMANTICS, SEMANTICS
 from hare_opt.solvers import solve
 
 # From the registry at collection time: a registered policy is checked with no test edit.
@@ -77,15 +78,16 @@ def test_hare_policy_reproduces_offline_on_paper_like():
     assert simulate(inst, "hare").result.objective == offline_twin(inst, "hare").objective
 
 
-@pytest.mark.parametrize("policy", FAST)
+@pytest.mark.parametrize("policy,semantics", [(p, s) for p in FAST for s in SEMANTICS
+                                              if p in GANG or s == DEFAULT_SEMANTICS])
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(inst=instances(max_jobs=5, max_gpus=4, max_tasks=16))
-def test_every_policy_gives_checked_schedules(policy, inst):
+def test_every_policy_gives_checked_schedules(policy, semantics, inst):
     if policy in GANG and not gang_ok(inst, policy):
         with pytest.raises(SimulationError, match="cannot run job"):
-            simulate(inst, policy)
+            simulate(inst, policy, semantics=semantics)
         return
-    run = simulate(inst, policy)
+    run = simulate(inst, policy, semantics=semantics)
     assert_checked(inst, run)
     if policy in GANG:
         assert_gang(inst, run)
