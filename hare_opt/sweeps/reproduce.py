@@ -53,6 +53,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     out.mkdir(parents=True, exist_ok=True)
     store = Store(Path(cache) if cache else out / ".cells")
     outcomes = []
+    versions: dict[str, str] = {}
     for name in names:
         item = ITEMS[name]
         t0 = time.perf_counter()
@@ -60,6 +61,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
         cached = failed = 0
         try:
             cells = item.cells(quick)
+            versions.update(store.versions(cells))
             cached = sum(store.load(c) is not None for c in cells)
             df = run_cells(cells, store, executor=executor, workers=workers, address=address,
                            progress=progress, desc=name) if cells else pd.DataFrame()
@@ -74,7 +76,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
                                 time.perf_counter() - t0, len(cells), cached,
                                 computed=saved - cached, failed=failed))
     write_readme(out / "README.md", outcomes, quick, keep=only is not None,
-                 version=store.version)
+                 version=versions)
     return outcomes
 
 
@@ -97,9 +99,20 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _versions(version: str | dict[str, str] | None) -> str:
+    if not version:
+        return ""
+    if isinstance(version, str):
+        return f" Cells carry code version {version} (util/version.py)."
+    listed = ", ".join(f"{fn} {v}" for fn, v in sorted(version.items()))
+    return (f" Cells carry code versions by cell function: {listed} (util/version.py: "
+            "each the hash of the code that cell can run).")
+
+
 def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False,
-                 version: str | None = None) -> None:
-    """The README table; with ``keep``, rows of items not in this run stay as they were."""
+                 version: str | dict[str, str] | None = None) -> None:
+    """The README table; with ``keep``, rows of items not in this run stay as they were.
+    ``version``: the cells' code version, or one per cell function."""
 
     previous, earlier = _previous(path) if keep else ({}, [])
     total = sum(o.seconds for o in outcomes)
@@ -116,7 +129,7 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
            + (f", {n_failed} FAILED" if n_failed else "") + "."
            + (f" Items FAILED: {', '.join(failed_items)} (no result; see their rows)."
               if failed_items else "")
-           + (f" Cells carry code version {version} (util/version.py)." if version else ""))
+           + _versions(version))
     if previous:  # keep the earlier run's line: its rows are still in the table
         about = [line for e in (earlier or ["This run: (earlier run)."]) for line in (e, "")]
         about.append(f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}")
