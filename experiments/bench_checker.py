@@ -101,7 +101,7 @@ def main() -> None:
         if n == max(args.sizes):  # file I/O once, on the largest schedule
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "bench.schedule.json"
-                res = Result("bench", "feasible", sched, rep.objective, instance=inst.name)
+                res = Result("bench", "feasible", sched, rep.objective, instance_name=inst.name)
                 save_s = best_of(lambda path=path, res=res: save_result(res, path), 1)
                 load_s = best_of(lambda path=path: load_result(path), 1)
         rows.append({"tasks": len(sched), "jobs": inst.num_jobs, "gpus": inst.num_gpus,

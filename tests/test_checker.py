@@ -335,3 +335,33 @@ def test_fig1_schedules(name, objective):
 def test_serial_schedule_is_feasible_and_naive_agrees(inst):
     sched = serial_schedule(inst)
     assert naive(inst, sched) == (True, check(inst, sched).objective)
+
+
+# --- index hints ---------------------------------------------------------------------------
+
+
+def test_an_index_hint_is_used_only_when_it_names_the_same_ids():
+    # A schedule built from indices carries them; the checker uses them instead of
+    # looking every id up, but only after checking they name the schedule's ids.
+    inst = Instance((GPU("a", "A"), GPU("b", "A")),
+                    tuple(Job(f"j{i}", {"A": 2}, rounds=3, tasks_per_round=2, sync_time=1)
+                          for i in range(4)))
+    rows = [(i, r, k, k, 9 * i + 3 * r) for i in range(4) for r in range(3) for k in range(2)]
+    j, r, k, g, s = (np.array(c) for c in zip(*rows))
+    sched = Schedule.from_indices(inst, j, r, k, g, s)
+    rep = check(inst, sched)
+    assert rep.feasible and rep.objective == sum(9 * i + 9 for i in range(4))
+    wrong = Schedule.from_indices(inst, j, r, k, g, s)
+    object.__setattr__(wrong, "_hints", {"job": np.zeros(len(j), np.int64),
+                                         "gpu": np.zeros(len(j), np.int64)})
+    assert check(inst, wrong).objective == rep.objective  # ids looked up, hint ignored
+    # And a right hint is used: no id is looked up.
+    import sys
+
+    module = sys.modules["hare_opt.checker.check"]
+    original = module._lookup
+    module._lookup = None  # type: ignore[assignment]
+    try:
+        assert check(inst, sched).objective == rep.objective
+    finally:
+        module._lookup = original

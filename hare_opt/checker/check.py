@@ -65,8 +65,8 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     """Check every rule of the spec; ``max_messages`` caps the messages kept per kind."""
     inst, s = instance, schedule
     v = _Violations(max_messages)
-    jid = _lookup(s.job, {j.id: i for i, j in enumerate(inst.jobs)})
-    gid = _lookup(s.gpu, {g.id: i for i, g in enumerate(inst.gpus)})
+    jid = _codes(s, "job", inst.job_ids, {j.id: i for i, j in enumerate(inst.jobs)})
+    gid = _codes(s, "gpu", inst.gpu_ids, {g.id: i for i, g in enumerate(inst.gpus)})
 
     def name(i: int) -> str:
         return f"job {s.job[i]!r} round {s.round[i]} task {s.task[i]}"
@@ -162,8 +162,25 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     done = last != NONE
     report = CheckReport(feasible=not v.counts, violations=v.as_list(), counts=dict(v.counts),
                          completion=np.where(done, last, -np.inf), instance=inst, schedule=s)
-    if np.all(done):
-        # Exact integer arithmetic: float sums lose units past 2^53.
+    return _report(report, last, inst)
+
+
+def _codes(s: Schedule, column: str, ids: np.ndarray, index: dict[str, int]) -> np.ndarray:
+    """Index of every row's id in ``ids`` (-1: unknown). A schedule built from indices
+    carries them as a hint; it is used only after checking it names the same ids."""
+    values = getattr(s, column)
+    hint = s.index_hint(column)
+    if hint is not None and len(hint) == len(values) and (
+            not len(hint) or (hint.min() >= 0 and hint.max() < len(ids)
+                              and bool((ids[hint] == values).all()))):
+        return hint
+    return _lookup(values, index)
+
+
+def _report(report: CheckReport, last: np.ndarray, inst: Instance) -> CheckReport:
+    """Fill in the metrics when every job completed (exact integer arithmetic: float sums
+    lose units past 2^53)."""
+    if np.all(last != NONE):
         c = last.tolist()
         w = inst.weight.tolist()
         r = inst.release.tolist()

@@ -100,7 +100,15 @@ class Schedule:
         gpu = _ints(gpu)
         start = _ints(start)
         end = start + instance.proc[job, gpu]
-        return cls(instance.job_ids[job], round, task, instance.gpu_ids[gpu], start, end)
+        out = cls(instance.job_ids[job], round, task, instance.gpu_ids[gpu], start, end)
+        object.__setattr__(out, "_hints", {"job": _frozen(job, job), "gpu": _frozen(gpu, gpu)})
+        return out
+
+    def index_hint(self, column: str) -> np.ndarray | None:
+        """The indices a schedule built ``from_indices`` was made of (``job`` or ``gpu``),
+        else None. A hint only: the checker uses it after checking it names the same ids."""
+        hints = getattr(self, "_hints", None)
+        return None if hints is None else hints[column]
 
     def tasks(self) -> Iterator[Task]:
         for row in zip(self.job.tolist(), self.round.tolist(), self.task.tolist(),

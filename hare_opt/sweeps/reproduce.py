@@ -9,6 +9,7 @@ and ``NAME.png``; then ``README.md`` puts the paper's claims and ours side by si
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ class Outcome:
     cached: int = 0
     computed: int | None = None  # cells computed and saved in this run (None: cells - cached)
     failed: int = 0              # cells that raised: nothing saved, the item is FAILED
+    cell_cpu_s: float = 0.0      # CPU s of the item's cells, whenever they were computed
+    cell_wall_s: float = 0.0     # their wall s (each on one worker)
 
 
 def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
@@ -53,6 +56,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     out.mkdir(parents=True, exist_ok=True)
     store = Store(Path(cache) if cache else out / ".cells")
     outcomes = []
+    versions: dict[str, str] = {}
     for name in names:
         item = ITEMS[name]
         t0 = time.perf_counter()
@@ -60,6 +64,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
         cached = failed = 0
         try:
             cells = item.cells(quick)
+            versions.update(store.versions(cells))
             cached = sum(store.load(c) is not None for c in cells)
             df = run_cells(cells, store, executor=executor, workers=workers, address=address,
                            progress=progress, desc=name) if cells else pd.DataFrame()
@@ -70,11 +75,14 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
             failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0
         saved = sum(store.load(c) is not None for c in cells)
+        costs = [x for x in (store.cost(c) for c in cells) if x is not None]
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
                                 time.perf_counter() - t0, len(cells), cached,
-                                computed=saved - cached, failed=failed))
+                                computed=saved - cached, failed=failed,
+                                cell_cpu_s=sum(c for _, c in costs),
+                                cell_wall_s=sum(w for w, _ in costs)))
     write_readme(out / "README.md", outcomes, quick, keep=only is not None,
-                 version=store.version)
+                 version=versions)
     return outcomes
 
 
@@ -97,9 +105,20 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _versions(version: str | dict[str, str] | None) -> str:
+    if not version:
+        return ""
+    if isinstance(version, str):
+        return f" Cells carry code version {version} (util/version.py)."
+    listed = ", ".join(f"{fn} {v}" for fn, v in sorted(version.items()))
+    return (f" Cells carry code versions by cell function: {listed} (util/version.py: "
+            "each the hash of the code that cell can run).")
+
+
 def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False,
-                 version: str | None = None) -> None:
-    """The README table; with ``keep``, rows of items not in this run stay as they were."""
+                 version: str | dict[str, str] | None = None) -> None:
+    """The README table; with ``keep``, rows of items not in this run stay as they were.
+    ``version``: the cells' code version, or one per cell function."""
 
     previous, earlier = _previous(path) if keep else ({}, [])
     total = sum(o.seconds for o in outcomes)
@@ -110,13 +129,19 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
                      for o in outcomes)
     n_failed = sum(o.failed for o in outcomes)
     failed_items = [o.name for o in outcomes if o.verdict == "FAILED"]
+    cpu = sum(o.cell_cpu_s for o in outcomes)
+    cell_wall = sum(o.cell_wall_s for o in outcomes)
+    cost = (f"the cells took {cpu / 3600:.2f} CPU-hours ({cell_wall / 3600:.2f} hours of "
+            "wall time on one worker each), whenever computed; " if math.isfinite(cpu)
+            and cpu > 0 else "")
     run = (f"{'quick' if quick else 'full'} mode, {len(outcomes)} items, {total / 60:.1f} min "
-           f"of wall time ({per_item}); {n_computed} of {n_cells} cells computed in this run, "
+           f"of wall time ({per_item}); {cost}{n_computed} of {n_cells} cells computed in "
+           "this run, "
            f"{n_cached} reused from the cell cache"
            + (f", {n_failed} FAILED" if n_failed else "") + "."
            + (f" Items FAILED: {', '.join(failed_items)} (no result; see their rows)."
               if failed_items else "")
-           + (f" Cells carry code version {version} (util/version.py)." if version else ""))
+           + _versions(version))
     if previous:  # keep the earlier run's line: its rows are still in the table
         about = [line for e in (earlier or ["This run: (earlier run)."]) for line in (e, "")]
         about.append(f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}")

@@ -20,6 +20,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 import sys
 import time
 import tomllib
@@ -160,16 +161,33 @@ def _checksum(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def cell_version(fn: str) -> str:
+    """The code version of cells of ``fn``: the closure of the module that defines it
+    (``util.version``), so changes to code it cannot run do not make it stale; a cell
+    function outside the package is keyed on the whole package."""
+    target = CELLS.spec(fn).target
+    module = target.partition(":")[0] if isinstance(target, str) else \
+        getattr(target, "__module__", "")
+    return code_version(module if module.startswith("hare_opt.") else None)
+
+
 class Store:
     """One JSON file per finished cell under ``root``; the file is the proof it finished.
 
-    ``version``: the code version results must carry (default: this code's); a file
-    made by other code is stale and its cell is redone."""
+    ``version``: the code version results must carry (default: per cell function, its
+    ``cell_version``); a file made by other code is stale and its cell is redone."""
 
     def __init__(self, root: str | Path, version: str | None = None):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self.version = version or code_version()
+        self.fixed_version = version
+
+    def version(self, cell: Cell) -> str:
+        return self.fixed_version or cell_version(cell.fn)
+
+    def versions(self, cells: Iterable[Cell]) -> dict[str, str]:
+        """Code version by cell function, for the cells given."""
+        return {c.fn: self.version(c) for c in cells}
 
     def path(self, cell: Cell) -> Path:
         return self.root / f"{cell.key}.json"
@@ -181,26 +199,39 @@ class Store:
             doc = json.loads(p.read_text(encoding="utf-8"))
             payload = doc["payload"]
             if (doc.get("format") != FORMAT or doc.get("checksum") != _checksum(payload)
-                    or payload.get("key") != cell.key or payload.get("code") != self.version):
+                    or payload.get("key") != cell.key
+                    or payload.get("code") != self.version(cell)):
                 return None
             return payload["rows"]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def save(self, cell: Cell, rows: list[dict[str, Any]], runtime_s: float) -> None:
+    def save(self, cell: Cell, rows: list[dict[str, Any]], runtime_s: float,
+             cpu_s: float | None = None) -> None:
         payload = {"key": cell.key, "fn": cell.fn, "params": cell.params, "rows": rows,
-                   "runtime_s": runtime_s, "code": self.version}
+                   "runtime_s": runtime_s, "code": self.version(cell)}
+        if cpu_s is not None:
+            payload["cpu_s"] = cpu_s
         doc = {"format": FORMAT, "checksum": _checksum(payload), "payload": payload}
         atomic_write_text(self.path(cell), json.dumps(doc, sort_keys=True, default=str))
+
+    def cost(self, cell: Cell) -> tuple[float, float] | None:
+        """(wall s, CPU s) the stored cell took to compute (CPU: nan if not recorded)."""
+        try:
+            payload = json.loads(self.path(cell).read_text(encoding="utf-8"))["payload"]
+            return float(payload["runtime_s"]), float(payload.get("cpu_s", math.nan))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
 
 # --- execution ------------------------------------------------------------------
 
-def run_cell(cell: Cell) -> tuple[list[dict[str, Any]], float]:
-    """Run one cell (in a worker); returns its rows and wall time."""
-    t0 = time.perf_counter()
+def run_cell(cell: Cell) -> tuple[list[dict[str, Any]], float, float]:
+    """Run one cell (in a worker); returns its rows, wall time and CPU time (this
+    process's: a cell runs in one process and starts none that compute)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     rows = get_cell_fn(cell.fn)(**cell.params)
-    return rows, time.perf_counter() - t0
+    return rows, time.perf_counter() - t0, time.process_time() - c0
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):

@@ -1,0 +1,63 @@
+"""Code versions of cached cells: what a cell can run is in its closure, nothing else.
+
+The closure is read from the source (imports, parent packages, registry targets); the
+run-time check below holds it to what a cell really imports, so a missed import
+(which would let a stale cell pass as fresh) fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from hare_opt.sweeps import Cell, Store
+from hare_opt.sweeps.sweep import cell_version
+from hare_opt.util.version import closure, code_version
+
+
+def test_closure_follows_imports_parents_and_registry_targets():
+    c = closure("hare_opt.sim.policy")
+    assert {"hare_opt", "hare_opt.sim"} <= c                      # parents run on import
+    assert "hare_opt.util.registry" in c                            # a plain import
+    assert "hare_opt.sim.policies.gang" in c                        # "module:Class" target
+    assert "hare_opt.heuristics.listsched" in c                     # transitively
+
+
+def test_the_command_line_and_the_verdicts_are_not_part_of_a_simulation_cell():
+    c = closure("hare_opt.sweeps.cells")
+    assert not {m for m in c if m.startswith("hare_opt.cli")}
+    assert "hare_opt.sweeps.reproduce" not in c and "hare_opt.sweeps.catalog" not in c
+    assert code_version("hare_opt.sweeps.cells") != code_version()
+
+
+def test_cells_of_each_function_carry_their_own_version(tmp_path):
+    store = Store(tmp_path)
+    cell = Cell("arith", {"n": 5, "seed": 1})
+    assert store.version(cell) == cell_version("arith") == code_version("hare_opt.sweeps.cells")
+    store.save(cell, [{"x": 1}], 0.0)
+    assert store.load(cell) == [{"x": 1}]
+    assert Store(tmp_path, version="other").load(cell) is None  # other code: stale
+
+
+def test_what_a_simulation_cell_imports_at_run_time_is_in_its_closure():
+    code = ("import json, sys\n"
+            "from hare_opt.sweeps.cells import simulate_paper\n"
+            "simulate_paper(seed=0, policies=['gavel-fifo', 'hare', 'hlas', 'srtf'], "
+            "n_jobs=3, regime='compressed')\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('hare_opt'))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=600)
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    missed = loaded - closure("hare_opt.sweeps.cells")
+    assert not missed, f"imported at run time but not in the static closure: {missed}"
+
+
+def test_a_cell_records_its_wall_and_cpu_time(tmp_path):
+    from hare_opt.sweeps import run_cells
+
+    store = Store(tmp_path)
+    cell = Cell("arith", {"n": 200_000, "seed": 3})
+    run_cells([cell], store, workers=1, progress=False)
+    wall, cpu = store.cost(cell)
+    assert wall > 0 and 0 < cpu < 60
