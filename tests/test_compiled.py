@@ -45,10 +45,12 @@ def test_every_gang_policy_has_a_kernel():
 @pytest.mark.parametrize("policy", GANG)
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(inst=instances(max_jobs=5, max_gpus=4, max_rounds=6, max_tasks=30),
-       lease=st.sampled_from([None, 1.0, 4.0, 360.0]))
-def test_compiled_engine_gives_the_reference_schedule(policy, semantics, inst, lease):
+       lease=st.sampled_from([None, 1.0, 4.0, 360.0]),
+       realloc=st.sampled_from([None, 0.0, 5.0]))
+def test_compiled_engine_gives_the_reference_schedule(policy, semantics, inst, lease, realloc):
     """Random instances (time unit: seconds, so a lease of 1-4 s is a few rounds)."""
-    assert_same_run(inst, policy, semantics, lease=lease)
+    extra = {"realloc": realloc} if policy == "gavel-las" else {}
+    assert_same_run(inst, policy, semantics, lease=lease, **extra)
 
 
 def workloads():

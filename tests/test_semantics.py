@@ -189,6 +189,30 @@ def test_reserved_idle_time_on_a_hand_made_case():
     assert m["switching_time"] == 3 and m["lease_idle_time"] == 0
 
 
+@pytest.mark.parametrize("semantics,realloc,gap", [("lease", None, 1920.0),
+                                                   ("lease", 5.0, 5.0),
+                                                   ("per-round", None, 0.0)])
+def test_gavel_las_solves_its_lp_at_most_every_realloc(semantics, realloc, gap, monkeypatch):
+    """Gavel recomputes its allocation at most every 1920 s: under leases so does
+    gavel-las; per-round it re-solves at every change of the active jobs (as before)."""
+    from hare_opt.sim.policies.gavel_las import GavelLASPolicy
+
+    times = []
+    solve = GavelLASPolicy._solve_lp
+
+    def spy(self, sim):
+        times.append(sim.now)
+        solve(self, sim)
+
+    monkeypatch.setattr(GavelLASPolicy, "_solve_lp", spy)
+    inst = small_paper()
+    simulate(inst, "gavel-las", semantics=semantics, realloc=realloc, engine="python")
+    steps = np.diff(times) * unit_seconds(inst.time_unit)
+    assert len(times) >= (1 if gap > 100 else 2) and (steps >= gap).all()
+    if gap == 0:
+        assert len(times) > inst.num_jobs  # arrivals and completions
+
+
 # --- the workload settings -------------------------------------------------------------------
 def test_simulate_cell_states_semantics_and_switching():
     from hare_opt.sweeps.cells import simulate_paper

@@ -57,6 +57,7 @@ def run(sim: Simulator, progress=None) -> SimResult:
     ctl = np.zeros(K.CTL, dtype=np.int64)
     ctl[K.LEFT], ctl[K.MAXTIME], ctl[K.MAXEVENTS] = n, sim.max_time, sim.max_events
     ctl[K.POLICY] = code
+    ctl[K.REALLOC], ctl[K.SOLVED_AT] = (policy.gap, -1) if code == K.LAS else (0, -1)
     ctl[K.LEASE] = (K.PER_ROUND if not sim.leases else
                     K.WHOLE_JOB if sim.lease_len is None else sim.lease_len)
     span = policy.round_span if code == K.SRTF else np.zeros(n, dtype=np.int64)

@@ -42,8 +42,9 @@ ARRIVE, FREE, BARRIER = 0, 1, 2
 EVENTS, DECIDE, DECIDE_LP_DONE, APPLY = range(4)
 # ``ctl`` slots.
 (NOW, LEFT, NEVENTS, PHASE, NHEAP, NBUF, NARR, NOPEN, NFIN, NPAIRS, MAXTIME, MAXEVENTS,
- RESERVED, LEASE_IDLE, LEASES, LEASE, POLICY, NREQ, OVERFLOW, STALE) = range(20)
-CTL = 20
+ RESERVED, LEASE_IDLE, LEASES, LEASE, POLICY, NREQ, OVERFLOW, STALE, REALLOC,
+ SOLVED_AT) = range(22)
+CTL = 22
 PER_ROUND, WHOLE_JOB = -2, -1
 # Rows of ``jfix``, ``jst``, ``gst``.
 REL, K, ROUNDS, OVH, SPAN = range(5)
@@ -362,20 +363,18 @@ def _decide_las(ctl, jfix, proc, sync, fits, pbt, alloc, received, jst, gst, gty
 
 @jit
 def _startable(ctl, jfix, fits, jst, gst, gtype, s, freeg, nfree):
-    """(waiting jobs, (job, type) pairs that fit the idle GPUs now). With no such pair a
-    decision of allox or gavel-las starts nothing, whatever its assignment or LP says;
-    with one, gavel-las starts it whatever the LP's priorities."""
+    """Waiting jobs, if some (job, type) pair fits the idle GPUs now (else 0: a decision
+    of allox starts nothing, whatever its assignment says)."""
     w, _, _, idle, _, _, _ = s
     nw = _waiting(jst, w)
     if nw == 0 or _free_by_type(ctl, gst, gtype, idle, freeg, nfree) == 0:
-        return nw, 0
-    fit = 0
+        return 0
     for i in range(nw):
         j = w[i]
         for t in range(fits.shape[1]):
             if fits[j, t] and jfix[K, j] <= nfree[t]:
-                fit += 1
-    return nw, fit
+                return nw
+    return 0
 
 
 @jit
@@ -439,18 +438,19 @@ def run(ctl, jfix, proc, sync, elig, gtype, fits, pbt, thr, jst, gst, heap, buf,
             for i in range(ctl[NOPEN]):
                 jst[WAITING, evb[1, i]] = 1
             ctl[PHASE] = DECIDE_LP_DONE
-            if pol == LAS:  # the LP of the active jobs, once they changed and it is needed
+            if pol == LAS:  # GavelLASPolicy.decide: the LP of the active jobs, when due
                 if ctl[NARR] + ctl[NFIN] > 0:
                     ctl[STALE] = 1
-                if ctl[STALE] and _startable(ctl, jfix, fits, jst, gst, gtype, s, freeg,
-                                             nfree)[1] > 1:
-                    ctl[STALE] = 0
+                if ctl[STALE] and (ctl[SOLVED_AT] < 0 or
+                                   ctl[NOW] - ctl[SOLVED_AT] >= ctl[REALLOC]) \
+                        and _waiting(jst, s[0]) and _idle(ctl, gst, s[3]):
+                    ctl[STALE], ctl[SOLVED_AT] = 0, ctl[NOW]
                     return NEED_LP
         elif phase == DECIDE_LP_DONE:
             ctl[PHASE] = EVENTS
             if pol == ALLOX:
-                nw, fit = _startable(ctl, jfix, fits, jst, gst, gtype, s, freeg, nfree)
-                if fit:
+                nw = _startable(ctl, jfix, fits, jst, gst, gtype, s, freeg, nfree)
+                if nw:
                     req[:nw] = s[0][:nw]
                     ctl[NREQ] = nw
                     ctl[PHASE] = APPLY

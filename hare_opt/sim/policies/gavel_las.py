@@ -7,24 +7,40 @@ best throughput_j) / w_j, with sum_t X[j, t] <= 1 and sum_j K_j X[j, t] <= count
 Gavel's round-based mechanism then runs the (job, type) pairs with the highest
 priority X[j, t] / (fraction of time j has received on t so far).
 Simplified: throughput on a type is one round per (task time + sync time) on K
-GPUs of that type; the LP is re-solved when the set of active jobs has changed and a
-decision needs it; a
-"round" of Gavel is a decision at each arrival and round end (no fixed length);
-gang, all K tasks of a round on one type. Leases: Gavel's 360 s rounds (the
-default of every gang policy).
+GPUs of that type; a "round" of Gavel is a decision at each arrival, completion and
+lease end (round end under ``per-round``); gang, all K tasks of a round on one type;
+time received is counted since arrival. Leases: Gavel's 360 s rounds.
+
+When the LP is solved: once the set of active jobs has changed and a decision needs
+it, and, like Gavel's simulator (``minimum_time_between_allocation_resets=1920`` in
+its ``scheduler/scheduler.py``), not again within ``realloc`` seconds: 1920 s under
+leases; every change under ``per-round`` (as before leases existed). A job that
+arrived since the last solve has no share yet (priority 0, as in Gavel).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
 from hare_opt.model import Instance
+from hare_opt.model.options import option
 from hare_opt.sim.events import Events
-from hare_opt.sim.policies.gang import GangPolicy, single_type_fits
+from hare_opt.sim.policies.gang import GangOptions, GangPolicy, single_type_fits
+from hare_opt.sim.semantics import lease_units
+
+#: Gavel's least time between two allocations, seconds (its simulator's default).
+GAVEL_REALLOC_S = 1920.0
+
+
+@dataclass(frozen=True)
+class GavelLASOptions(GangOptions):
+    realloc: float | None = option(None, lo=0.0, doc="least seconds between two solves of "
+                                   "the LP; null: 1920 (Gavel's) under leases, 0 per-round")
 
 if TYPE_CHECKING:
     from hare_opt.sim.simulator import Simulator
@@ -61,9 +77,19 @@ def las_allocation(inst: Instance, jobs: list[int], thr: np.ndarray,
 
 class GavelLASPolicy(GangPolicy):
     name = "gavel-las"
+    Options: ClassVar[type[GangOptions]] = GavelLASOptions
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.realloc = self.options.realloc
 
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst
+        seconds = self.realloc if self.realloc is not None else \
+            GAVEL_REALLOC_S if sim.leases else 0.0
+        #: least time units between two LP solves
+        self.gap = 0 if seconds == 0 else lease_units(seconds, inst, self.name)
+        self.solved_at: int | None = None
         self.fits = single_type_fits(sim, self.name)
         span = (inst.proc_by_type + inst.sync_by_type).astype(float)
         self.thr = np.where(self.fits, 1.0 / np.maximum(span, 1), 0.0)
@@ -89,15 +115,16 @@ class GavelLASPolicy(GangPolicy):
         idle = sim.idle_gpus()
         if not len(idle):
             return
-        if self.stale:
+        if self.stale and (self.solved_at is None or sim.now - self.solved_at >= self.gap):
             self._solve_lp(sim)
-            self.stale = False
+            self.stale, self.solved_at = False, sim.now
         pairs = []
         for j in self.waiting:
             age = max(1, sim.now - int(inst.release[j]))
             for t in np.flatnonzero(self.fits[j]).tolist():
                 share = self.received[j, t] / age
-                prio = self.alloc[j][t] / max(share, 1e-9)
+                x = self.alloc[j][t] if j in self.alloc else 0.0  # no share yet
+                prio = x / max(share, 1e-9)
                 pairs.append((-prio, int(inst.release[j]), j, t))
         pairs.sort()
         free = self.idle_by_type(sim)
