@@ -84,7 +84,9 @@ def _push(h, ctl, t, kind, x):
 
 @jit
 def _pop(h, ctl):
-    """Remove the root (the caller has read it)."""
+    """Remove the root (the caller has read it). The heap is this module's own, not the
+    round engine's (``heuristics/_kernels.py``): numba's cache of a kernel follows the
+    file it is in only, so a shared helper edited elsewhere would stay stale here."""
     n = ctl[NHEAP] - 1
     ctl[NHEAP] = n
     if n == 0:
@@ -186,6 +188,17 @@ def _best(j, cand, nc, pol, ctl, jfix, proc, sync, jst, gst, keys, chosen):
 
 
 @jit
+def _start_best(j, cand, nc, free, nfree, pol, ctl, jfix, proc, sync, jst, gst, heap, buf,
+                keys, chosen):
+    """Start ``j`` on its best K of ``cand[:nc]``, which leave ``free[:nfree]`` (the same
+    array or another); the job leaves the queue. Returns (rounds started, GPUs left)."""
+    _best(j, cand, nc, pol, ctl, jfix, proc, sync, jst, gst, keys, chosen)
+    n = _start_gang(j, chosen, ctl, jfix, proc, sync, jst, gst, heap, buf)
+    jst[WAITING, j] = 0
+    return n, _remove(free, nfree, chosen, jfix[K, j])
+
+
+@jit
 def _idle(ctl, gst, idle):
     """Idle GPUs (free and not held) in ascending order; returns how many."""
     now, ni = ctl[NOW], 0
@@ -255,10 +268,8 @@ def _decide_gang(ctl, jfix, proc, sync, elig, thr, jst, gst, heap, buf, s):
             nc = _eligible_idle(j, idle, ni, elig, cand)
             if nc < jfix[K, j]:
                 return
-            _best(j, cand, nc, pol, ctl, jfix, proc, sync, jst, gst, keys, chosen)
-            _start_gang(j, chosen, ctl, jfix, proc, sync, jst, gst, heap, buf)
-            ni = _remove(idle, ni, chosen, jfix[K, j])
-            jst[WAITING, j] = 0
+            ni = _start_best(j, cand, nc, idle, ni, pol, ctl, jfix, proc, sync, jst, gst,
+                             heap, buf, keys, chosen)[1]
             w[h] = w[nw - 1]
             nw -= 1
         return
@@ -292,12 +303,9 @@ def _decide_gang(ctl, jfix, proc, sync, elig, thr, jst, gst, heap, buf, s):
             break
         j = w[o1[o2[r]]]
         nc = _eligible_idle(j, idle, ni, elig, cand)
-        if nc < jfix[K, j]:
-            continue
-        _best(j, cand, nc, pol, ctl, jfix, proc, sync, jst, gst, keys, chosen)
-        _start_gang(j, chosen, ctl, jfix, proc, sync, jst, gst, heap, buf)
-        ni = _remove(idle, ni, chosen, jfix[K, j])
-        jst[WAITING, j] = 0
+        if nc >= jfix[K, j]:
+            ni = _start_best(j, cand, nc, idle, ni, pol, ctl, jfix, proc, sync, jst, gst,
+                             heap, buf, keys, chosen)[1]
 
 
 @jit
@@ -316,13 +324,10 @@ def _free_by_type(ctl, gst, gtype, idle, freeg, nfree):
 def _start_on_type(j, t, ctl, jfix, proc, sync, jst, gst, heap, buf, freeg, nfree, keys,
                    chosen):
     """``GangPolicy.start_on_type``: rounds started (0: it did not fit)."""
-    k = jfix[K, j]
-    if not jst[WAITING, j] or nfree[t] < k:
+    if not jst[WAITING, j] or nfree[t] < jfix[K, j]:
         return 0
-    _best(j, freeg[t], nfree[t], LAS, ctl, jfix, proc, sync, jst, gst, keys, chosen)
-    n = _start_gang(j, chosen, ctl, jfix, proc, sync, jst, gst, heap, buf)
-    nfree[t] = _remove(freeg[t], nfree[t], chosen, k)
-    jst[WAITING, j] = 0
+    n, nfree[t] = _start_best(j, freeg[t], nfree[t], freeg[t], nfree[t], LAS, ctl, jfix,
+                              proc, sync, jst, gst, heap, buf, keys, chosen)
     return n
 
 
