@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from hare_opt.model import Instance, Result, Schedule, SolverError, Status
 from hare_opt.model.options import Run
@@ -58,6 +57,8 @@ def horn(inst: Instance) -> Special | None:
     usable = np.flatnonzero(inst.eligible.any(axis=0))
     if n * len(usable) * n > MAX_HORN_ENTRIES:
         return None
+    from scipy.optimize import linear_sum_assignment  # SciPy only for this case
+
     r, w = int(inst.release[0]), int(inst.weight[0])
     length = inst.proc[:, usable] + inst.overhead[:, None]          # (n, u) GPU time of a job
     pos = np.arange(1, n + 1)                                         # k-th from the end
