@@ -16,11 +16,11 @@ from hare_opt.io import load_instance
 from hare_opt.model import GPU, Instance, Job
 from hare_opt.model.options import Run
 from hare_opt.solvers import solve
+from hare_opt.solvers.exact import best_start
 from hare_opt.solvers.milp import ModelTooLargeError, lp_relaxation_bound
 from hare_opt.solvers.milp.formulation import build
 from hare_opt.solvers.milp.solution import encode
 from hare_opt.solvers.milp.windows import Windows
-from hare_opt.solvers.start import best_start
 
 
 def _inst(jobs: list[Job], types: list[str], name: str = "t") -> Instance:

@@ -52,4 +52,8 @@ if TYPE_CHECKING:
     from hare_opt.bounds.lp import lp_bound
     from hare_opt.bounds.strong import strong_bound
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["BOUNDS", "BoundSpec", "UnknownBoundError", "all_bounds", "approx_factor",
+           "approx_terms", "cluster_work", "critical_path", "critical_path_bound",
+           "geometric_bound", "guarantee", "guarantee_plan", "hare_claim", "load_bound",
+           "lower_bound", "lp_bound", "lp_order", "paper_claim", "preemptive_wspt",
+           "register_bound", "rho", "sequential_bound", "solo_span", "strong_bound"]

@@ -42,4 +42,6 @@ if TYPE_CHECKING:
     from hare_opt.model.schedule import Schedule, Task
     from hare_opt.model.stats import Stats
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["BOUND_TOL", "CheckReport", "GPU", "HareOptError", "Instance", "InstanceError", "Job",
+           "MAX_TIME", "Model", "OptionError", "Result", "STATUSES", "Schedule", "ScheduleError",
+           "SolverError", "Stats", "Status", "Task", "ceil_bound", "min_makespan_identical"]
