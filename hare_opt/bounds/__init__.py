@@ -24,9 +24,13 @@ _EXPORTS = {
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
+# ``guarantee`` is both a submodule and a function: importing the submodule (which any
+# bound does) would bind the name to the module, so the function is bound here, after it.
+from hare_opt.bounds.claims import guarantee  # noqa: E402
+
 if TYPE_CHECKING:
     from hare_opt.bounds.approx import approx_factor, approx_terms, geometric_bound
-    from hare_opt.bounds.claims import guarantee, hare_claim, paper_claim
+    from hare_opt.bounds.claims import hare_claim, paper_claim
     from hare_opt.bounds.combinatorial import (
         cluster_work,
         critical_path,

@@ -203,6 +203,8 @@ class Run:
     None lets the backend choose. ``stop``: set to ask a running solver to return its
     best schedule now. ``progress``: called with what the solver learns (``report``);
     None sends it to the command's progress line (``hare_opt.util.progress``).
+    ``verify``: the schedule that leaves is checked (False for a phase of a larger solve,
+    which checks what leaves it).
     """
 
     time_limit: float | None = None
@@ -213,6 +215,7 @@ class Run:
     started: float = field(default_factory=time.perf_counter)
     stop: threading.Event = field(default_factory=threading.Event, repr=False)
     progress: ProgressFn | None = field(default=None, repr=False)
+    verify: bool = True
 
     def __post_init__(self) -> None:
         owner = "solve"

@@ -208,7 +208,7 @@ def suggest(instance: Instance, solver: str, refusal: CapacityError) -> Capacity
             continue
         takers.append(other.name)
     text = str(refusal).split("; use ")[0]
-    return CapacityError(text + (f"; solvers that take it: {', '.join(takers)}" if takers
+    return type(refusal)(text + (f"; solvers that take it: {', '.join(takers)}" if takers
                                  else ""))
 
 
@@ -269,7 +269,8 @@ def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None 
     check_size(f"solver {solver!r}", instance.name, instance.num_tasks, MAX_TASKS,
                advice="a schedule holds one row per task")
     compile_s = warm_kernels(spec.kernels)  # before the clock: a one-off, not search time
-    run = Run(time_limit=time_limit, seed=seed, threads=threads, log=log, progress=progress)
+    run = Run(time_limit=time_limit, seed=seed, threads=threads, log=log, progress=progress,
+              verify=verify_result)
     if run.time_limit is not None and verify_result:
         # the limit covers the check on the way out too (about a second per 10^6 tasks)
         run.time_limit = max(0.5 * run.time_limit,

@@ -12,14 +12,13 @@ Correctness, bounds and dominance: docs/formulations.md, "Branch and bound".
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from hare_opt.bounds.combinatorial import min_sync
-from hare_opt.model import GPU, Instance, Job, Result, Schedule, Status
+from hare_opt.model import GPU, Instance, Job, Result, Schedule, Stats, Status
 from hare_opt.model.limits import CapacityError
 from hare_opt.model.options import Run
 from hare_opt.solvers.bnb import _search as k
@@ -280,7 +279,12 @@ def warm_up() -> float:
     inst = Instance((GPU("g0", "A"), GPU("g1", "A"), GPU("g2", "B")),
                     (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2, switch_overhead=1),
                      Job("j1", {"A": 1}, release=1, sync_time=1)), "warm-up")
-    opts = BnbOptions(special=False, start_heuristic=None)
-    solve_bnb(inst, Run(), dataclasses.replace(opts, work_limit=1))  # the root's children
-    solve_bnb(inst, Run(), opts)
+    from hare_opt.heuristics.rules import solve_fifo
+
+    backend = BnbBackend()
+    for limit in (1, None):  # the root's children (open_bound), then a complete search
+        run = Run()
+        ctx = Context("bnb", inst, run, BnbOptions(work_limit=limit), solve_fifo(inst, run, None),
+                      0, Stats())
+        backend.search(ctx, backend.build(ctx))
     return time.perf_counter() - t0

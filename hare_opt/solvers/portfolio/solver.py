@@ -191,13 +191,12 @@ class PortfolioBackend:
             spec = SOLVERS.spec(name)
             run.exclude(warm_kernels(spec.kernels))  # a one-off compile is not search time
             sub = Run(share, ctx.start, run.seed, run.threads, run.log, stop=run.stop,
-                      progress=run.progress)
+                      progress=run.progress, verify=False)  # what leaves is checked once
             try:  # the members' own defaults here (two threads), not the children's
                 found = SOLVERS.load(name)(instance, sub, spec.parse_options(_own(name, opts)))
             except HareOptError as exc:  # e.g. too large for bnb: its child run says so too
                 ctx.stats[f"quick_{name}"] = f"{type(exc).__name__}: {exc}"
                 continue
-            ctx.stats.count_check(found.stats.checks or 0)
             ctx.stats[f"quick_{name}"] = _brief(found)
             runs.results[f"quick {name}"] = found
             if found.status == Status.OPTIMAL:
@@ -214,7 +213,9 @@ class PortfolioBackend:
     def _children(self, ctx: Context, runs: _Runs, left: float | None) -> Found | None:
         opts, run, instance, stats = ctx.options, ctx.run, ctx.instance, ctx.stats
         doc = instance_to_dict(instance)
-        shared = {"seed": run.seed, "threads": 1, "log": run.log, "hint": ctx.start}
+        # the children's answers are checked here, once, if they leave the portfolio
+        shared = {"seed": run.seed, "threads": 1, "log": run.log, "hint": ctx.start,
+                  "verify_result": False}
         procs: dict[str, tuple[subprocess.Popen, threading.Thread, list]] = {}
         done: queue.Queue[str] = queue.Queue()
         # Deterministic runs end on their work limits; the wall clock is only a safety net
@@ -258,7 +259,6 @@ class PortfolioBackend:
                     continue
                 if payload.report is not None:  # checked in the child: the verdict travels
                     payload.report.rebind(instance, payload.schedule)
-                stats.count_check(payload.stats.checks or 0)
                 runs.results[name] = payload
                 stats[name] = _brief(payload)
                 run.report(name, incumbent=payload.objective if payload.status.has_schedule
