@@ -9,6 +9,7 @@ within 0.5 of the incumbent proves it optimal.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import math
@@ -86,7 +87,45 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
               stop: threading.Event | None = None, report: Report | None = None) -> Outcome:
     """Solve with highspy on the model PuLP builds; optionally the LP relaxation first.
     ``stop`` interrupts the run (the incumbent is kept, the status is then not optimal);
-    it is also read between the phases, so that a stop during one skips the next."""
+    it is also read between the phases, so that a stop during one skips the next. PuLP
+    hands the model over in Python (seconds on large models): the exchange runs in a
+    worker thread, so that a stop returns here within ``STOP_GRACE_S`` regardless."""
+    out = in_worker(lambda: _highs(m, time_limit=time_limit, threads=threads, msg=msg,
+                                   start=start, lp_bound=lp_bound, mip=mip, options=options,
+                                   stop=stop, report=report), stop, "highs")
+    return out if out is not None else Outcome("none", stats={"backend": "highs"})
+
+
+def in_worker(fn: Callable[[], Any], stop: threading.Event | None, name: str) -> Any:
+    """``fn()`` in a daemon thread; None if ``stop`` is set and ``fn`` has not returned
+    ``STOP_GRACE_S`` later (it then winds down alone: it must watch ``stop`` itself)."""
+    box: list[Any] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            box.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=work, name=name, daemon=True)
+    worker.start()
+    stopped_at = None
+    while worker.is_alive():
+        worker.join(0.05)
+        if stop is not None and stop.is_set():
+            stopped_at = stopped_at or time.perf_counter()
+            if time.perf_counter() > stopped_at + STOP_GRACE_S:
+                return None
+    if errors:
+        raise errors[0]
+    return box[0]
+
+
+def _highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
+           start: dict[str, float] | None, lp_bound: bool, mip: bool,
+           options: dict[str, Any] | None, stop: threading.Event | None,
+           report: Report | None) -> Outcome:
     t0 = time.perf_counter()
     if not msg:
         quiet_banner()
@@ -97,6 +136,38 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
     solver.buildSolverModel(m.prob)
     h: highspy.Highs = m.prob.solverModel
     watch_highs(h, stop, report)
+    if stop is not None and stop.is_set():
+        return Outcome("none", stats={"backend": "highs"})
+    with _cancel_on(stop, h):
+        return _run_phases(h, m, time_limit=time_limit, t0=t0, start=start,
+                           lp_bound=lp_bound, mip=mip, stop=stop)
+
+
+@contextlib.contextmanager
+def _cancel_on(stop: threading.Event | None, h: highspy.Highs) -> Iterator[None]:
+    """``h.cancelSolve()`` once ``stop`` is set: HiGHS polls its interrupt callbacks only in
+    some phases (a node-limited MIP once ignored two SIGTERMs); cancelling reaches all."""
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.05):
+            if stop is not None and stop.is_set():
+                h.cancelSolve()
+                return
+
+    thread = threading.Thread(target=watch, name="highs-stop", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(1.0)
+
+
+def _run_phases(h: highspy.Highs, m: TimeIndexedModel, *, time_limit: float | None,
+                t0: float, start: dict[str, float] | None, lp_bound: bool, mip: bool,
+                stop: threading.Event | None) -> Outcome:
+    """The LP relaxation (optional), then the MIP from ``start``."""
     h.changeObjectiveOffset(float(m.constant))
     variables = m.prob.variables()
     out = Outcome("none", stats={"backend": "highs", "n_vars": h.getNumCol(),
@@ -149,7 +220,10 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
 
     CBC runs as a child process (``guarded_cbc``): ``stop`` makes it return its best
     solution (SIGINT, then SIGKILL if it does not), it dies with this process, and its
-    files live in a folder of this process that is removed afterwards."""
+    files live in a folder of this process that is removed afterwards. PuLP writes the
+    model file in Python for seconds on large models, so the whole exchange runs in a
+    worker thread (``in_worker``): a stop returns here within about ``STOP_GRACE_S``
+    (then without CBC's answer) while the worker winds down alone, starting no CBC."""
     t0 = time.perf_counter()
     out = Outcome("none", stats={"backend": "cbc", "n_vars": len(m.prob.variables()),
                                  "n_rows": m.prob.numConstraints()})
@@ -157,23 +231,28 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
     def remaining() -> float | None:
         return None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
 
-    with warnings.catch_warnings(), guarded_cbc(stop) as folder:
-        warnings.simplefilter("ignore")  # PULP_CBC_CMD's deprecation notice
-        if lp_bound:
-            cmd = pulp.PULP_CBC_CMD(mip=False, msg=msg, timeLimit=remaining())
+    def work() -> bool:
+        with warnings.catch_warnings(), guarded_cbc(stop) as folder:
+            warnings.simplefilter("ignore")  # PULP_CBC_CMD's deprecation notice
+            if lp_bound:
+                cmd = pulp.PULP_CBC_CMD(mip=False, msg=msg, timeLimit=remaining())
+                cmd.tmpDir = folder
+                _solve(m.prob, cmd)
+                if m.prob.status == pulp.LpStatusOptimal:
+                    out.lp_bound = pulp.value(m.prob.objective)
+            if stop is not None and stop.is_set():
+                return False
+            if start is not None:
+                for v in m.prob.variables():
+                    v.setInitialValue(start.get(v.name, 0.0))
+            cmd = pulp.PULP_CBC_CMD(msg=msg, timeLimit=remaining(), threads=threads,
+                                    warmStart=start is not None, **(options or {}))
             cmd.tmpDir = folder
             _solve(m.prob, cmd)
-            if m.prob.status == pulp.LpStatusOptimal:
-                out.lp_bound = pulp.value(m.prob.objective)
-        if stop is not None and stop.is_set():
-            return out
-        if start is not None:
-            for v in m.prob.variables():
-                v.setInitialValue(start.get(v.name, 0.0))
-        cmd = pulp.PULP_CBC_CMD(msg=msg, timeLimit=remaining(), threads=threads,
-                                warmStart=start is not None, **(options or {}))
-        cmd.tmpDir = folder
-        _solve(m.prob, cmd)
+            return True
+
+    if not in_worker(work, stop, "cbc"):  # stopped: the worker starts no CBC now
+        return out
     out.stats["mip_status"] = pulp.LpSolution.get(m.prob.sol_status, str(m.prob.sol_status))
     if m.prob.sol_status == pulp.LpSolutionOptimal and not (stop is not None and stop.is_set()):
         out.status = "optimal"
@@ -240,6 +319,9 @@ def guarded_cbc(stop: threading.Event | None) -> Iterator[str]:
 
     sweep_stale_folders()
     folder = tempfile.mkdtemp(prefix=f"{CBC_FOLDER}{os.getpid()}-")
+    # a worker abandoned after a stop may still be writing when the process exits; once
+    # the folder is gone its writes fail, so nothing is left behind
+    atexit.register(shutil.rmtree, folder, True)
     children: list[subprocess.Popen] = []
     real = coin_api.subprocess
 
@@ -249,24 +331,31 @@ def guarded_cbc(stop: threading.Event | None) -> Iterator[str]:
 
         @staticmethod
         def Popen(args: Any, **kw: Any) -> subprocess.Popen:  # noqa: N802 - Popen's name
-            proc = real.Popen(args, process_group=0, preexec_fn=_die_with_parent, **kw)
-            interrupt.track(proc.pid)
-            children.append(proc)
-            return proc
+            with lock:
+                if stop is not None and stop.is_set():  # asked to stop while PuLP wrote
+                    raise pulp.PulpSolverError("stopped before CBC started")
+                proc = real.Popen(args, process_group=0, preexec_fn=_die_with_parent, **kw)
+                interrupt.track(proc.pid)
+                children.append(proc)
+                return proc
 
     done = threading.Event()
+    lock = threading.Lock()
 
     def watch() -> None:
+        """Once ``stop`` is set: SIGINT to each CBC, SIGKILL ``STOP_GRACE_S`` later."""
+        asked: dict[int, float] = {}
         while not done.wait(0.05):
-            if stop is not None and stop.is_set():
+            if stop is None or not stop.is_set():
+                continue
+            now = time.monotonic()
+            with lock:
                 for proc in children:
-                    interrupt.kill_group(proc.pid, signal.SIGINT)
-                deadline = time.monotonic() + STOP_GRACE_S
-                while not done.wait(0.05) and time.monotonic() < deadline:
-                    pass
-                for proc in children:
-                    interrupt.kill_group(proc.pid)
-                return
+                    if proc.pid not in asked:
+                        interrupt.kill_group(proc.pid, signal.SIGINT)
+                        asked[proc.pid] = now
+                    elif now >= asked[proc.pid] + STOP_GRACE_S:
+                        interrupt.kill_group(proc.pid)
 
     watcher = threading.Thread(target=watch, name="cbc-stop", daemon=True)
     with _cbc_lock:
