@@ -64,3 +64,13 @@ def test_the_api_reference_covers_every_public_module():
         documented |= set(re.findall(r"automodule:: (\S+)", page.read_text()))
     missing = [m for m in public_modules() if m not in documented]
     assert not missing, f"add these to docs/api/*.rst: {missing}"
+
+
+def test_generated_tables_match_the_registries():
+    from hare_opt.sweeps.doc_tables import TABLES, committed
+
+    for name, (path, make) in TABLES.items():
+        held = committed(name)
+        assert held is not None, f"{path}: markers of table {name!r} missing"
+        assert held == make(), (f"{path}: table {name!r} differs from the registry; run "
+                                "python -m hare_opt.sweeps.doc_tables")
