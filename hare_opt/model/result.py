@@ -9,9 +9,10 @@ instance and schedule objects it judged (``CheckReport.judged``).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -110,6 +111,13 @@ class Result:
     instance_name: str = ""
     stats: Stats = field(default_factory=Stats)
     report: CheckReport | None = field(default=None, repr=False, compare=False)
+
+    if TYPE_CHECKING:  # what callers may pass: ``__setattr__`` makes stats a ``Stats``
+        def __init__(self, solver: str, status: Status | str, schedule: Schedule,
+                     objective: float = math.inf, lower_bound: float | None = None,
+                     runtime_s: float = 0.0, instance_name: str = "",
+                     stats: Stats | Mapping[str, Any] | None = None,
+                     report: CheckReport | None = None) -> None: ...
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "status":  # always a Status, also when set from a string later

@@ -186,8 +186,10 @@ def best_start(instance: Instance, run: Run, *, heuristic: str | None = "auto",
     skipped: list[str] = []
     for rule in rules_and_heuristics("rule"):
         got = SOLVERS.load(rule)(instance, phase if found else None, None)  # one must finish
-        (found if got.status.has_schedule else skipped).append(got if got.status.has_schedule
-                                                               else rule)
+        if got.status.has_schedule:
+            found.append(got)
+        else:
+            skipped.append(rule)
     if skipped:
         stats["start_skipped"] = skipped
     found = [r for r in found if isinstance(r, Result) and r.status.has_schedule]

@@ -64,13 +64,17 @@ def committed(name: str, root: Path = ROOT) -> str | None:
     return None if found is None else found.group(2)
 
 
+def _filler(table: str) -> Callable[[re.Match[str]], str]:
+    return lambda m: m.group(1) + table + m.group(3)
+
+
 def write(root: Path = ROOT) -> list[str]:
     """Rewrite every table from the registries; returns the names that changed."""
     changed = []
     for name, (path, make) in TABLES.items():
         file = root / path
         text = file.read_text()
-        new = _pattern(name).sub(lambda m, t=make(): m.group(1) + t + m.group(3), text)
+        new = _pattern(name).sub(_filler(make()), text)
         if new != text:
             file.write_text(new)
             changed.append(name)
