@@ -34,6 +34,7 @@ def fig1_cell(*, seed: int = 0, time_limit: float = 60.0) -> list[dict[str, Any]
     rows = []
     for key, (desc, claimed, _) in FIG1_SCHEDULES.items():
         obj = check(inst, fig1_schedule(key)).objective
+        assert obj is not None  # the paper's schedules are complete
         rows.append({"schedule": f"({key}) {desc}", "total_jct_s": obj * sec,
                      "paper_s": claimed, "status": "paper's schedule"})
     for solver in solver_names(portfolio=True):  # every exact method, from the registry
@@ -85,7 +86,7 @@ def fig1_item() -> Item:
 
 # --- heuristic quality against OPT -----------------------------------------------------
 
-QUALITY_GEN = dict(rounds=(1, 3), tasks_per_round=(1, 4), heterogeneity=3.0,
+QUALITY_GEN: dict[str, Any] = dict(rounds=(1, 3), tasks_per_round=(1, 4), heterogeneity=3.0,
                    release_spread=20, sync=(0, 2), sync_map=True, switch_overhead=(0, 2),
                    max_task_time=12)
 
@@ -164,7 +165,7 @@ def bounds_cell(*, seed: int, n_jobs: int, n_gpus: int, exact: bool,
     hare = solve(inst, "hare")
     geo = solve(inst, "geobatch")
     alpha = float(inst.alpha.max())
-    row = {"tasks": inst.num_tasks, "alpha": alpha, "lower_bound": lb,
+    row: dict[str, Any] = {"tasks": inst.num_tasks, "alpha": alpha, "lower_bound": lb,
            "hare": hare.objective, "guarantee": guarantee(inst),
            "hare_over_guarantee_lb": hare.objective / (guarantee(inst) * lb),
            "geobatch_over_factor_lb": geo.objective / (approx_factor(inst) * lb)}

@@ -19,17 +19,14 @@ import numpy as np
 
 from hare_opt.bounds.combinatorial import min_sync
 from hare_opt.model import GPU, Instance, Job, Result, Schedule, Stats, Status
-from hare_opt.model.limits import CapacityError
 from hare_opt.model.options import Run
 from hare_opt.solvers.bnb import _search as k
-from hare_opt.solvers.bnb.options import BnbOptions
+from hare_opt.solvers.bnb.options import BnbOptions, fits
 from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
 
 #: Labels the dominance memo starts with; it doubles when full, up to ``memo_mb``.
 MEMO_START = 1 << 14
-#: Largest search stack (states + child lists) in bytes: beyond, the instance is refused.
-MAX_STACK_BYTES = 1 << 30
 #: Largest chunk of nodes between looks at the clock under a node limit (a fixed schedule:
 #: the search, memo growth included, is then the same on any machine).
 DETERMINISTIC_CHUNK = 50_000
@@ -139,15 +136,7 @@ class BnbBackend:
     name = "bnb"
 
     def fits(self, instance: Instance, options: BnbOptions) -> None:
-        n, m, total = instance.num_jobs, instance.num_gpus, instance.num_tasks
-        width = 3 * n + 2 * m + 2
-        stack = (total + 1) * 8 * (width + 2 * n * m + 3)
-        if stack > MAX_STACK_BYTES:
-            raise CapacityError(f"solver 'bnb': instance {instance.name!r} needs "
-                                f"{stack / 2**30:.1f} GiB of search stack ({total} tasks x "
-                                f"{n} jobs x {m} GPUs), more than the "
-                                f"{MAX_STACK_BYTES / 2**30:.0f} GiB it handles; use cpsat or "
-                                "hare")
+        fits(instance)
 
     def build(self, ctx: Context) -> _Search:
         instance, opts = ctx.instance, ctx.options
@@ -252,10 +241,6 @@ class BnbBackend:
     def extract(self, ctx: Context, s: _Search) -> Schedule:
         assert s.own_moves is not None
         return _schedule(ctx.instance, s.own_moves)
-
-
-def fits(instance: Instance) -> None:
-    BnbBackend().fits(instance, BnbOptions())
 
 
 def solve_bnb(instance: Instance, run: Run | None = None,

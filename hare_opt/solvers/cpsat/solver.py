@@ -11,9 +11,10 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil_bound
-from hare_opt.model.limits import OutOfTime, check_size
+from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import Run
-from hare_opt.solvers.cpsat.model import Built, Features, build, model_size
+from hare_opt.solvers.cpsat import size
+from hare_opt.solvers.cpsat.model import Built, Features, build
 from hare_opt.solvers.cpsat.options import CpsatOptions, set_param
 from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
@@ -26,10 +27,6 @@ RELAX_CAP_S = 10.0
 LP_MAX_TASKS = 200
 #: CP-SAT workers when the run does not say (two: the machines we measure on have 2 cores).
 DEFAULT_WORKERS = 2
-#: Largest model built: task-GPU literals (about 0.1 ms each to build: ~100 s) and, with
-#: setups, arcs of the per-GPU circuits.
-MAX_PAIRS = 10**6
-MAX_ARCS = 2 * 10**6
 
 _STATUS = {cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.FEASIBLE,
            cp_model.INFEASIBLE: Status.INFEASIBLE, cp_model.UNKNOWN: Status.UNKNOWN}
@@ -181,9 +178,7 @@ class CpsatBackend:
     name = "cpsat"
 
     def fits(self, instance: Instance, options: CpsatOptions) -> None:
-        pairs, arcs = model_size(instance, options.features)
-        check_size("solver 'cpsat'", instance.name, pairs, MAX_PAIRS, "task-GPU pairs")
-        check_size("solver 'cpsat'", instance.name, arcs, MAX_ARCS, "setup arcs")
+        size.fits(instance, options.features.setups == "circuit")
 
     def build(self, ctx: Context) -> Built | Outcome:
         instance, opts = ctx.instance, ctx.options
@@ -263,10 +258,6 @@ class CpsatBackend:
         # A barrier may sit above its round's real end in a non-optimal solution (only the
         # objective pushes it down): the left shift scores at most the model's value.
         return self._out.plan(ctx.instance).schedule(ctx.instance)
-
-
-def fits(instance: Instance) -> None:
-    CpsatBackend().fits(instance, CpsatOptions())
 
 
 def solve_cpsat(instance: Instance, run: Run | None = None,

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from hare_opt.model import OptionError
 from hare_opt.model.options import option
 from hare_opt.solvers.exact import ExactOptions
-from hare_opt.solvers.milp.formulation import MAX_VARS
+from hare_opt.solvers.milp.windows import MAX_VARS
 from hare_opt.util.highs import quiet_banner
 
 #: Names that are shared options here, whatever the backend calls them.

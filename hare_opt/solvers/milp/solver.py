@@ -7,19 +7,14 @@ from typing import Any
 import numpy as np
 
 from hare_opt.model import Instance, Result, Schedule, SolverError, Status
-from hare_opt.model.limits import CapacityError, OutOfTime, fmt_count
+from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import Run
-from hare_opt.solvers.exact import Context, Found, best_start, floor_of, run_exact
+from hare_opt.solvers.exact import Context, Found, best_start, run_exact
 from hare_opt.solvers.milp.backends import Outcome, run_cbc, run_highs
-from hare_opt.solvers.milp.formulation import (
-    MAX_VARS,
-    ModelTooLargeError,
-    TimeIndexedModel,
-    build,
-)
+from hare_opt.solvers.milp.formulation import TimeIndexedModel, build
 from hare_opt.solvers.milp.options import MilpOptions
 from hare_opt.solvers.milp.solution import decode, encode
-from hare_opt.solvers.milp.windows import Windows
+from hare_opt.solvers.milp.windows import MAX_VARS, Windows, fits
 
 #: HiGHS threads when the run does not say (two: the machines we measure on have 2 cores).
 DEFAULT_THREADS = 2
@@ -41,20 +36,7 @@ class MilpBackend:
     name = "milp"
 
     def fits(self, instance: Instance, options: MilpOptions) -> None:
-        """Refused at once when even the smallest windows (those of an upper bound equal to
-        the cheap lower bound, which every real upper bound exceeds) need more columns
-        than ``max_vars``; counted without building, and counting stops once over."""
-        # every (job, round, GPU type) has at least one start variable
-        least = int(instance.rounds.sum()) * len(instance.gpu_types)
-        if least <= options.max_vars:
-            windows = Windows(instance, floor_of(instance))
-            least = TimeIndexedModel(instance, windows).size_estimate(
-                stop_above=options.max_vars)
-        if least > options.max_vars:
-            raise ModelTooLargeError(
-                f"solver 'milp': instance {instance.name!r} needs at least {fmt_count(least)} "
-                f"variables, more than the {fmt_count(options.max_vars)} it handles (option "
-                "max_vars)")
+        fits(instance, options.max_vars)
 
     def build(self, ctx: Context) -> TimeIndexedModel:
         opts, run = ctx.options, ctx.run
@@ -106,10 +88,6 @@ class MilpBackend:
             raise SolverError(f"milp decoded a wrong schedule: {exc}") from None
 
 
-def fits(instance: Instance) -> None:
-    MilpBackend().fits(instance, MilpOptions())
-
-
 def solve_milp(instance: Instance, run: Run | None = None,
                options: MilpOptions | None = None) -> Result:
     """Solve exactly; ``optimal`` only when the backend proved it.
@@ -139,4 +117,4 @@ def lp_relaxation_bound(instance: Instance, *, upper: int | None = None,
     return out.lp_bound
 
 
-__all__ = ["CapacityError", "MilpBackend", "fits", "lp_relaxation_bound", "solve_milp"]
+__all__ = ["MilpBackend", "lp_relaxation_bound", "solve_milp"]

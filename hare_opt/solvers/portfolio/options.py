@@ -5,10 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hare_opt.model import OptionError
+from hare_opt.model import Instance, OptionError
+from hare_opt.model.limits import CapacityError
 from hare_opt.model.options import option
 from hare_opt.solvers.base import SOLVERS, solver_names
 from hare_opt.solvers.exact import ExactOptions
+from hare_opt.util.registry import resolve
+
+
+def takes(name: str, instance: Instance) -> bool:
+    """Whether the member's own size check (``SolverSpec.fits``) accepts ``instance``."""
+    spec = SOLVERS.spec(name)
+    try:
+        if spec.fits is not None:
+            resolve(spec.fits)(instance)
+    except CapacityError:
+        return False
+    return True
+
+
+def fits(instance: Instance, backends: tuple[str, ...] | None = None) -> None:
+    """Refuse an instance that none of ``backends`` (default: every member) takes."""
+    names = list(backends or members())
+    if not any(takes(n, instance) for n in names):
+        raise CapacityError(f"solver 'portfolio': no member ({', '.join(names)}) takes "
+                            f"instance {instance.name!r}")
 
 
 def members() -> tuple[str, ...]:

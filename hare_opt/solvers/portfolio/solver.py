@@ -37,14 +37,12 @@ from typing import Any
 
 from hare_opt.io.json_io import instance_from_dict, instance_to_dict
 from hare_opt.model import HareOptError, Instance, Result, Schedule, SolverError, Stats, Status
-from hare_opt.model.limits import CapacityError
 from hare_opt.model.options import Run
 from hare_opt.solvers.base import SOLVERS, checked_report, solve, warm_kernels
 from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
-from hare_opt.solvers.portfolio.options import PortfolioOptions
+from hare_opt.solvers.portfolio.options import PortfolioOptions, fits, takes
 from hare_opt.util import interrupt
-from hare_opt.util.registry import resolve
 
 #: Share of the time limit for each in-process quick phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
@@ -131,16 +129,6 @@ def _own(name: str, opts: PortfolioOptions) -> dict[str, Any]:
     return {**({"special": False} if off else {}), **opts.backend_options.get(name, {})}
 
 
-def _takes(name: str, instance: Instance) -> bool:
-    spec = SOLVERS.spec(name)
-    try:
-        if spec.fits is not None:
-            resolve(spec.fits)(instance)
-    except CapacityError:
-        return False
-    return True
-
-
 @dataclasses.dataclass
 class _Runs:
     """What the members returned (by name) and what went wrong."""
@@ -155,9 +143,7 @@ class PortfolioBackend:
     name = "portfolio"
 
     def fits(self, instance: Instance, options: PortfolioOptions) -> None:
-        if not any(_takes(n, instance) for n in members(options)):
-            raise CapacityError(f"solver 'portfolio': no member ({', '.join(members(options))})"
-                                f" takes instance {instance.name!r}")
+        fits(instance, options.backends)
 
     def build(self, ctx: Context) -> _Runs:
         return _Runs()
@@ -180,7 +166,7 @@ class PortfolioBackend:
 
     def _quick(self, ctx: Context, runs: _Runs, short: bool) -> Found | None:
         opts, run, instance = ctx.options, ctx.run, ctx.instance
-        quick = [n for n in members(opts, quick=True) if _takes(n, instance)]
+        quick = [n for n in members(opts, quick=True) if takes(n, instance)]
         for pos, name in enumerate(quick):
             if run.stop.is_set():
                 break
@@ -190,10 +176,13 @@ class PortfolioBackend:
                      else min(QUICK_CAP_S, QUICK_SHARE * run.time_limit))
             spec = SOLVERS.spec(name)
             run.exclude(warm_kernels(spec.kernels))  # a one-off compile is not search time
-            sub = Run(share, ctx.start, run.seed, run.threads, run.log, stop=run.stop,
-                      progress=run.progress, verify=False)  # what leaves is checked once
             try:  # the members' own defaults here (two threads), not the children's
-                found = SOLVERS.load(name)(instance, sub, spec.parse_options(_own(name, opts)))
+                # loaded before the phase's clock starts: a first import (OR-Tools: about
+                # a second on a loaded machine) is not the member's search time
+                fn, options = SOLVERS.load(name), spec.parse_options(_own(name, opts))
+                sub = Run(share, ctx.start, run.seed, run.threads, run.log, stop=run.stop,
+                          progress=run.progress, verify=False)  # what leaves is checked once
+                found = fn(instance, sub, options)
             except HareOptError as exc:  # e.g. too large for bnb: its child run says so too
                 ctx.stats[f"quick_{name}"] = f"{type(exc).__name__}: {exc}"
                 continue
@@ -333,10 +322,6 @@ def from_board(instance: Instance, board: SharedIncumbent, stats: Stats, below: 
         return None
     stats["shared"] = found[0]
     return Result.checked("shared", Status.FEASIBLE, report)
-
-
-def fits(instance: Instance) -> None:
-    PortfolioBackend().fits(instance, PortfolioOptions())
 
 
 def solve_portfolio(instance: Instance, run: Run | None = None,
