@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from hare_opt.model import Instance, OptionError, Result, Schedule, SolverError, Stats, Status
 from hare_opt.model.options import Options, Run, option
 from hare_opt.model.rules import earliest_start
 from hare_opt.solvers.base import SOLVERS, checked_report
 from hare_opt.util import interrupt
+from hare_opt.util.ortools import cp_model
 
 #: Budget (s) when the run has no time limit.
 DEFAULT_BUDGET_S = 10.0

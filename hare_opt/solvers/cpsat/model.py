@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from hare_opt.model import Instance
 from hare_opt.solvers.cpsat import size
 from hare_opt.solvers.cpsat.tasks import Tasks
+from hare_opt.util.ortools import cp_model
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ class CpsatOptions(ExactOptions):
 def check_params(params: Mapping[str, Any], owner: str, names: list[str]) -> None:
     """Each parameter's name and type, then CP-SAT's own validator on the values (it
     refuses e.g. a negative time or 100,000 workers), each as a one-line error."""
-    from ortools.sat.python import cp_model
+    from hare_opt.util.ortools import cp_model
 
     solver = cp_model.CpSolver()
     for key, value in params.items():

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil_bound
 from hare_opt.model.limits import OutOfTime
@@ -20,6 +19,7 @@ from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.lns import Plan, left_shift, plan_objective
 from hare_opt.util import interrupt
+from hare_opt.util.ortools import cp_model
 
 #: Time for the setup relaxation when the solve itself has no limit (it can be as hard).
 RELAX_CAP_S = 10.0
