@@ -31,6 +31,7 @@ from hare_opt.sweeps.sweep import Cell
 def fig1_cell(*, seed: int = 0, time_limit: float = 60.0) -> list[dict[str, Any]]:
     inst = fig1_instance()
     sec = unit_seconds(inst.time_unit)
+    assert sec is not None  # the toy's unit is 0.5 s
     rows = []
     for key, (desc, claimed, _) in FIG1_SCHEDULES.items():
         obj = check(inst, fig1_schedule(key)).objective
