@@ -64,7 +64,9 @@ class SolverSpec:
     objective <= factor x OPT (``falsify`` tests the claim); None if it claims none.
     ``portfolio``: the ``portfolio`` solver runs it as one of its backends, in
     registration order, with ``portfolio_options`` as its defaults there;
-    ``portfolio_quick``: the portfolio first tries it in-process for a few seconds.
+    ``portfolio_quick``: the portfolio first tries it in-process for a few seconds, in
+    registration order, except that those whose ``portfolio_first(instance)`` holds go
+    first (bnb on small clusters with setups, its domain).
     ``fits``: a function ``(instance) -> None`` that raises ``CapacityError`` when the
     solver cannot take the instance (before any work; refusals name the solvers that
     can). ``kernels``: names of compiled-kernel groups (``KERNELS``) it runs: ``solve``
@@ -80,6 +82,7 @@ class SolverSpec:
     portfolio: bool = False
     portfolio_quick: bool = False
     portfolio_options: Mapping[str, Any] = field(default_factory=dict)
+    portfolio_first: str | Callable[[Instance], bool] | None = None
     guarantee: str | Callable[[Instance], float] | None = None
     fits: str | Callable[[Instance], None] | None = None
     kernels: tuple[str, ...] = ()
@@ -125,6 +128,7 @@ for _spec in (
                description="time-indexed MILP (PuLP; HiGHS or CBC)"),
     SolverSpec("bnb", "hare_opt.solvers.bnb:solve_bnb", "exact",
                "hare_opt.solvers.bnb.options:BnbOptions", portfolio=True, portfolio_quick=True,
+               portfolio_first="hare_opt.solvers.bnb.options:suits",
                fits="hare_opt.solvers.bnb.options:fits", kernels=("bnb",),
                description="branch and bound over GPU sequences with dominance"),
     SolverSpec("portfolio", "hare_opt.solvers.portfolio:solve_portfolio", "exact",

@@ -13,6 +13,18 @@ from hare_opt.solvers.exact import ExactOptions
 MAX_STACK_BYTES = 1 << 30
 
 
+#: bnb goes first in the portfolio's quick phase on clusters up to this many GPUs with
+#: switching overheads: there it proves in milliseconds what the formulations leave open
+#: (docs/formulations.md, "Branch and bound"); elsewhere CP-SAT goes first, which spares
+#: a process that needs only CP-SAT the numba kernels (about a second of CPU to load).
+SUITS_GPUS = 6
+
+
+def suits(instance: Instance) -> bool:
+    """Whether the instance is bnb's domain: few GPUs and some switching overhead."""
+    return instance.num_gpus <= SUITS_GPUS and bool((instance.overhead > 0).any())
+
+
 def fits(instance: Instance) -> None:
     """Refuse (``CapacityError``) an instance whose search stack exceeds ``MAX_STACK_BYTES``
     (known before any work, without numba)."""

@@ -43,6 +43,7 @@ from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.portfolio.options import PortfolioOptions, fits, takes
 from hare_opt.util import interrupt
+from hare_opt.util.registry import resolve
 
 #: Share of the time limit for each in-process quick phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
@@ -117,10 +118,19 @@ def _brief(result: Result) -> dict[str, Any]:
             "lower_bound": result.lower_bound, "runtime_s": round(result.runtime_s, 3)}
 
 
-def members(opts: PortfolioOptions, *, quick: bool = False) -> list[str]:
-    """The chosen members in registration order (``quick``: those run in-process first)."""
-    return [s.name for s in SOLVERS if s.portfolio and s.name in opts.backends
-            and (s.portfolio_quick or not quick)]
+def members(opts: PortfolioOptions, *, quick: bool = False,
+            instance: Instance | None = None) -> list[str]:
+    """The chosen members in registration order (``quick``: those run in-process first;
+    with ``instance``, those whose ``portfolio_first`` holds for it go first)."""
+    names = [s.name for s in SOLVERS if s.portfolio and s.name in opts.backends
+             and (s.portfolio_quick or not quick)]
+    if instance is None:
+        return names
+
+    def first(name: str) -> bool:
+        test = SOLVERS.spec(name).portfolio_first
+        return test is not None and bool(resolve(test)(instance))
+    return sorted(names, key=lambda n: not first(n))
 
 
 def _own(name: str, opts: PortfolioOptions) -> dict[str, Any]:
@@ -166,7 +176,7 @@ class PortfolioBackend:
 
     def _quick(self, ctx: Context, runs: _Runs, short: bool) -> Found | None:
         opts, run, instance = ctx.options, ctx.run, ctx.instance
-        quick = [n for n in members(opts, quick=True) if takes(n, instance)]
+        quick = [n for n in members(opts, quick=True, instance=instance) if takes(n, instance)]
         for pos, name in enumerate(quick):
             if run.stop.is_set():
                 break
