@@ -6,14 +6,15 @@ pandas costs about 0.5-0.7 s of CPU to import: more than a small CP-SAT solve. W
 ``cp_model`` imports, ``pandas`` is a stand-in whose attributes are placeholder classes
 (the annotations read ``pd.Index``, ``pd.Series``); afterwards ``cp_model.pd`` is a
 proxy that imports the real pandas on first use, so its pandas helpers still work. If
-pandas is already loaded, or anything in this goes wrong, ``cp_model`` is imported as
-usual.
+pandas is already loaded, other threads run (one could import pandas meanwhile), or
+anything in this goes wrong, ``cp_model`` is imported as usual.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import threading
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,8 @@ class _LazyModule(types.ModuleType):
 
 def _import_cp_model() -> types.ModuleType:
     name = "ortools.sat.python.cp_model"
-    if name in sys.modules or "pandas" in sys.modules:
+    if name in sys.modules or "pandas" in sys.modules or threading.active_count() > 1:
+        # Another thread could import pandas while the stand-in is in place: not here.
         return importlib.import_module(name)
     stand_in = _Placeholders("pandas")
     sys.modules["pandas"] = stand_in
