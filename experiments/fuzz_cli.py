@@ -17,7 +17,7 @@ one), so the same script measures any commit: check one out elsewhere and point
     python experiments/fuzz_cli.py [--root PATH] [--groups options,files,...] [--csv OUT]
 
 Prints one line per case and the closing table. Timings depend on the machine's load
-(the development machine has 2 shared cores); timeouts are generous for that reason.
+(2 shared cores where it was measured); timeouts are generous for that reason.
 """
 
 from __future__ import annotations

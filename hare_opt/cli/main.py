@@ -41,11 +41,20 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def _commands() -> list:
+def _command_names() -> list[str]:
+    """Module names under ``hare_opt.cli.commands`` (nothing imported)."""
     import hare_opt.cli.commands as pkg
 
-    mods = [_import_command(f"{pkg.__name__}.{m.name}", m.name)
-            for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")]
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+
+def _commands(only: str | None = None) -> list:
+    """The command modules (each module's ``NAME`` is its file name); ``only``: just that
+    one, so that a command pays for its own imports and no other's."""
+    import hare_opt.cli.commands as pkg
+
+    names = [only] if only is not None else _command_names()
+    mods = [_import_command(f"{pkg.__name__}.{n}", n) for n in names]
     return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: m.NAME)
 
 
@@ -68,7 +77,17 @@ def _import_command(module: str, name: str) -> Any:
                                add_arguments=add_arguments)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _named(argv: Sequence[str] | None) -> str | None:
+    """The command ``argv`` names, if any (the first word that is not an option)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    first = next((w for w in words if not w.startswith("-")), None)
+    return first if first in _command_names() else None
+
+
+def build_parser(argv: Sequence[str] | None = None, *, lazy: bool = False
+                 ) -> argparse.ArgumentParser:
+    """The parser; with ``lazy``, only the sub-command ``argv`` names is loaded (all of
+    them when it names none: the help lists every command)."""
     parser = Parser(
         prog="hare-opt",
         description="Schedule distributed ML training jobs on heterogeneous GPUs "
@@ -76,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     from hare_opt import __version__
     parser.add_argument("--version", action="version", version=f"hare-opt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in _commands():
+    for mod in _commands(_named(argv) if lazy else None):
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
@@ -85,10 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _usage_prefix(argv: Sequence[str] | None) -> str:
     """``hare-opt CMD`` when argv names a command, else ``hare-opt``."""
-    words = list(sys.argv[1:] if argv is None else argv)
-    first = next((w for w in words if not w.startswith("-")), None)
-    names = {m.NAME for m in _commands()}
-    return f"hare-opt {first}" if first in names else "hare-opt"
+    first = _named(argv)
+    return f"hare-opt {first}" if first else "hare-opt"
 
 
 def _pointer(exc: HareOptError) -> str:
@@ -116,7 +133,13 @@ def _quiet_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words == ["--version"]:  # answered before any command module loads
+        from hare_opt import __version__
+
+        print(f"hare-opt {__version__}")
+        return 0
+    parser = build_parser(words, lazy=True)
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
