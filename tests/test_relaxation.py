@@ -18,7 +18,12 @@ from strategies import instances
 
 from hare_opt.checker import check
 from hare_opt.heuristics.relaxation import RelaxationTooLargeError, build, ladder, solve_relaxation
-from hare_opt.heuristics.relaxation_points import RelaxedTasks, eft_start, fixed_assignment_lp
+from hare_opt.heuristics.relaxation_points import (
+    Machines,
+    RelaxedTasks,
+    eft_start,
+    fixed_assignment_lp,
+)
 from hare_opt.model import HareOptError, Instance, Model
 from hare_opt.solvers import solve
 
@@ -128,12 +133,13 @@ def test_every_feasible_point_is_a_feasible_mip_start(inst, data):
     avail = np.array(data.draw(st.lists(st.integers(0, 4), min_size=inst.num_gpus,
                                         max_size=inst.num_gpus)), dtype=float)
     tasks = RelaxedTasks.of(inst)
-    start = eft_start(inst, tasks, avail)
-    gpu = np.array([data.draw(st.sampled_from(np.flatnonzero(inst.eligible[n]).tolist()))
+    mach = Machines.of(inst, avail, data.draw(st.sampled_from(["per-gpu", "per-type"])))
+    start = eft_start(mach, tasks)
+    gpu = np.array([data.draw(st.sampled_from(np.flatnonzero(mach.inst.eligible[n]).tolist()))
                     for n in tasks.job.tolist()])
-    pt = fixed_assignment_lp(inst, tasks, gpu, avail)
+    pt = fixed_assignment_lp(mach.inst, tasks, gpu, mach)
     # caps come from the worse point: a MIP start is never worse than the one they came from
-    model = build(inst, tasks, max(start, pt, key=lambda q: q.objective), avail)
+    model = build(mach, tasks, max(start, pt, key=lambda q: q.objective))
     ladder(model, start, 1.5)
     for point in (start, pt):
         v = np.array(model.values(point))
