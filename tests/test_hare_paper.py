@@ -151,11 +151,11 @@ def test_counterexamples_still_violate(name):
 
 
 def test_lemma_2_fails_on_the_smith_family():
-    from hare_opt.heuristics.hare_paper import lemma_ratios, list_schedule, task_order
+    from hare_opt.heuristics.hare_paper import lemma_ratios, list_schedule_from, task_order
 
     inst = smith_counterexample(6, 100)
     relax = solve_relaxation(inst)
-    state = list_schedule(inst, task_order(inst, relax)[0])
+    state = list_schedule_from(inst, task_order(inst, relax)[0])
     lemma2, lemma3 = lemma_ratios(inst, relax, state)
     assert lemma2 == pytest.approx(6.0)  # the 6th light task: load 6 > 2 H = 1 (and d: 8 > 2)
     assert lemma3 == 0.0  # one GPU, no releases: never idle

@@ -90,13 +90,16 @@ class Relaxation:
     stats: dict = field(default_factory=dict)
     machines: Machines | None = None
     start: Point | None = None  # the starting point the MILP began from
+    first: Point | None = None  # the point the start search began from
 
-    def span(self) -> np.ndarray:
-        """(T,) p + s of each task on its machine: the time it holds its round."""
-        inst = self.machines.inst if self.machines is not None else None
-        if inst is None:
-            raise HareOptError("a relaxation without its machines has no spans")
-        return (inst.proc + inst.sync)[self.tasks.job, self.gpu].astype(float)
+
+    def at(self, point: Point | None) -> Relaxation:
+        """``point`` (``start``, ``first``) as a relaxation solution: what step 2 would
+        see had step 1 stopped there; this solution when no such point is kept."""
+        if point is None:
+            return self
+        return Relaxation(self.tasks, point.x, point.gpu, point.objective, self.bound, False,
+                          self.backend, self.runtime_s, {}, self.machines)
 
 
 def chain_bound(inst: Instance) -> float:
@@ -500,16 +503,18 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
     mach = Machines.of(inst, avail, relaxation)
     tasks = RelaxedTasks.of(inst)
     start, evals, search_clock = eft_start(mach, tasks), 0, False
+    first = start
     if backend == "highs":  # the better of two assignments, each with its optimal x, then
         starts = [start.gpu, hare_assignment(mach)] if hare_start else [start.gpu]
         lps = [AssignmentLP(mach, tasks, g) for g in starts]  # a local search
         lp = min(lps, key=lambda a: a.objective)
+        first = lp.point()
         deadline = None if time_limit is None else t0 + time_limit / 4
         start, evals = local_search(lp, search_evals, deadline=deadline, stop=stop)
         search_clock = deadline is not None and time.perf_counter() >= deadline
-    first = chain_bound(inst)  # a bound of the relaxation before any MILP
+    chain = chain_bound(inst)  # a bound of the relaxation before any MILP
     if on_start is not None:
-        on_start(Relaxation(tasks, start.x, start.gpu, start.objective, first, False, backend,
+        on_start(Relaxation(tasks, start.x, start.gpu, start.objective, chain, False, backend,
                             time.perf_counter() - t0, {"stopped_by": "start"}, mach))
     if max_rounds == 0:  # the starting point is the answer: no model to build
         best, bound, optimal = start, -INF, False
@@ -530,11 +535,11 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
             best, bound, optimal, stats = _solve_cpsat(model, start, time_limit=time_limit,
                                                        threads=threads, work_limit=node_limit,
                                                        stop=stop)
-    bound = max(bound, first)
+    bound = max(bound, chain)
     if optimal:  # equal up to the backends' tolerances
         bound = min(bound, best.objective)
     gap = (best.objective - bound) / max(1.0, abs(best.objective))
-    stats.update(gap=gap, search_evals=evals, assignments=pairs, relaxation=relaxation,
+    stats.update(gap=gap, search_evals=evals, assignments=pairs, model=relaxation,
                  columns=0 if model is None else len(model.lm.lb),
                  rows=0 if model is None else len(model.lm.rows),
                  cuts=0 if model is None else len(model.cuts),
@@ -542,4 +547,4 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
                  start_objective=start.objective,
                  wall_clock_limited=search_clock or stats.get("stopped_by") == "time_limit")
     return Relaxation(tasks, best.x, best.gpu, float(best.objective), float(bound), optimal,
-                      backend, time.perf_counter() - t0, stats, mach, start)
+                      backend, time.perf_counter() - t0, stats, mach, start, first)

@@ -81,6 +81,12 @@ class Machines:
         return load * load / self.cap[m] + np.maximum(2 * self.amin[m] * load,
                                                        2 * self.amean[m] * load + self.gamma[m])
 
+    @property
+    def type_of(self) -> np.ndarray:
+        """(machines,) GPU type index of each machine (in the real instance's types)."""
+        return self.real.gpu_type_index if self.mode == "per-gpu" else \
+            np.arange(len(self.real.gpu_types))
+
     def key(self, m: int) -> tuple[int, float, float]:
         """Machines with equal keys are interchangeable (symmetry breaking)."""
         return int(self.inst.gpu_type_index[m]), float(self.amin[m]), float(self.cap[m])

@@ -15,10 +15,11 @@ policy is cross-checked with no test edit.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from hare_opt.model import HareOptError
+from hare_opt.model import HareOptError, OptionError
 from hare_opt.util.registry import Registry, resolve
 
 if TYPE_CHECKING:
@@ -109,6 +110,61 @@ def policy_names(*, mode: Mode | None = None, fast: bool | None = None) -> list[
                           and (fast is None or s.fast == fast))
 
 
+def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``NAME`` or ``NAME:KEY=VALUE[,KEY=VALUE]`` (e.g. ``hare-paper:step3=start``) as the
+    policy name and its options; values are read as bool (true/false), None (none), int,
+    float, else text. A variant so named can run next to its default in one sweep."""
+    name, sep, rest = spec.partition(":")
+    options: dict[str, Any] = {}
+    if not sep:
+        return name, options
+    for item in rest.split(","):
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise UnknownPolicyError(f"policy {spec!r}: expected NAME:KEY=VALUE[,KEY=VALUE], "
+                                     f"got {item!r}")
+        if key in options:
+            raise UnknownPolicyError(f"policy {spec!r}: option {key!r} given twice")
+        options[key] = _value(text.strip())
+    return name, options
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def get_policy(name: str, **options: Any) -> Policy:
-    """A fresh policy object; ``options`` go to its constructor."""
-    return POLICIES.load(name)(**options)
+    """A fresh policy object; ``options`` go to its constructor. ``name`` may carry options
+    (``parse_policy_spec``); the policy is then labelled with the whole string."""
+    base, named = parse_policy_spec(name)
+    both = sorted(set(named) & set(options))
+    if both:
+        raise UnknownPolicyError(f"policy {name!r}: option {both[0]!r} given in the name and "
+                                 "as an argument")
+    cls = POLICIES.load(base)
+    try:
+        policy = cls(**named, **options)
+    except TypeError as exc:  # an unknown keyword: name it, one line
+        bad = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+        if bad is None:
+            raise
+        raise OptionError("unknown option", option=bad.group(1), owner=f"policy {name!r}"
+                          ) from None
+    except OptionError as exc:
+        if not named:
+            raise
+        raise OptionError(exc.reason, option=exc.option, owner=f"policy {name!r}") from None
+    if named:
+        policy.name = name
+    return policy
