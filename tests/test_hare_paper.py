@@ -159,3 +159,72 @@ def test_lemma_2_fails_on_the_smith_family():
     lemma2, lemma3 = lemma_ratios(inst, relax, state)
     assert lemma2 == pytest.approx(6.0)  # the 6th light task: load 6 > 2 H = 1 (and d: 8 > 2)
     assert lemma3 == 0.0  # one GPU, no releases: never idle
+
+
+# --- the anytime contract ---------------------------------------------------------------
+
+PAPER00 = INSTANCES / "paper" / "paper-00.json"  # its relaxation runs for minutes unlimited
+SMALL02 = INSTANCES / "small" / "small-02.json"  # 26 tasks: not proved within 60 s
+
+
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_a_stop_during_the_relaxation_keeps_a_checked_schedule(when):
+    """Stopped before anything ran, or while step 1 runs (start search or MILP), hare-paper
+    still list-schedules the best point step 1 reached (the starting point at worst)."""
+    import threading
+
+    inst = load_instance(PAPER00)
+    stop = threading.Event()
+    if when == "before":
+        stop.set()
+    else:
+        threading.Timer(1.5, stop.set).start()
+    res = solve(inst, "hare-paper", stop=stop)  # no time limit: minutes without the stop
+    assert res.status == "feasible" and res.stats["stopped"] == "interrupted"
+    assert res.stats["relaxation_optimal"] is False
+    assert check(inst, res.schedule).objective == res.objective
+    if when == "before":
+        assert res.stats["relaxation_search_evals"] == 0
+        assert res.stats["relaxation_stopped_by"] == "interrupted"
+
+
+def test_a_time_limit_during_the_relaxation_keeps_a_checked_schedule():
+    inst = load_instance(PAPER00)
+    res = solve(inst, "hare-paper", time_limit=2.0)
+    assert res.status == "feasible" and res.stats["relaxation_optimal"] is False
+    assert res.stats["wall_clock_limited"] is True
+    assert check(inst, res.schedule).objective == res.objective
+
+
+def test_ctrl_c_returns_the_schedule_exit_130_and_progress_names_the_phase(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from hare_opt.io import load_result
+
+    out = tmp_path / "s.json"
+    proc = subprocess.Popen([sys.executable, "-m", "hare_opt.cli.main", "solve", str(SMALL02),
+                             "--solver", "hare-paper", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, env={**os.environ, "HARE_OPT_PROGRESS": "1"})
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(
+        raw.decode(errors="replace") for raw in proc.stderr), daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    while not any("relaxation: MILP" in ln for ln in lines):
+        assert proc.poll() is None and time.time() < deadline, "".join(lines)[-500:]
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    code = proc.wait(120)
+    reader.join(5)
+    text = "".join(lines)
+    assert code == 130, text[-800:]
+    assert "stopped by SIGINT" in text
+    res = load_result(out)
+    assert res.status == "feasible"
+    assert check(load_instance(SMALL02), res.schedule).objective == res.objective

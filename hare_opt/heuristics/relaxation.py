@@ -354,7 +354,8 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
     stopped = {highspy.HighsModelStatus.kTimeLimit: "time_limit",
                highspy.HighsModelStatus.kSolutionLimit: "node_limit",
                highspy.HighsModelStatus.kIterationLimit: "iteration_limit",
-               highspy.HighsModelStatus.kSolveError: "solver_error"}.get(status)
+               highspy.HighsModelStatus.kSolveError: "solver_error",
+               highspy.HighsModelStatus.kInterrupt: "interrupted"}.get(status)
     return {"values": values, "objective": info.objective_function_value if has else INF,
             "bound": bound, "optimal": optimal, "status": h.modelStatusToString(status),
             "stopped": stopped, "nodes": int(info.mip_node_count)}
