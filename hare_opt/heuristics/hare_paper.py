@@ -68,32 +68,49 @@ def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: floa
     k = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
     typ = relax.machines.type_of[relax.gpu]
     span = (inst.proc_by_type + inst.sync_by_type)[t.job, typ].astype(float)
-    job = np.repeat(t.job, size)
-    x = origin + b * np.repeat(np.asarray(relax.x, dtype=float), size) + \
+    # Rows in (job, round, task) order, like the tasks of b = 1: the q-th task of a coarse
+    # round of K tasks and n batches each starts at base + q n; its batch k goes to
+    # base + k K + q.
+    kk = inst.tasks_per_round[t.job]
+    dest = np.repeat(np.cumsum(size) - size - t.task * size + t.task, size) + \
+        k * np.repeat(kk, size)
+    out = [np.empty(len(dest), dtype=a.dtype) for a in (t.job, t.round, t.task)]
+    out.append(np.empty(len(dest)))
+    out[0][dest] = np.repeat(t.job, size)
+    out[1][dest] = np.repeat(first[at], size) + k
+    out[2][dest] = np.repeat(t.task, size)
+    out[3][dest] = origin + b * np.repeat(np.asarray(relax.x, dtype=float), size) + \
         k * np.repeat(span, size)
-    return job, np.repeat(first[at], size) + k, np.repeat(t.task, size), x, x + pmax[job] / 2.0
+    job, rnd, task, x = out
+    return job, rnd, task, x, x + pmax[job] / 2.0
 
 
 def task_order(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0,
-               started: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """Job of each list position, and how many positions broke a job's round order.
+               started: np.ndarray | None = None, count: bool = True
+               ) -> tuple[np.ndarray, int | None]:
+    """Job of each list position, and (``count``) how many positions broke a job's round
+    order.
 
     Sorted by H (ties: x, then job, round, task) over the batches of
-    ``batch_priorities``; ``started``: per job, the tasks of its first round already
-    running (left out). The tasks of a job are identical but for their round, so
-    the k-th position of job n is given to n's k-th task in round order; an H order
-    that put a later round first would thus be repaired without moving any position.
-    For a feasible relaxation at b = 1 this never happens (H_j - H_i = x_j - x_i >=
-    p + s > 0 for a task j of a later round), and the count reported is expected to be 0.
+    ``batch_priorities`` (which lists them by job, round, task: a stable sort on (H, x)
+    breaks the remaining ties that way); ``started``: per job, the tasks of its first
+    round already running (left out). The tasks of a job are identical but for their
+    round, so the k-th position of job n is given to n's k-th task in round order; an H
+    order that put a later round first would thus be repaired without moving any
+    position. For a feasible relaxation at b = 1 this never happens (H_j - H_i = x_j -
+    x_i >= p + s > 0 for a task j of a later round), and the count reported is expected
+    to be 0.
     """
     job, rnd, task, x, h = batch_priorities(inst, relax, b, origin)
     if started is not None and np.any(started):
         keep = ~((rnd == 0) & (task < np.asarray(started)[job]))
-        job, rnd, task, x, h = job[keep], rnd[keep], task[keep], x[keep], h[keep]
-    order = np.lexsort((task, rnd, job, x, h))
+        job, rnd, x, h = job[keep], rnd[keep], x[keep], h[keep]
+    order = np.lexsort((x, h))
+    if not count:
+        return job[order], None
     # a position breaks its job's round order if an earlier position of the job had a
     # later round: a running maximum per job (jobs sorted, each offset above the last)
-    by_job = np.lexsort((np.arange(len(order)), job[order]))
+    by_job = np.argsort(job[order], kind="stable")
     v = job[order][by_job] * (int(inst.rounds.max(initial=0)) + 1) + rnd[order][by_job]
     inversions = int((v < np.maximum.accumulate(v)).sum()) if len(v) else 0
     return job[order], inversions
@@ -105,17 +122,16 @@ def order_change(inst: Instance, a: Relaxation, b: Relaxation) -> tuple[float, f
     orders (the share of task pairs ordered differently)."""
     from scipy.stats import kendalltau
 
-    ja, _ = task_order(inst, a)
-    jb, _ = task_order(inst, b)
+    ja, _ = task_order(inst, a, count=False)
+    jb, _ = task_order(inst, b, count=False)
     moved = float(np.mean(ja != jb)) if len(ja) else 0.0
     if len(ja) < 2 or not moved:
         return moved, 0.0
-    t = a.tasks
     ranks = []
     for r in (a, b):
         _, _, _, x, h = batch_priorities(inst, r)
         rank = np.empty(len(h), dtype=np.int64)
-        rank[np.lexsort((t.task, t.round, t.job, x, h))] = np.arange(len(h))
+        rank[np.lexsort((x, h))] = np.arange(len(h))  # tasks listed by job, round, task
         ranks.append(rank)
     tau = kendalltau(ranks[0], ranks[1]).statistic
     return moved, float((1 - tau) / 2) if np.isfinite(tau) else 0.0

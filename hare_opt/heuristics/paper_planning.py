@@ -181,7 +181,7 @@ class HarePaperPlanner:
         started = None
         if warm is not None:
             started = residual.tasks_per_round - np.asarray(warm.left, dtype=np.int64)
-        jobs, _ = task_order(residual, rel, b, origin, started)
+        jobs, _ = task_order(residual, rel, b, origin, started, count=False)
         state = list_schedule(from_warm(residual, warm), jobs, self.step3)
         self.plan_cpu += time.process_time() - c0
         return state.schedule()

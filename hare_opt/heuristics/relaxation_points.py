@@ -179,15 +179,15 @@ def eft_by_type(mach: Machines, tasks: RelaxedTasks) -> Point:
     """
     real = mach.real
     p, s = real.proc_by_type, real.sync_by_type
-    big = np.iinfo(np.int64).max // 4
-    heaps = [[] for _ in real.gpu_types]
+    big = np.iinfo(np.int64).max // (4 * (real.num_jobs + 1))  # big * jobs + rank fits
+    heaps: list[list[tuple[int, int]]] = [[] for _ in real.gpu_types]
     for g, k in enumerate(real.gpu_type_index.tolist()):
         heaps[k].append((int(math.ceil(mach.avail[g])), g))
     for h in heaps:
         heapq.heapify(h)
     fmin = np.array([h[0][0] for h in heaps], dtype=np.int64)
     barrier = real.release.astype(np.int64).copy()
-    left_rounds = real.rounds.astype(np.int64).copy()
+    left = real.rounds.astype(np.int64).copy()
     placed = np.zeros(real.num_jobs, dtype=np.int64)
     round_end = np.zeros(real.num_jobs, dtype=np.int64)
     K = real.tasks_per_round
@@ -195,15 +195,15 @@ def eft_by_type(mach: Machines, tasks: RelaxedTasks) -> Point:
     rnd = np.zeros(real.num_jobs, dtype=np.int64)
     x = np.empty(len(tasks.job))
     gpu = np.empty(len(tasks.job), dtype=np.int64)
-    tie = np.lexsort((np.arange(real.num_jobs), -real.weight))  # heavier, then lower index
-    rank = np.empty(real.num_jobs, dtype=np.int64)
-    rank[tie] = np.arange(real.num_jobs)
+    n = real.num_jobs
+    rank = np.empty(n, dtype=np.int64)  # ties: heavier job, then lower index
+    rank[np.lexsort((np.arange(n), -real.weight))] = np.arange(n)
     elig = real.eligible_by_type
+    # finish of each job's next task on each type's earliest-free GPU; one column (the type
+    # placed on) and one row (the job placed) change per placement
+    fin = np.where(elig, np.maximum(fmin[None, :], barrier[:, None]) + p, big)
     for _ in range(len(tasks.job)):
-        fin = np.where(elig, np.maximum(fmin[None, :], barrier[:, None]) + p, big)
-        fin[left_rounds == 0] = big
-        best = fin.min(axis=1)
-        j = int(np.lexsort((rank, best))[0])
+        j = int(np.argmin(fin.min(axis=1) * n + rank))
         k = int(np.argmin(fin[j]))
         free, g = heapq.heappop(heaps[k])
         start = max(free, int(barrier[j]))
@@ -217,9 +217,11 @@ def eft_by_type(mach: Machines, tasks: RelaxedTasks) -> Point:
         if placed[j] == K[j]:
             barrier[j], round_end[j], placed[j] = round_end[j], 0, 0
             rnd[j] += 1
-            left_rounds[j] -= 1
-    objective = float((real.weight * barrier).sum())
-    return Point(x, gpu, objective)
+            left[j] -= 1
+        fin[:, k] = np.where(elig[:, k] & (left > 0), np.maximum(fmin[k], barrier) + p[:, k],
+                             big)
+        fin[j] = np.where(elig[j] & (left[j] > 0), np.maximum(fmin, barrier[j]) + p[j], big)
+    return Point(x, gpu, float((real.weight * barrier).sum()))
 
 
 def hare_assignment(mach: Machines) -> np.ndarray:
