@@ -93,3 +93,18 @@ def list_schedule(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
                 state.placed, state.round_end, buf)
     state.append(buf[:nb])
     return state
+
+
+def warm_up() -> float:
+    """Load (or, on the first run after installing, compile) the step-3 kernel; returns
+    seconds, so that callers timing solvers can keep a one-off compile out of them."""
+    import time
+
+    from hare_opt.model import GPU, Job
+
+    t0 = time.perf_counter()
+    inst = Instance((GPU("g0", "A"), GPU("g1", "B")),
+                    (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2),), "warm-up")
+    for step3 in STEP3:
+        list_schedule(ClusterState(inst), np.zeros(4, dtype=np.int64), step3, compiled=True)
+    return time.perf_counter() - t0
