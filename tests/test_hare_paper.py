@@ -228,3 +228,23 @@ def test_ctrl_c_returns_the_schedule_exit_130_and_progress_names_the_phase(tmp_p
     res = load_result(out)
     assert res.status == "feasible"
     assert check(load_instance(SMALL02), res.schedule).objective == res.objective
+
+
+def test_per_type_relaxation_through_the_solver():
+    """The aggregated relaxation as the solver's step 1: a checked schedule, and its bound
+    (weaker, still a bound) below the per-GPU one's objective."""
+    m = Model()
+    m.add_gpus("A", 2)
+    m.add_gpus("B", 2)
+    for i in range(4):
+        m.add_job({"A": 2 + i % 3, "B": 5 + i}, rounds=2, tasks_per_round=2, weight=1 + i,
+                  release=i, sync_time=1)
+    inst = m.build("types")
+    per_gpu = solve(inst, "hare-paper")
+    per_type = solve(inst, "hare-paper", relaxation="per-type")
+    assert per_type.stats["relaxation_model"] == "per-type"
+    assert per_type.stats["relaxation_assignments"] < per_gpu.stats["relaxation_assignments"]
+    assert check(inst, per_type.schedule).feasible
+    assert per_type.lower_bound <= per_gpu.stats["relaxation_objective"] + 1
+    with pytest.raises(ValueError, match="relaxation"):
+        solve(inst, "hare-paper", relaxation="per-node")

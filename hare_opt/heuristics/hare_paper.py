@@ -66,6 +66,8 @@ def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: floa
     at = offset[t.job] + t.round
     size = first[at + 1] - first[at]  # batches each coarse task stands for
     k = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
+    if relax.machines is None:
+        raise ValueError("batch priorities need the relaxation's machines")
     typ = relax.machines.type_of[relax.gpu]
     span = (inst.proc_by_type + inst.sync_by_type)[t.job, typ].astype(float)
     # Rows in (job, round, task) order, like the tasks of b = 1: the q-th task of a coarse
@@ -213,7 +215,7 @@ def solve_hare_paper(instance: Instance, run: Run | None = None,
                           option="gpu_available", owner=opts.owner)
     fallback: dict = {}
 
-    def schedule(relax: Relaxation) -> tuple[ClusterState, int]:
+    def schedule(relax: Relaxation) -> tuple[ClusterState, int | None]:
         jobs, inversions = task_order(instance, relax)
         return list_schedule_from(instance, jobs, avail, opts.step3), inversions
 

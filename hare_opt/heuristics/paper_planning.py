@@ -166,8 +166,10 @@ class HarePaperPlanner:
         self.pairs_max = max(self.pairs_max, size)
         self.over_budget += size > self.pairs
         self.blocks_per_job.append(float(np.median(-(-residual.rounds // b))))
+        lim = self.limits
         rel = solve_relaxation(work, gpu_available=(free - origin) / b,
-                               relaxation=self.relaxation, **self.limits)
+                               relaxation=self.relaxation, node_limit=lim["node_limit"],
+                               max_rounds=lim["max_rounds"], search_evals=lim["search_evals"])
         self.relax_cpu += time.process_time() - c0
         self.optimal += bool(rel.optimal)
         self.solver_errors += rel.stats.get("stopped_by") == "solver_error"
