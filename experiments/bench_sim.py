@@ -96,6 +96,17 @@ def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, semantics: str,
           f"{100 * m.get('reserved_idle_share', float('nan')):>9.3f} "
           f"{100 * m.get('lease_idle_share', float('nan')):>10.1f} "
           f"{m['total_weighted_jct']:>14}", flush=True)
+    st = run.result.stats
+    if st.get("plan_cpu_s_mean") is not None:  # hare-paper: what one plan costs, and sees
+        gap = st.get("relaxation_gap_max")
+        print(f"{'':11s} per plan: {st['plan_cpu_s_mean']:.3f} CPU s (relaxation "
+              f"{st['relaxation_cpu_s'] / max(1, st['plans']):.3f}), pairs <= {st['pairs_max']} "
+              f"(budget {st['pairs_budget']}, exceeded in {st['pairs_over_budget']} plans), "
+              f"blocks per job >= {st['blocks_per_job_median_min']} (median), block <= "
+              f"{st['block_rounds_max']} rounds, relaxation gap <= "
+              f"{'-' if gap is None else f'{100 * gap:.1f}%'}, order changed by the start "
+              f"search / MILP in {st['order_changed_by_search']} / "
+              f"{st['order_changed_by_milp']} of {st['plans']} plans", flush=True)
 
 
 def paper(policies: list[str], n_jobs: int, n_gpus: int, seed: int, semantics: list[str],

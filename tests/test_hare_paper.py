@@ -151,11 +151,100 @@ def test_counterexamples_still_violate(name):
 
 
 def test_lemma_2_fails_on_the_smith_family():
-    from hare_opt.heuristics.hare_paper import lemma_ratios, list_schedule, task_order
+    from hare_opt.heuristics.hare_paper import lemma_ratios, list_schedule_from, task_order
 
     inst = smith_counterexample(6, 100)
     relax = solve_relaxation(inst)
-    state = list_schedule(inst, task_order(inst, relax)[0])
+    state = list_schedule_from(inst, task_order(inst, relax)[0])
     lemma2, lemma3 = lemma_ratios(inst, relax, state)
     assert lemma2 == pytest.approx(6.0)  # the 6th light task: load 6 > 2 H = 1 (and d: 8 > 2)
     assert lemma3 == 0.0  # one GPU, no releases: never idle
+
+
+# --- the anytime contract ---------------------------------------------------------------
+
+PAPER00 = INSTANCES / "paper" / "paper-00.json"  # its relaxation runs for minutes unlimited
+SMALL02 = INSTANCES / "small" / "small-02.json"  # 26 tasks: not proved within 60 s
+
+
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_a_stop_during_the_relaxation_keeps_a_checked_schedule(when):
+    """Stopped before anything ran, or while step 1 runs (start search or MILP), hare-paper
+    still list-schedules the best point step 1 reached (the starting point at worst)."""
+    import threading
+
+    inst = load_instance(PAPER00)
+    stop = threading.Event()
+    if when == "before":
+        stop.set()
+    else:
+        threading.Timer(1.5, stop.set).start()
+    res = solve(inst, "hare-paper", stop=stop)  # no time limit: minutes without the stop
+    assert res.status == "feasible" and res.stats["stopped"] == "interrupted"
+    assert res.stats["relaxation_optimal"] is False
+    assert check(inst, res.schedule).objective == res.objective
+    if when == "before":
+        assert res.stats["relaxation_search_evals"] == 0
+        assert res.stats["relaxation_stopped_by"] == "interrupted"
+
+
+def test_a_time_limit_during_the_relaxation_keeps_a_checked_schedule():
+    inst = load_instance(PAPER00)
+    res = solve(inst, "hare-paper", time_limit=2.0)
+    assert res.status == "feasible" and res.stats["relaxation_optimal"] is False
+    assert res.stats["wall_clock_limited"] is True
+    assert check(inst, res.schedule).objective == res.objective
+
+
+def test_ctrl_c_returns_the_schedule_exit_130_and_progress_names_the_phase(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from hare_opt.io import load_result
+
+    out = tmp_path / "s.json"
+    proc = subprocess.Popen([sys.executable, "-m", "hare_opt.cli.main", "solve", str(SMALL02),
+                             "--solver", "hare-paper", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, env={**os.environ, "HARE_OPT_PROGRESS": "1"})
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(
+        raw.decode(errors="replace") for raw in proc.stderr), daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    while not any("relaxation: MILP" in ln for ln in lines):
+        assert proc.poll() is None and time.time() < deadline, "".join(lines)[-500:]
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    code = proc.wait(120)
+    reader.join(5)
+    text = "".join(lines)
+    assert code == 130, text[-800:]
+    assert "stopped by SIGINT" in text
+    res = load_result(out)
+    assert res.status == "feasible"
+    assert check(load_instance(SMALL02), res.schedule).objective == res.objective
+
+
+def test_per_type_relaxation_through_the_solver():
+    """The aggregated relaxation as the solver's step 1: a checked schedule, and its bound
+    (weaker, still a bound) below the per-GPU one's objective."""
+    m = Model()
+    m.add_gpus("A", 2)
+    m.add_gpus("B", 2)
+    for i in range(4):
+        m.add_job({"A": 2 + i % 3, "B": 5 + i}, rounds=2, tasks_per_round=2, weight=1 + i,
+                  release=i, sync_time=1)
+    inst = m.build("types")
+    per_gpu = solve(inst, "hare-paper")
+    per_type = solve(inst, "hare-paper", relaxation="per-type")
+    assert per_type.stats["relaxation_model"] == "per-type"
+    assert per_type.stats["relaxation_assignments"] < per_gpu.stats["relaxation_assignments"]
+    assert check(inst, per_type.schedule).feasible
+    assert per_type.lower_bound <= per_gpu.stats["relaxation_objective"] + 1
+    with pytest.raises(ValueError, match="relaxation"):
+        solve(inst, "hare-paper", relaxation="per-node")

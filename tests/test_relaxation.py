@@ -18,7 +18,12 @@ from strategies import instances
 
 from hare_opt.checker import check
 from hare_opt.heuristics.relaxation import RelaxationTooLargeError, build, ladder, solve_relaxation
-from hare_opt.heuristics.relaxation_points import RelaxedTasks, eft_start, fixed_assignment_lp
+from hare_opt.heuristics.relaxation_points import (
+    Machines,
+    RelaxedTasks,
+    eft_start,
+    fixed_assignment_lp,
+)
 from hare_opt.model import HareOptError, Instance, Model
 from hare_opt.solvers import solve
 
@@ -128,12 +133,13 @@ def test_every_feasible_point_is_a_feasible_mip_start(inst, data):
     avail = np.array(data.draw(st.lists(st.integers(0, 4), min_size=inst.num_gpus,
                                         max_size=inst.num_gpus)), dtype=float)
     tasks = RelaxedTasks.of(inst)
-    start = eft_start(inst, tasks, avail)
-    gpu = np.array([data.draw(st.sampled_from(np.flatnonzero(inst.eligible[n]).tolist()))
+    mach = Machines.of(inst, avail, data.draw(st.sampled_from(["per-gpu", "per-type"])))
+    start = eft_start(mach, tasks)
+    gpu = np.array([data.draw(st.sampled_from(np.flatnonzero(mach.inst.eligible[n]).tolist()))
                     for n in tasks.job.tolist()])
-    pt = fixed_assignment_lp(inst, tasks, gpu, avail)
+    pt = fixed_assignment_lp(mach.inst, tasks, gpu, mach)
     # caps come from the worse point: a MIP start is never worse than the one they came from
-    model = build(inst, tasks, max(start, pt, key=lambda q: q.objective), avail)
+    model = build(mach, tasks, max(start, pt, key=lambda q: q.objective))
     ladder(model, start, 1.5)
     for point in (start, pt):
         v = np.array(model.values(point))
@@ -254,3 +260,54 @@ def test_a_highs_failure_keeps_the_incumbent_and_proves_nothing(monkeypatch):
     monkeypatch.setattr(relaxation, "to_highs", failing(highspy.HighsModelStatus.kNotset))
     with pytest.raises(HareOptError, match="nothing was solved"):
         solve_relaxation(inst, node_limit=1000)
+
+
+# --- the per-type relaxation (GPUs of a type aggregated) ----------------------------
+
+@given(inst=instances(max_jobs=3, max_gpus=4, max_tasks=8), data=st.data())
+def test_every_schedule_meets_the_aggregated_rows(inst, data):
+    """The per-type rows f_k(L_k) <= 2 S_k + Q_k hold for any feasible schedule of the
+    cluster (GPU m free from A_m): what makes the per-type model a relaxation."""
+    avail = np.array(data.draw(st.lists(st.integers(0, 9), min_size=inst.num_gpus,
+                                        max_size=inst.num_gpus)), dtype=float)
+    step3 = data.draw(st.sampled_from(["phi", "start"]))
+    sch = solve(inst, "hare-paper", gpu_available=list(avail), step3=step3).schedule
+    mach = Machines.of(inst, avail, "per-type")
+    typ = mach.of_gpu[sch.gpu_indices(inst)]
+    p = (sch.end - sch.start).astype(float)
+    for k in range(len(inst.gpu_types)):
+        on = typ == k
+        load, s, q = p[on].sum(), (p[on] * sch.start[on]).sum(), (p[on] ** 2).sum()
+        assert float(mach.f(k, load)) <= 2 * s + q + 1e-6 * max(1.0, 2 * s + q)
+
+
+@given(inst=instances(max_jobs=3, max_gpus=4, max_tasks=7), data=st.data())
+def test_per_type_bounds_below_the_per_gpu_relaxation(inst, data):
+    """per-type optimum <= per-GPU optimum <= OPT: the per-GPU optimum, its assignment
+    mapped to types, is a per-type point of no larger value."""
+    avail = None
+    if data.draw(st.booleans()):
+        avail = np.array(data.draw(st.lists(st.integers(0, 6), min_size=inst.num_gpus,
+                                            max_size=inst.num_gpus)), dtype=float)
+    gpu = solve_relaxation(inst, time_limit=60, gpu_available=avail)
+    typ = solve_relaxation(inst, time_limit=60, gpu_available=avail, relaxation="per-type")
+    assert typ.stats["model"] == "per-type" and typ.bound <= typ.objective + 1e-6
+    mach = typ.machines
+    mapped = fixed_assignment_lp(mach.inst, gpu.tasks, mach.of_gpu[gpu.gpu], mach)
+    assert mapped.objective <= gpu.objective + 1e-6 * max(1.0, gpu.objective)
+    assume(gpu.optimal and typ.optimal)
+    assert typ.objective <= gpu.objective + 1e-6 * max(1.0, gpu.objective)
+    if avail is None:
+        opt = solve(inst, "cpsat", time_limit=30, threads=1)
+        assume(opt.status == "optimal")
+        assert typ.bound <= gpu.bound + 1e-6 <= opt.objective + 2e-6
+
+
+def test_per_type_is_refused_by_cpsat_and_sizes_by_type():
+    inst = _busy()  # 12 tasks, 2 types of 2 GPUs
+    with pytest.raises(HareOptError, match="per-gpu relaxation only"):
+        solve_relaxation(inst, backend="cpsat", relaxation="per-type")
+    with pytest.raises(HareOptError, match="relaxation"):
+        solve_relaxation(inst, relaxation="per-node")
+    with pytest.raises(RelaxationTooLargeError, match=r"24 \(task, type\) pairs"):
+        solve_relaxation(inst, relaxation="per-type", max_assignments=10)

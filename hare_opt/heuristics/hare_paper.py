@@ -3,8 +3,14 @@
 Kept separate from our own ``hare`` so that the paper's claim can be tested
 as stated: relax (step 1), order tasks by H_i = max_m (x^_i + p_{i,m}/2)
 (step 2), then list-schedule in that order, each task on the eligible GPU that
-becomes free first, *not* the fastest (step 3). The relaxation and the
-choices the paper leaves open are documented in docs/theory.md (a).
+becomes free first, *not* the fastest (step 3; ``paper_step3`` has both readings
+of "earliest available"). The relaxation and the choices the paper leaves open
+are documented in docs/theory.md (a).
+
+Anytime: the relaxation hands out its starting point before its MILP, and that
+point's order is list-scheduled at once; an interrupt or a time limit during the
+MILP then still returns a checked schedule (the MILP's best point's, or at worst
+the starting point's).
 """
 
 from __future__ import annotations
@@ -15,73 +21,132 @@ from typing import Literal
 import numpy as np
 
 from hare_opt.heuristics.listsched import ClusterState
+from hare_opt.heuristics.paper_step3 import list_schedule
 from hare_opt.heuristics.relaxation import (
     MAX_ASSIGNMENTS,
     Relaxation,
     availability,
     solve_relaxation,
 )
-from hare_opt.model import Instance, OptionError, Result, Schedule, Status, ceil_bound
-from hare_opt.model.limits import OutOfTime
+from hare_opt.model import Instance, OptionError, Result, ceil_bound
 from hare_opt.model.options import Options, Run, option
+from hare_opt.util import progress
 
 #: Share of the time limit for the relaxation (step 1); steps 2-3 must fit in the rest.
 RELAX_SHARE = 0.8
-#: Seconds past the limit the list scheduling may take before it gives up (it is
-#: milliseconds on small instances; only huge ones are stopped).
-FINISH_GRACE_S = 0.5
 
 
 def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
     """H_i = x^_i + max_m p_{i,m} / 2 over the GPUs that can run task i."""
-    pmax = np.where(inst.eligible, inst.proc, 0).max(axis=1)
-    return relax.x + pmax[relax.tasks.job] / 2.0
+    return batch_priorities(inst, relax)[4]
 
 
-def task_order(inst: Instance, relax: Relaxation) -> tuple[np.ndarray, int]:
-    """Job of each list position, and how many positions broke a job's round order.
+def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(job, round, task, x, H) of every batch of ``inst`` from a relaxation solved on its
+    copy in blocks of about ``b`` rounds (``paper_planning.coarsen``: time unit b from
+    ``origin``, blocks ``paper_planning.block_starts``).
 
-    Sorted by H (ties: relaxed start, then job, round, task). The tasks of a
-    job are identical but for their round, so the k-th position of job n is
-    given to n's k-th task in round order; an H order that put a later round
-    first would thus be repaired without moving any position. For a feasible
-    relaxation this never happens (H_j - H_i = x_j - x_i >= p + s > 0 for a
-    task j of a later round), and the count reported is expected to be 0.
+    A coarse task that starts at x^ stands for its block's n batches, which it models as
+    run back to back on its machine; batch k of the block is given x = origin + b x^ +
+    k (p + s) (p, s: the fine task and sync times on the coarse task's machine), the
+    start it would have there, and H = x + max_m p / 2 as step 2 says. With b = 1 this
+    is Algorithm 1's own H.
     """
+    from hare_opt.heuristics.paper_planning import block_starts
+
     t = relax.tasks
-    h = priorities(inst, relax)
-    order = np.lexsort((t.task, t.round, t.job, relax.x, h))
-    inversions = 0
-    seen: dict[int, int] = {}
-    for i in order.tolist():
-        n = int(t.job[i])
-        if seen.get(n, -1) > t.round[i]:
-            inversions += 1
-        seen[n] = max(seen.get(n, -1), int(t.round[i]))
-    return t.job[order], inversions
+    pmax = np.where(inst.eligible, inst.proc, 0).max(axis=1)
+    if b == 1:
+        x = origin + np.asarray(relax.x, dtype=float)
+        return t.job, t.round, t.task, x, x + pmax[t.job] / 2.0
+    starts = block_starts(inst.rounds, -(-inst.rounds // b))
+    first = np.concatenate(starts)  # job n's blocks from offset[n]
+    offset = np.r_[0, np.cumsum([len(f) for f in starts])[:-1]]
+    at = offset[t.job] + t.round
+    size = first[at + 1] - first[at]  # batches each coarse task stands for
+    k = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
+    if relax.machines is None:
+        raise ValueError("batch priorities need the relaxation's machines")
+    typ = relax.machines.type_of[relax.gpu]
+    span = (inst.proc_by_type + inst.sync_by_type)[t.job, typ].astype(float)
+    # Rows in (job, round, task) order, like the tasks of b = 1: the q-th task of a coarse
+    # round of K tasks and n batches each starts at base + q n; its batch k goes to
+    # base + k K + q.
+    kk = inst.tasks_per_round[t.job]
+    dest = np.repeat(np.cumsum(size) - size - t.task * size + t.task, size) + \
+        k * np.repeat(kk, size)
+    out = [np.empty(len(dest), dtype=a.dtype) for a in (t.job, t.round, t.task)]
+    out.append(np.empty(len(dest)))
+    out[0][dest] = np.repeat(t.job, size)
+    out[1][dest] = np.repeat(first[at], size) + k
+    out[2][dest] = np.repeat(t.task, size)
+    out[3][dest] = origin + b * np.repeat(np.asarray(relax.x, dtype=float), size) + \
+        k * np.repeat(span, size)
+    job, rnd, task, x = out
+    return job, rnd, task, x, x + pmax[job] / 2.0
 
 
-def list_schedule(inst: Instance, jobs: np.ndarray, gpu_available=None,
-                  run: Run | None = None) -> ClusterState:
-    """Step 3: each task to the eligible GPU free earliest (phi_m), as early as it can start.
+def task_order(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0,
+               started: np.ndarray | None = None, count: bool = True
+               ) -> tuple[np.ndarray, int | None]:
+    """Job of each list position, and (``count``) how many positions broke a job's round
+    order.
 
-    Ties between equally free GPUs go to the earlier start (setup included),
-    then the earlier end, then the lower index; the paper does not say.
-    GPU m is free from ``gpu_available[m]`` (rounded up: times are integers).
-    ``run``: its limit and stop flag are watched (``OutOfTime``).
+    Sorted by H (ties: x, then job, round, task) over the batches of
+    ``batch_priorities`` (which lists them by job, round, task: a stable sort on (H, x)
+    breaks the remaining ties that way); ``started``: per job, the tasks of its first
+    round already running (left out). The tasks of a job are identical but for their
+    round, so the k-th position of job n is given to n's k-th task in round order; an H
+    order that put a later round first would thus be repaired without moving any
+    position. For a feasible relaxation at b = 1 this never happens (H_j - H_i = x_j -
+    x_i >= p + s > 0 for a task j of a later round), and the count reported is expected
+    to be 0.
     """
+    job, rnd, task, x, h = batch_priorities(inst, relax, b, origin)
+    if started is not None and np.any(started):
+        keep = ~((rnd == 0) & (task < np.asarray(started)[job]))
+        job, rnd, x, h = job[keep], rnd[keep], x[keep], h[keep]
+    order = np.lexsort((x, h))
+    if not count:
+        return job[order], None
+    # a position breaks its job's round order if an earlier position of the job had a
+    # later round: a running maximum per job (jobs sorted, each offset above the last)
+    by_job = np.argsort(job[order], kind="stable")
+    v = job[order][by_job] * (int(inst.rounds.max(initial=0)) + 1) + rnd[order][by_job]
+    inversions = int((v < np.maximum.accumulate(v)).sum()) if len(v) else 0
+    return job[order], inversions
+
+
+def order_change(inst: Instance, a: Relaxation, b: Relaxation) -> tuple[float, float]:
+    """How far step 2's order from point ``b`` is from that from point ``a``: the share of
+    list positions given to another job, and the Kendall distance between the two task
+    orders (the share of task pairs ordered differently)."""
+    from scipy.stats import kendalltau
+
+    ja, _ = task_order(inst, a, count=False)
+    jb, _ = task_order(inst, b, count=False)
+    moved = float(np.mean(ja != jb)) if len(ja) else 0.0
+    if len(ja) < 2 or not moved:
+        return moved, 0.0
+    ranks = []
+    for r in (a, b):
+        _, _, _, x, h = batch_priorities(inst, r)
+        rank = np.empty(len(h), dtype=np.int64)
+        rank[np.lexsort((x, h))] = np.arange(len(h))  # tasks listed by job, round, task
+        ranks.append(rank)
+    tau = kendalltau(ranks[0], ranks[1]).statistic
+    return moved, float((1 - tau) / 2) if np.isfinite(tau) else 0.0
+
+
+def list_schedule_from(inst: Instance, jobs: np.ndarray, gpu_available=None,
+                       step3: str = "phi") -> ClusterState:
+    """Step 3 from an empty cluster whose GPU m is free from ``gpu_available[m]`` (rounded
+    up: times are integers); ``paper_step3.list_schedule`` has the rule."""
     state = ClusterState(inst)
     if gpu_available is not None:
         state.free[:] = np.ceil(availability(inst, gpu_available)).astype(np.int64)
-    for pos, n in enumerate(jobs.tolist()):
-        if run is not None and not pos % 64:
-            run.check(FINISH_GRACE_S)
-        starts = state.starts(n)
-        ok = inst.eligible[n]
-        key = np.lexsort((np.arange(inst.num_gpus), starts + inst.proc[n], starts,
-                          np.where(ok, state.free, np.iinfo(np.int64).max)))
-        state.place(n, int(key[0]))
-    return state
+    return list_schedule(state, jobs, step3)
 
 
 def lemma_ratios(inst: Instance, relax: Relaxation, state: ClusterState) -> tuple[float, float]:
@@ -106,7 +171,7 @@ def lemma_ratios(inst: Instance, relax: Relaxation, state: ClusterState) -> tupl
 
 @dataclass(frozen=True)
 class HarePaperOptions(Options):
-    """The relaxation's backend and limits (docs/theory.md (a))."""
+    """The relaxation's backend and limits, and step 3's reading (docs/theory.md (a))."""
 
     relaxation_solver: Literal["highs", "cpsat"] = option(
         "highs", doc="highs (continuous starts, as the paper) or cpsat (integer starts)")
@@ -114,12 +179,19 @@ class HarePaperOptions(Options):
                                                     "bound nodes over all its rounds (cpsat: "
                                                     "deterministic seconds), a limit the "
                                                     "machine cannot change")
-    max_rounds: int | None = option(None, lo=1, doc="outer-approximation rounds (deterministic)")
+    max_rounds: int | None = option(None, lo=0, doc="outer-approximation rounds (deterministic;"
+                                                    " 0: the starting point only)")
     max_assignments: int = option(MAX_ASSIGNMENTS, lo=1,
-                                  doc="refuse an instance with more (task, GPU) pairs")
+                                  doc="refuse an instance with more (task, machine) pairs")
     gpu_available: tuple[float, ...] | None = option(
         None, doc="per GPU, the time it becomes free (a running cluster)")
     hare_start: bool = option(False, doc="also start the relaxation from hare's assignment")
+    step3: Literal["phi", "start"] = option(
+        "phi", doc="step 3's GPU: phi = smallest free time (as printed), start = earliest "
+                   "start (ties: earliest end)")
+    relaxation: Literal["per-gpu", "per-type"] = option(
+        "per-gpu", doc="per-gpu: the paper's relaxation; per-type: GPUs of a type "
+                       "aggregated (smaller, weaker, still a lower bound)")
 
     owner = "solver 'hare-paper'"
 
@@ -131,7 +203,9 @@ def solve_hare_paper(instance: Instance, run: Run | None = None,
     ``lower_bound`` is the relaxation's proved bound (rounded up: objectives
     are integers), which bounds OPT from below with or without setups; with
     ``gpu_available`` it bounds the running cluster's problem, not the instance's,
-    and is not reported.
+    and is not reported. Stopped (interrupt, time limit) during the relaxation, it
+    returns the schedule of the best point the relaxation reached, at worst of its
+    starting point.
     """
     run = run or Run()
     opts = options or HarePaperOptions()
@@ -139,24 +213,43 @@ def solve_hare_paper(instance: Instance, run: Run | None = None,
     if avail is not None and len(avail) != instance.num_gpus:
         raise OptionError(f"needs one time per GPU ({instance.num_gpus}), got {len(avail)}",
                           option="gpu_available", owner=opts.owner)
-    try:  # the relaxation gets most of the time; ordering and list scheduling the rest
-        relax = solve_relaxation(instance, backend=opts.relaxation_solver,
-                                 time_limit=run.phase(RELAX_SHARE).time_limit,
-                                 threads=run.threads, node_limit=opts.node_limit,
-                                 max_rounds=opts.max_rounds, gpu_available=avail,
-                                 max_assignments=opts.max_assignments, log=run.log,
-                                 hare_start=opts.hare_start, stop=run.stop)
+    fallback: dict = {}
+
+    def schedule(relax: Relaxation) -> tuple[ClusterState, int | None]:
         jobs, inversions = task_order(instance, relax)
-        state = list_schedule(instance, jobs, avail, run)
-    except OutOfTime as why:  # a constructive method: no schedule before it is complete
-        return Result("hare-paper", Status.UNKNOWN, Schedule.empty(), runtime_s=run.elapsed(),
-                      instance_name=instance.name, stats={"stopped": str(why)})
+        return list_schedule_from(instance, jobs, avail, opts.step3), inversions
+
+    def on_start(start: Relaxation) -> None:  # a checked schedule before the MILP
+        progress.report("hare-paper", note="ordering and list scheduling the start")
+        state, _ = schedule(start)
+        fallback.update(state=state, relax=start)
+        progress.report("hare-paper", incumbent=state.objective(),
+                        bound=start.bound if avail is None else None,
+                        note="relaxation: MILP (Ctrl-C keeps this schedule)")
+
+    progress.report("hare-paper", note="relaxation: starting point")
+    relax = solve_relaxation(instance, backend=opts.relaxation_solver,
+                             time_limit=run.phase(RELAX_SHARE).time_limit,
+                             threads=run.threads, node_limit=opts.node_limit,
+                             max_rounds=opts.max_rounds, gpu_available=avail,
+                             max_assignments=opts.max_assignments, log=run.log,
+                             hare_start=opts.hare_start, stop=run.stop,
+                             relaxation=opts.relaxation, on_start=on_start)
+    progress.report("hare-paper", bound=relax.bound if avail is None else None,
+                    note="ordering and list scheduling")
+    if "state" in fallback and np.array_equal(relax.x, fallback["relax"].x) and \
+            np.array_equal(relax.gpu, fallback["relax"].gpu):
+        state, inversions = fallback["state"], task_order(instance, relax)[1]
+    else:
+        state, inversions = schedule(relax)
+    moved, kendall = order_change(instance, relax.at(relax.start), relax)
     res = state.result(
         "hare-paper", run.elapsed(), relaxation_optimal=relax.optimal,
         relaxation_objective=relax.objective,
         relaxation_bound=relax.bound if np.isfinite(relax.bound) else None,
         relaxation_solver=relax.backend, relaxation_runtime_s=relax.runtime_s,
         round_inversions=inversions, wall_clock_limited=relax.stats["wall_clock_limited"],
+        step3=opts.step3, order_positions_moved=moved, order_kendall=kendall,
         **{f"relaxation_{k}": v for k, v in relax.stats.items() if k != "wall_clock_limited"})
     if np.isfinite(relax.bound) and avail is None:
         res.lower_bound = max(0, ceil_bound(relax.bound))

@@ -90,6 +90,14 @@ class ClusterState:
             self.round_end[job] = 0
         return start
 
+    def append(self, rows: np.ndarray) -> None:
+        """Record placements (job, round, task, gpu, start) a compiled engine made by these
+        rules on this state's arrays (which it updated itself)."""
+        if self._n + len(rows) > len(self._buf):
+            self._grow(len(rows))
+        self._buf[self._n:self._n + len(rows)] = rows
+        self._n += len(rows)
+
     def _grow(self, extra: int) -> None:
         cap = max(2 * len(self._buf), self._n + extra)
         buf = np.empty((cap, 5), dtype=np.int64)
@@ -121,10 +129,7 @@ class ClusterState:
         starts = start + period * (rounds - r0 + 1)
         rows = np.stack([np.full(len(rounds), job), rounds, np.tile(np.arange(k), n - 1),
                          np.tile(g, n - 1), starts], axis=1)
-        if self._n + len(rows) > len(self._buf):
-            self._grow(len(rows))
-        self._buf[self._n:self._n + len(rows)] = rows
-        self._n += len(rows)
+        self.append(rows)
         last = start + period * (n - 1)
         self.free[g] = last + inst.proc[job, g]
         self.barrier[job] = last + span

@@ -3,185 +3,205 @@
 It sees what our ``HarePlanner`` sees (``model.planning.Warm``: each GPU's free time
 and last job, the running rounds): step 1 solves the relaxation with every GPU
 available from its free time (the relaxation's ``gpu_available``), step 2 orders
-the tasks by H_i, step 3 list-schedules them in that order on the eligible GPU
-free first, from the running cluster (free times, and no setup on a GPU that ran
-the job last). A partly started round is planned whole (the relaxation has no
-notion of a part of a round); its surplus tasks go stale once the round completes.
+the batches by H, step 3 list-schedules them in that order from the running cluster
+(free times, no setup on a GPU that ran the job last, partly started rounds), on the
+GPU step 3's reading picks (``step3``: ``phi`` as printed, or ``start``).
 
 The relaxation stops at deterministic limits (B&B nodes, outer-approximation rounds,
 start-search evaluations), never at a wall-clock limit, so a simulation with this
 planner is a pure function of its inputs.
 
-**Blocks of rounds (our simplification, for the paper's scale).** The relaxation has
-a column per (task, GPU) pair and costs seconds at a few thousand pairs, while a
-residual of the paper's workloads has 10^5-10^6 tasks. With ``block_rounds="auto"``
-a plan whose residual has more than ``pairs`` pairs is made on a coarser copy: b
-consecutive rounds of a job become one round whose tasks last b task times and b
-syncs (the same GPU time and the same span as b rounds run back to back on one GPU),
-with b the smallest making the copy fit. Algorithm 1 runs unchanged on the copy;
-each coarse task is then expanded into its b rounds on the same GPU, back to back,
-which is what the plan queues. With b = 1 (a residual that fits) the plan is
-Algorithm 1's own; ``block_rounds=1`` forces that (and the policy then cuts plans to
-a horizon instead).
+**Blocks of rounds (our simplification, for the paper's scale), relaxation only.** The
+relaxation has a column per (task, machine) pair, while a residual of the paper's
+workloads has 10^5-10^6 batches. With ``block_rounds="auto"`` a plan whose residual has
+more than ``pairs`` pairs is relaxed on a coarser copy: b consecutive rounds of a job
+become one round whose tasks last b task times and b syncs (the same GPU time and the
+same span as b rounds run back to back on one GPU), with b the smallest making the copy
+fit. Steps 2 and 3 then run on the batches themselves: each batch gets its own H,
+interpolated inside its block (``hare_paper.batch_priorities``), and each is
+list-scheduled on its own, so no batch inherits another's start or GPU. With b = 1 (a
+residual that fits) the plan is Algorithm 1's own.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from hare_opt.heuristics.hare_paper import task_order
-from hare_opt.heuristics.listsched import ClusterState
-from hare_opt.heuristics.relaxation import Relaxation, solve_relaxation
-from hare_opt.model import Instance, Schedule
+from hare_opt.heuristics.hare_paper import order_change, task_order
+from hare_opt.heuristics.paper_step3 import check_step3, from_warm, list_schedule
+from hare_opt.heuristics.relaxation import pair_count, solve_relaxation
+from hare_opt.heuristics.relaxation_points import MODES
+from hare_opt.model import Instance, OptionError, Schedule
 from hare_opt.model.planning import Warm
 
-#: Deterministic limits of one plan's relaxation: B&B nodes, OA rounds, start search.
+#: Deterministic limits of one plan's relaxation: B&B nodes, OA rounds (0: no MILP; its
+#: root changed no plan's order and cost 10-20 s a plan, docs/simulator.md), start search.
 NODE_LIMIT = 0
-MAX_ROUNDS = 1
+MAX_ROUNDS = 0
 SEARCH_EVALS = 20
-#: (task, GPU) pairs of one plan's relaxation: about a second of HiGHS at these limits.
-PAIRS = 2000
+#: (task, machine) pairs of one plan's relaxation by default, per model: about a CPU
+#: second a plan at 160 GPUs for ``per-type`` (docs/simulator.md).
+PAIRS = {"per-gpu": 2000, "per-type": 12000}
+OWNER = "planner 'hare-paper'"
 
 
-def relax(residual: Instance, available: np.ndarray, limits: dict[str, int]) -> Relaxation:
-    """Step 1 from a running cluster, with deterministic limits.
+def block_size(inst: Instance, budget: int, relaxation: str) -> int:
+    """The smallest b whose coarse copy has at most ``budget`` pairs; the largest useful
+    b (every job one block) when none has."""
+    elig = (inst.eligible_by_type if relaxation == "per-type" else inst.eligible).sum(axis=1)
+    per_round = inst.tasks_per_round * elig
 
-    The compact relaxation takes ``gpu_available``, ``node_limit``, ``max_rounds`` and
-    ``search_evals``; a relaxation that takes none of them is solved without
-    availability, under its own defaults, and is only practical for small plans: the
-    check below passes only what the installed relaxation accepts.
-    """
-    accepted = inspect.signature(solve_relaxation).parameters
-    options: dict[str, Any] = {k: v for k, v in limits.items() if k in accepted}
-    if "gpu_available" in accepted:
-        options["gpu_available"] = available
-    return solve_relaxation(residual, **options)
+    def size(b: int) -> int:
+        return int((-(-inst.rounds // b) * per_round).sum())
 
-
-def list_schedule_from(inst: Instance, jobs: np.ndarray, warm: Warm | None) -> ClusterState:
-    """Step 3 (``hare_paper.list_schedule``'s rule: the eligible GPU free earliest; ties by
-    earlier start, earlier end, lower index) from a running cluster."""
-    state = ClusterState(inst)
-    if warm is not None:
-        state.free[:] = warm.free
-        state.last[:] = warm.last
-    big = np.iinfo(np.int64).max
-    order = np.arange(inst.num_gpus)
-    for n in jobs.tolist():
-        starts = state.starts(n)
-        key = np.lexsort((order, starts + inst.proc[n], starts,
-                          np.where(inst.eligible[n], state.free, big)))
-        state.place(n, int(key[0]))
-    return state
+    lo, hi = 1, max(1, int(inst.rounds.max(initial=1)))
+    if size(hi) > budget:
+        return hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if size(mid) <= budget:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
-def pairs(inst: Instance) -> int:
-    """(task, GPU) pairs of the relaxation of ``inst``: its size."""
-    return int((inst.rounds * inst.tasks_per_round * inst.eligible.sum(axis=1)).sum())
+def block_starts(rounds: np.ndarray, blocks: np.ndarray) -> list[np.ndarray]:
+    """Per job, the first round of each of its ``blocks`` blocks and, last, its round
+    count: the R rounds split as evenly as possible (block c starts at floor(c R / B))."""
+    return [np.arange(n + 1, dtype=np.int64) * r // n for r, n in zip(rounds.tolist(),
+                                                                      blocks.tolist())]
 
 
 def coarsen(inst: Instance, b: int, origin: int = 0) -> Instance:
-    """Blocks of ``b`` rounds as one round, in a time unit b times longer from ``origin``:
-    a coarse task lasts b task times and b syncs, i.e. the task and sync times in
-    coarse units; releases and setups are divided by b (rounded).
+    """Each job's rounds in ceil(R / b) blocks of nearly equal size (``block_starts``),
+    each block one round, in a time unit b times longer from ``origin``. A block of n
+    rounds run back to back on one GPU holds it for n task times and n syncs; in coarse
+    units that is the fine task and sync time times n / b, so the coarse times are the
+    fine ones times R / (ceil(R / b) b) (the mean block length over b, rounded; at
+    least 1 for a task), and a job's coarse rounds span what its rounds span. Releases
+    and setups are divided by b (rounded).
 
     The relaxation is unchanged by shifting all times and scaling them alike (its
     objective moves and scales, its constraints are homogeneous), and HiGHS is
     numerically safe only with moderate magnitudes: in milliseconds after hours of
     simulation the loads' squares reach 10^14.
     """
-    jobs = [replace(job, rounds=math.ceil(job.rounds / b),
-                    release=(job.release - origin) // b,
-                    switch_overhead=round(job.switch_overhead / b)) for job in inst.jobs]
+    jobs = []
+    for job in inst.jobs:
+        n = math.ceil(job.rounds / b)
+        scale = job.rounds / (n * b)
+        sync = ({t: round(v * scale) for t, v in job.sync_time.items()}
+                if isinstance(job.sync_time, Mapping) else round(job.sync_time * scale))
+        jobs.append(replace(job, rounds=n, release=(job.release - origin) // b,
+                            task_time={t: max(1, round(v * scale))
+                                       for t, v in job.task_time.items()},
+                            sync_time=sync, switch_overhead=round(job.switch_overhead / b)))
     return inst.with_jobs(jobs)
-
-
-def expand(inst: Instance, coarse: Schedule, b: int, origin: int = 0) -> Schedule:
-    """Each coarse task (times in units of b from ``origin``) as its b rounds on the same
-    GPU; rounds past the job's last are dropped. Every fine task of a coarse round gets
-    that round's earliest start (back in the instance's times): the
-    policy queues tasks by (start, round), and these keys order every job's rounds the
-    same way on every GPU type (a coarse round starts after the previous one's barrier),
-    so no type's queue can wait on another's in a cycle."""
-    j = _indices(coarse.job, inst.job_ids)
-    g = _indices(coarse.gpu, inst.gpu_ids)
-    key = j * (int(coarse.round.max(initial=0)) + 1) + coarse.round
-    first = np.full(int(key.max(initial=0)) + 1, np.iinfo(np.int64).max)
-    np.minimum.at(first, key, coarse.start)
-    rnd = coarse.round[:, None] * b + np.arange(b)[None, :]
-    ok = rnd < inst.rounds[j][:, None]
-    rep = ok.sum(axis=1)
-    return Schedule.from_indices(inst, np.repeat(j, rep), rnd[ok], np.repeat(coarse.task, rep),
-                                 np.repeat(g, rep), origin + b * np.repeat(first[key], rep))
-
-
-def _indices(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
-    pos = {x: k for k, x in enumerate(universe.tolist())}
-    return np.fromiter((pos[x] for x in ids.tolist()), np.int64, len(ids))
 
 
 class HarePaperPlanner:
     """Algorithm 1 per plan; ``node_limit``/``max_rounds``/``search_evals`` bound step 1;
-    ``block_rounds``: 1, or ``"auto"`` (blocks of rounds when the residual has more
-    than ``pairs`` (task, GPU) pairs)."""
+    ``block_rounds``: 1, an integer b, or ``"auto"`` (blocks of rounds when the residual
+    has more than ``pairs`` pairs); ``relaxation``: ``per-type`` (default here: GPUs of a
+    type aggregated, so that blocks stay a few per job at 160 GPUs) or ``per-gpu`` (the
+    paper's model); ``step3``: ``phi`` or ``start``. ``max_rounds=1`` adds the MILP's
+    root to step 1 (off by default: it costs seconds a plan and, measured, changes no
+    order)."""
 
     name = "hare-paper"
     warm = True
 
     def __init__(self, *, evals: int | None = None, node_limit: int = NODE_LIMIT,
                  max_rounds: int = MAX_ROUNDS, search_evals: int = SEARCH_EVALS,
-                 block_rounds: int | str = "auto", pairs: int = PAIRS):
+                 block_rounds: int | str = "auto", pairs: int | None = None,
+                 step3: str = "phi", relaxation: str = "per-type"):
         del evals  # one plan per re-plan: Algorithm 1 has no candidates to compare
         if block_rounds != "auto" and not (isinstance(block_rounds, int) and block_rounds >= 1):
-            raise ValueError(f"block_rounds: must be 'auto' or a positive integer, got "
-                             f"{block_rounds!r}")
-        self.block_rounds, self.pairs = block_rounds, pairs
-        self.blocks: list[int] = []
+            raise OptionError(f"must be 'auto' or a positive integer, got {block_rounds!r}",
+                              option="block_rounds", owner=OWNER)
+        if relaxation not in MODES:
+            raise OptionError(f"must be one of {', '.join(MODES)}, got {relaxation!r}",
+                              option="relaxation", owner=OWNER)
+        if pairs is not None and not (isinstance(pairs, int) and pairs >= 1):
+            raise OptionError(f"must be a positive integer, got {pairs!r}", option="pairs",
+                              owner=OWNER)
+        self.step3 = check_step3(step3, OWNER)
+        self.relaxation = relaxation
+        self.block_rounds = block_rounds
+        self.pairs = PAIRS[relaxation] if pairs is None else pairs
         self.limits = {"node_limit": node_limit, "max_rounds": max_rounds,
                        "search_evals": search_evals}
-        self.plans = 0
-        self.optimal = 0
-        self.solver_errors = 0  # relaxations HiGHS failed on (their incumbent is used)
+        self.blocks: list[int] = []
+        self.plans = self.optimal = self.solver_errors = 0
         self.gaps: list[float] = []
-        self.relax_s = 0.0
+        self.relax_cpu = self.plan_cpu = 0.0
+        self.pairs_max = self.over_budget = 0
+        self.blocks_per_job: list[float] = []
+        # per phase of step 1 (the start search from the EFT assignment's LP, the MILP from
+        # the search's point): plans whose step-2 order it changed, and by how much at most
+        self.changed = {"search": 0, "milp": 0}
+        self.moved = {"search": 0.0, "milp": 0.0}
+        self.kendall = {"search": 0.0, "milp": 0.0}
 
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
         del deadline  # deterministic limits only
         self.plans += 1
-        t0 = time.perf_counter()
+        c0 = time.process_time()
         b = (self.block_rounds if isinstance(self.block_rounds, int)
-             else max(1, math.ceil(pairs(residual) / self.pairs)))
+             else block_size(residual, self.pairs, self.relaxation))
         self.blocks.append(b)
-        # Plan from time origin 0 (the earliest the cluster or a job can start), in a unit
+        # Relax from time origin 0 (the earliest the cluster or a job can start), in a unit
         # of b ms: the same relaxation, moderate numbers.
         free = np.zeros(residual.num_gpus, np.int64) if warm is None else np.asarray(warm.free)
         origin = int(min(free.min(), residual.release.min()))
         work = coarsen(residual, b, origin)
-        shifted = None if warm is None else Warm(((free - origin) // b).tolist(), warm.last,
-                                                 warm.left, warm.carry)
-        rel = relax(work, (free - origin) / b, self.limits)
-        self.relax_s += time.perf_counter() - t0
+        size = pair_count(work, self.relaxation)
+        self.pairs_max = max(self.pairs_max, size)
+        self.over_budget += size > self.pairs
+        self.blocks_per_job.append(float(np.median(-(-residual.rounds // b))))
+        lim = self.limits
+        rel = solve_relaxation(work, gpu_available=(free - origin) / b,
+                               relaxation=self.relaxation, node_limit=lim["node_limit"],
+                               max_rounds=lim["max_rounds"], search_evals=lim["search_evals"])
+        self.relax_cpu += time.process_time() - c0
         self.optimal += bool(rel.optimal)
         self.solver_errors += rel.stats.get("stopped_by") == "solver_error"
         if np.isfinite(rel.bound):
             self.gaps.append((rel.objective - rel.bound) / max(1.0, abs(rel.objective)))
-        jobs, _ = task_order(work, rel)
-        plan = list_schedule_from(work, jobs, shifted).schedule()
-        if b == 1:  # back to the residual's times; each task keeps its own start
-            return Schedule(plan.job, plan.round, plan.task, plan.gpu, plan.start + origin,
-                            plan.end + origin)
-        return expand(residual, plan, b, origin)
+        for phase, (a, z) in (("search", (rel.first, rel.start)), ("milp", (rel.start, None))):
+            moved, kendall = order_change(work, rel.at(a), rel.at(z))
+            self.changed[phase] += moved > 0
+            self.moved[phase] = max(self.moved[phase], moved)
+            self.kendall[phase] = max(self.kendall[phase], kendall)
+        started = None
+        if warm is not None:
+            started = residual.tasks_per_round - np.asarray(warm.left, dtype=np.int64)
+        jobs, _ = task_order(residual, rel, b, origin, started, count=False)
+        state = list_schedule(from_warm(residual, warm), jobs, self.step3)
+        self.plan_cpu += time.process_time() - c0
+        return state.schedule()
 
     def stats(self) -> dict[str, Any]:
-        return {"planner": self.name, "relaxations": self.plans,
-                "relaxations_optimal": self.optimal,
+        n = max(1, self.plans)
+        return {"planner": self.name, "step3": self.step3, "relaxation": self.relaxation,
+                "relaxations": self.plans, "relaxations_optimal": self.optimal,
                 "relaxations_solver_error": self.solver_errors,
                 "relaxation_gap_max": max(self.gaps) if self.gaps else None,
-                "relaxation_s": round(self.relax_s, 3),
-                "block_rounds_max": max(self.blocks, default=1), **self.limits}
+                "relaxation_cpu_s": round(self.relax_cpu, 3),
+                "plan_cpu_s": round(self.plan_cpu, 3),
+                "plan_cpu_s_mean": round(self.plan_cpu / n, 4),
+                "block_rounds_max": max(self.blocks, default=1),
+                "blocks_per_job_median_min": min(self.blocks_per_job, default=None),
+                "pairs_budget": self.pairs, "pairs_max": self.pairs_max,
+                "pairs_over_budget": self.over_budget,
+                **{f"order_changed_by_{k}": v for k, v in self.changed.items()},
+                **{f"order_moved_by_{k}_max": round(v, 4) for k, v in self.moved.items()},
+                **{f"order_kendall_by_{k}_max": round(v, 4) for k, v in self.kendall.items()},
+                **self.limits}

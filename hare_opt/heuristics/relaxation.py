@@ -4,17 +4,20 @@ Hare_Sched_RL is a mixed-integer quadratic program: binary assignments
 y[i,m], continuous starts x[i], constraints (4)-(7) of the paper and, instead
 of (8), one Queyranne inequality per GPU m. With y binary it reads
 
-    L_m^2 <= R_m := 2 S_m + Q_m - 2 A_m L_m,
+    L_m^2 + 2 A_m L_m <= R_m := 2 S_m + Q_m,
     L_m = sum_i p_im y_im,  S_m = sum_i p_im y_im x_i,  Q_m = sum_i p_im^2 y_im,
 
 A_m being the time GPU m becomes available (0 offline). The model here has
-O(tasks x GPUs) columns; docs/theory.md (a) proves that it has the MIQP's optimum:
+O(tasks x GPUs) columns; docs/theory.md (a) proves that it has the MIQP's optimum.
+``relaxation="per-type"`` builds the same model over GPU types, each type's GPUs
+aggregated into one machine with a weaker, still valid row f_m(L_m) <= R_m
+(``relaxation_points.Machines``): O(tasks x types) columns, a lower bound still.
 
 * w[i,m] stands for y[i,m] x[i] (w <= x, w <= U y, U a valid horizon): the
   inequality wants w large, so this admits exactly the MIQP's (x, y).
 * L_m is an integer at every binary y (task times are integers), and on the
-  integers L^2 is the maximum of the secants through (a, a^2), (a+1, (a+1)^2):
-  (2a+1) L - a(a+1) <= R. A geometric ladder of them is added up front, the
+  integers the convex f(L) (L^2 + 2 A L per GPU) is the maximum of its secants
+  through a and a + 1, a an integer. A geometric ladder of them is added up front, the
   others lazily (outer approximation): solve the MILP, add the secant at
   a = L_m* for every GPU whose inequality its solution breaks, solve again.
 * any assignment becomes a feasible point of the relaxation through an LP
@@ -35,19 +38,21 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import highspy
 import numpy as np
 
 from hare_opt.heuristics.relaxation_points import (
+    MODES,
     AssignmentLP,
     LinearModel,
+    Machines,
     Point,
     RelaxedTasks,
     canonical,
     eft_start,
-    fixed_assignment_lp,
     hare_assignment,
     local_search,
     to_highs,
@@ -68,10 +73,10 @@ class RelaxationTooLargeError(HareOptError, ValueError):
 class Relaxation:
     """A solution of Hare_Sched_RL.
 
-    ``x``/``gpu`` (per task of ``tasks``) is a feasible point of the relaxation
-    of value ``objective``; ``bound`` is a proved lower bound on the
-    relaxation's optimum, hence on OPT (docs/theory.md (a)); ``optimal``: the
-    two meet, proved.
+    ``x``/``gpu`` (per task of ``tasks``; ``gpu`` indexes ``machines``: GPUs or
+    GPU types) is a feasible point of the relaxation of value ``objective``;
+    ``bound`` is a proved lower bound on the relaxation's optimum, hence on OPT
+    (docs/theory.md (a)); ``optimal``: the two meet, proved.
     """
 
     tasks: RelaxedTasks
@@ -83,6 +88,18 @@ class Relaxation:
     backend: str
     runtime_s: float
     stats: dict = field(default_factory=dict)
+    machines: Machines | None = None
+    start: Point | None = None  # the starting point the MILP began from
+    first: Point | None = None  # the point the start search began from
+
+
+    def at(self, point: Point | None) -> Relaxation:
+        """``point`` (``start``, ``first``) as a relaxation solution: what step 2 would
+        see had step 1 stopped there; this solution when no such point is kept."""
+        if point is None:
+            return self
+        return Relaxation(self.tasks, point.x, point.gpu, point.objective, self.bound, False,
+                          self.backend, self.runtime_s, {}, self.machines)
 
 
 def chain_bound(inst: Instance) -> float:
@@ -111,18 +128,23 @@ def availability(inst: Instance, gpu_available) -> np.ndarray:
     return avail
 
 
+def pair_count(inst: Instance, relaxation: str = "per-gpu") -> int:
+    """(task, machine) pairs of the relaxation of ``inst``: its size, two columns each."""
+    elig = inst.eligible_by_type if relaxation == "per-type" else inst.eligible
+    return int((inst.rounds * inst.tasks_per_round * elig.sum(axis=1)).sum())
+
+
 # --- the compact model ----------------------------------------------------------
 
 @dataclass
 class CompactModel:
     """Columns of the compact model and its secant cuts; ``lm`` holds base rows + cuts."""
 
-    inst: Instance
+    mach: Machines
     tasks: RelaxedTasks
-    avail: np.ndarray
     lm: LinearModel
     x: np.ndarray          # (T,) column of x_i
-    pair_task: np.ndarray  # (P,) eligible (task, GPU) pairs
+    pair_task: np.ndarray  # (P,) eligible (task, machine) pairs
     pair_gpu: np.ndarray
     y: np.ndarray          # (P,) columns
     w: np.ndarray
@@ -132,36 +154,39 @@ class CompactModel:
     cuts: set[tuple[int, int]] = field(default_factory=set)
     base_rows: int = 0
 
+    @property
+    def inst(self) -> Instance:
+        return self.mach.inst
+
     def add_cut(self, m: int, a: int) -> bool:
-        """Secant through (a, a^2), (a+1, (a+1)^2): (2a+1) L - R <= a(a+1), scaled by 2a+1."""
+        """Secant of f_m through a and a + 1: s L - R <= s a - f(a), scaled by 1/s."""
         if (m, a) in self.cuts:
             return False
         self.cuts.add((m, a))
-        s = 2.0 * a + 1.0
-        self.lm.row({int(self.load[m]): 1.0, int(self.rhs[m]): -1.0 / s}, hi=a * (a + 1) / s)
+        fa, fb = float(self.mach.f(m, a)), float(self.mach.f(m, a + 1))
+        s = fb - fa
+        self.lm.row({int(self.load[m]): 1.0, int(self.rhs[m]): -1.0 / s}, hi=a - fa / s)
         return True
 
     def values(self, pt: Point) -> list[float]:
         """Column values of a feasible point (a MIP start)."""
         inst, t = self.inst, self.tasks
-        pt = canonical(inst, t, pt, self.avail)
+        pt = canonical(self.mach, t, pt)
         v = np.zeros(len(self.lm.lb))
         v[self.x] = pt.x
         on = pt.gpu[self.pair_task] == self.pair_gpu
         v[self.y] = on
         v[self.w] = np.where(on, pt.x[self.pair_task], 0.0)
         p = inst.proc[t.job[self.pair_task], self.pair_gpu].astype(float)
-        a = self.avail[self.pair_gpu]
         np.add.at(v, self.load[self.pair_gpu], on * p)
-        r = on * (2 * p * pt.x[self.pair_task] + p * p - 2 * a * p)
-        np.add.at(v, self.rhs[self.pair_gpu], r)
+        np.add.at(v, self.rhs[self.pair_gpu], on * (2 * p * pt.x[self.pair_task] + p * p))
         d = (inst.proc + inst.sync)[t.job, pt.gpu]
         for b, ids in zip(self.barrier, t.rounds()):
             v[b] = float((pt.x[ids] + d[ids]).max())
         return np.minimum(np.maximum(v, self.lm.lb), self.lm.ub).tolist()
 
     def assignment(self, values: np.ndarray) -> np.ndarray:
-        """GPU per task of a MILP solution (its largest y)."""
+        """Machine per task of a MILP solution (its largest y)."""
         order = np.lexsort((values[self.y], self.pair_task))  # by task, then y
         top = order[np.r_[self.pair_task[order][1:] != self.pair_task[order][:-1], True]]
         gpu = np.empty(len(self.x), dtype=np.int64)
@@ -169,7 +194,7 @@ class CompactModel:
         return gpu
 
     def violated(self, values: np.ndarray) -> list[tuple[int, int]]:
-        """(GPU, L*) of every GPU whose Queyranne inequality the solution breaks."""
+        """(machine, L*) of every machine whose Queyranne row the solution breaks."""
         inst, t = self.inst, self.tasks
         gpu = self.assignment(values)
         x = values[self.x]
@@ -178,14 +203,16 @@ class CompactModel:
         for m in range(inst.num_gpus):
             on = gpu == m
             load = int(round(p[on].sum()))
-            r = 2 * (p[on] * x[on]).sum() + (p[on] ** 2).sum() - 2 * self.avail[m] * load
-            if load * load - r > 1e-6 * (2 * load + 1):
+            r = 2 * (p[on] * x[on]).sum() + (p[on] ** 2).sum()
+            fl = float(self.mach.f(m, load))
+            if fl - r > 1e-6 * max(1.0, float(self.mach.f(m, load + 1)) - fl):
                 out.append((m, load))
         return out
 
 
-def build(inst: Instance, tasks: RelaxedTasks, start: Point, avail: np.ndarray) -> CompactModel:
+def build(mach: Machines, tasks: RelaxedTasks, start: Point) -> CompactModel:
     """The compact MILP without cuts; U_n comes from the start's objective."""
+    inst = mach.inst
     lm = LinearModel()
     d = _round_cost(inst)
     dmin = d.min(axis=1)
@@ -202,6 +229,7 @@ def build(inst: Instance, tasks: RelaxedTasks, start: Point, avail: np.ndarray) 
     yc: list[int] = []
     wc: list[int] = []
     per_task: list[list[int]] = [[] for _ in range(n_tasks)]
+    amin = mach.amin
     for i, n in enumerate(tasks.job.tolist()):
         for m in np.flatnonzero(inst.eligible[n]).tolist():
             per_task[i].append(len(pt))
@@ -217,11 +245,11 @@ def build(inst: Instance, tasks: RelaxedTasks, start: Point, avail: np.ndarray) 
         lm.row({int(ycol[k]): 1.0 for k in ks}, 1.0, 1.0)  # (5)
         if len(ks) > 1:  # sum_m y x = x: valid for the MIQP, tightens the LP
             lm.row({**{int(wcol[k]): 1.0 for k in ks}, int(xcol[i]): -1.0}, hi=0.0)
-        if avail[pair_gpu[ks]].max() > inst.release[tasks.job[i]]:  # x_i >= A_m on GPU m
-            lm.row({int(xcol[i]): 1.0, **{int(ycol[k]): -float(avail[pair_gpu[k]])
+        if amin[pair_gpu[ks]].max() > inst.release[tasks.job[i]]:  # x_i >= A_m on machine m
+            lm.row({int(xcol[i]): 1.0, **{int(ycol[k]): -float(amin[pair_gpu[k]])
                                            for k in ks}}, lo=0.0)
 
-    # Barriers (6)-(7), the objective, and GPU indices non-decreasing inside a round.
+    # Barriers (6)-(7), the objective, and machine indices non-decreasing inside a round.
     barrier = []
     prev = None
     for ids in tasks.rounds():
@@ -244,7 +272,7 @@ def build(inst: Instance, tasks: RelaxedTasks, start: Point, avail: np.ndarray) 
                 lm.row(row, hi=0.0)
         prev = None if last else b
 
-    # L_m and R_m = 2 S_m + Q_m - 2 A_m L_m, one column each per GPU.
+    # L_m and R_m = 2 S_m + Q_m, one column each per machine.
     p = inst.proc[tasks.job[pair_task], pair_gpu].astype(float)
     load = np.empty(n_gpus, dtype=np.int64)
     rhs = np.empty(n_gpus, dtype=np.int64)
@@ -254,19 +282,18 @@ def build(inst: Instance, tasks: RelaxedTasks, start: Point, avail: np.ndarray) 
         rhs[m] = lm.var(-INF, INF)
         lm.row({int(load[m]): 1.0, **{int(ycol[k]): -p[k] for k in on}}, 0.0, 0.0)
         row = {int(rhs[m]): 1.0, **{int(wcol[k]): -2 * p[k] for k in on}}
-        row.update({int(ycol[k]): -(p[k] * p[k] - 2 * avail[m] * p[k]) for k in on})
+        row.update({int(ycol[k]): -p[k] * p[k] for k in on})
         lm.row(row, 0.0, 0.0)
-    for m in range(n_gpus - 1):  # identical GPUs (type and A) take non-increasing loads
-        same = [k for k in range(m + 1, n_gpus) if inst.gpu_type_index[k] ==
-                inst.gpu_type_index[m] and avail[k] == avail[m]]
+    for m in range(n_gpus - 1):  # interchangeable machines take non-increasing loads
+        same = [k for k in range(m + 1, n_gpus) if mach.key(k) == mach.key(m)]
         if same:
             lm.row({int(load[m]): 1.0, int(load[same[0]]): -1.0}, lo=0.0)
-    return CompactModel(inst, tasks, avail, lm, xcol, pair_task, pair_gpu, ycol, wcol, load,
-                        rhs, barrier, base_rows=len(lm.rows))
+    return CompactModel(mach, tasks, lm, xcol, pair_task, pair_gpu, ycol, wcol, load, rhs,
+                        barrier, base_rows=len(lm.rows))
 
 
 def ladder(model: CompactModel, start: Point, ratio: float) -> None:
-    """Secants at a geometric ladder of loads on every GPU, and at the start's loads."""
+    """Secants at a geometric ladder of loads on every machine, and at the start's loads."""
     inst = model.inst
     p = inst.proc[model.tasks.job[model.pair_task], model.pair_gpu]
     for m in range(inst.num_gpus):
@@ -327,7 +354,8 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
     stopped = {highspy.HighsModelStatus.kTimeLimit: "time_limit",
                highspy.HighsModelStatus.kSolutionLimit: "node_limit",
                highspy.HighsModelStatus.kIterationLimit: "iteration_limit",
-               highspy.HighsModelStatus.kSolveError: "solver_error"}.get(status)
+               highspy.HighsModelStatus.kSolveError: "solver_error",
+               highspy.HighsModelStatus.kInterrupt: "interrupted"}.get(status)
     return {"values": values, "objective": info.objective_function_value if has else INF,
             "bound": bound, "optimal": optimal, "status": h.modelStatusToString(status),
             "stopped": stopped, "nodes": int(info.mip_node_count)}
@@ -338,7 +366,7 @@ def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
               t0: float, log: bool = False, stop: threading.Event | None = None
               ) -> tuple[Point, float, bool, dict]:
     """Lazy secants: MILP rounds until one is optimal and breaks no Queyranne inequality."""
-    inst, tasks, avail = model.inst, model.tasks, model.avail
+    tasks = model.tasks
     best, tried, bound = start, {start.gpu.tobytes()}, -INF
     rounds = nodes = 0
     stopped, optimal, last_status = None, False, "not run"
@@ -363,7 +391,7 @@ def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
             gpu = model.assignment(run["values"])
             if gpu.tobytes() not in tried:
                 tried.add(gpu.tobytes())
-                fixed = fixed_assignment_lp(inst, tasks, gpu, avail)
+                fixed = AssignmentLP(model.mach, tasks, gpu).point()
                 if fixed.objective < best.objective:
                     best = fixed
         if not run["optimal"]:
@@ -396,11 +424,11 @@ def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
             md.add(expr >= math.ceil(lo - 1e-9))
         if hi < INF:
             md.add(expr <= math.floor(hi + 1e-9))
-    for m in range(model.inst.num_gpus):
+    for m in range(model.inst.num_gpus):  # per GPU (integer A): L^2 + 2 A L <= R
         hi = int(lm.ub[model.load[m]])
         sq = md.new_int_var(0, hi * hi, f"sq{m}")
         md.add_multiplication_equality(sq, [cols[model.load[m]], cols[model.load[m]]])
-        md.add(sq <= cols[model.rhs[m]])
+        md.add(sq + 2 * int(model.mach.amin[m]) * cols[model.load[m]] <= cols[model.rhs[m]])
     md.minimize(sum(int(round(c)) * v for c, v in zip(lm.cost, cols) if c))
     for v, s in zip(cols, model.values(start)):
         md.add_hint(v, int(round(s)))
@@ -429,65 +457,95 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
                      max_rounds: int | None = None, gpu_available=None,
                      ladder_ratio: float = 1.05, search_evals: int = 400,
                      max_assignments: int = MAX_ASSIGNMENTS, log: bool = False,
-                     hare_start: bool = False, stop: threading.Event | None = None
-                     ) -> Relaxation:
+                     hare_start: bool = False, stop: threading.Event | None = None,
+                     relaxation: str = "per-gpu",
+                     on_start: Callable[[Relaxation], None] | None = None) -> Relaxation:
     """Solve Hare_Sched_RL; under a limit the incumbent comes with the proved bound.
 
     ``node_limit`` (B&B nodes over all rounds) and ``max_rounds`` are
-    deterministic limits; ``stats["stopped_by"]`` says which limit ended the
-    run. ``gpu_available``: per GPU, the time from which it may start tasks.
-    ``backend="cpsat"`` states L^2 <= R exactly but restricts starts to integers.
-    ``hare_start``: also try our ``hare`` heuristic's assignment as a starting point
-    (off by default, so that Algorithm 1 does not lean on our heuristic).
+    deterministic limits (``max_rounds=0``: the starting point only, no MILP);
+    ``stats["stopped_by"]`` says which limit ended the run. ``gpu_available``: per
+    GPU, the time from which it may start tasks. ``backend="cpsat"`` states
+    L^2 <= R exactly but restricts starts to integers. ``hare_start``: also try our
+    ``hare`` heuristic's assignment as a starting point (off by default, so that
+    Algorithm 1 does not lean on our heuristic). ``relaxation``: ``per-gpu`` (the
+    paper's model) or ``per-type`` (GPUs of a type aggregated: ``Machines``).
+    ``on_start``: called with the starting point (a ``Relaxation``, not optimal) before
+    the MILP, so that a caller holds a usable answer while the MILP runs. A set
+    ``stop`` ends the local search and the MILP; the best point so far is returned.
     """
+    owner = "solver 'hare-paper'"
     if backend not in ("highs", "cpsat"):
         raise OptionError(f"must be 'highs' or 'cpsat', got {backend!r}",
-                          option="relaxation_solver", owner="solver 'hare-paper'")
+                          option="relaxation_solver", owner=owner)
     if backend == "cpsat" and (node_limit is not None or max_rounds is not None):
         raise OptionError("node_limit and max_rounds apply to the 'highs' relaxation only",
-                          option="relaxation_solver", owner="solver 'hare-paper'")
+                          option="relaxation_solver", owner=owner)
+    if relaxation not in MODES:
+        raise OptionError(f"must be one of {', '.join(MODES)}, got {relaxation!r}",
+                          option="relaxation", owner=owner)
+    if backend == "cpsat" and relaxation != "per-gpu":
+        raise OptionError("the 'cpsat' backend solves the per-gpu relaxation only",
+                          option="relaxation_solver", owner=owner)
     if ladder_ratio <= 1:
         raise OptionError(f"must be > 1, got {ladder_ratio}", option="ladder_ratio",
-                          owner="solver 'hare-paper'")
+                          owner=owner)
     t0 = time.perf_counter()
-    pairs = int(inst.eligible[np.repeat(np.arange(inst.num_jobs), inst.rounds *
-                                        inst.tasks_per_round)].sum())
+    pairs = pair_count(inst, relaxation)
     if pairs > max_assignments:
+        what = "type" if relaxation == "per-type" else "GPU"
         raise RelaxationTooLargeError(
-            f"instance {inst.name!r}: the relaxation would have {pairs} (task, GPU) pairs "
+            f"instance {inst.name!r}: the relaxation would have {pairs} (task, {what}) pairs "
             f"({inst.num_tasks} tasks x {inst.num_gpus} GPUs), more than max_assignments="
             f"{max_assignments}")
     avail = availability(inst, gpu_available)
-    tasks = RelaxedTasks.of(inst)
-    start, evals, search_clock = eft_start(inst, tasks, avail), 0, False
     if backend == "cpsat":
         avail = np.ceil(avail)  # integer starts: GPU m's tasks start at >= ceil(A_m)
-    else:  # the better of two assignments, each with its optimal x, then a local search
-        starts = [start.gpu, hare_assignment(inst)] if hare_start else [start.gpu]
-        lps = [AssignmentLP(inst, tasks, g, avail) for g in starts]
+    mach = Machines.of(inst, avail, relaxation)
+    tasks = RelaxedTasks.of(inst)
+    start, evals, search_clock = eft_start(mach, tasks), 0, False
+    first = start
+    if backend == "highs":  # the better of two assignments, each with its optimal x, then
+        starts = [start.gpu, hare_assignment(mach)] if hare_start else [start.gpu]
+        lps = [AssignmentLP(mach, tasks, g) for g in starts]  # a local search
         lp = min(lps, key=lambda a: a.objective)
+        first = lp.point()
         deadline = None if time_limit is None else t0 + time_limit / 4
-        start, evals = local_search(lp, search_evals, deadline=deadline)
+        start, evals = local_search(lp, search_evals, deadline=deadline, stop=stop)
         search_clock = deadline is not None and time.perf_counter() >= deadline
-    model = build(inst, tasks, start, avail)
-    if backend == "highs":
-        ladder(model, start, ladder_ratio)
-    initial = len(model.cuts)
-    if backend == "highs":
-        best, bound, optimal, stats = _solve_oa(model, start, time_limit=time_limit,
-                                                node_limit=node_limit, max_rounds=max_rounds,
-                                                threads=threads, t0=t0, log=log, stop=stop)
+    chain = chain_bound(inst)  # a bound of the relaxation before any MILP
+    if on_start is not None:
+        on_start(Relaxation(tasks, start.x, start.gpu, start.objective, chain, False, backend,
+                            time.perf_counter() - t0, {"stopped_by": "start"}, mach))
+    if max_rounds == 0:  # the starting point is the answer: no model to build
+        best, bound, optimal = start, -INF, False
+        stats = {"status": "stopped: round_limit", "stopped_by": "round_limit", "rounds": 0,
+                 "nodes": 0, "last_milp_status": "not run"}
+        model = None
     else:
-        best, bound, optimal, stats = _solve_cpsat(model, start, time_limit=time_limit,
-                                                   threads=threads, work_limit=node_limit,
-                                                   stop=stop)
-    bound = max(bound, chain_bound(inst))  # a bound of the relaxation before any MILP
+        model = build(mach, tasks, start)
+        if backend == "highs":
+            ladder(model, start, ladder_ratio)
+        initial = len(model.cuts)
+        if backend == "highs":
+            best, bound, optimal, stats = _solve_oa(model, start, time_limit=time_limit,
+                                                    node_limit=node_limit,
+                                                    max_rounds=max_rounds, threads=threads,
+                                                    t0=t0, log=log, stop=stop)
+        else:
+            best, bound, optimal, stats = _solve_cpsat(model, start, time_limit=time_limit,
+                                                       threads=threads, work_limit=node_limit,
+                                                       stop=stop)
+    bound = max(bound, chain)
     if optimal:  # equal up to the backends' tolerances
         bound = min(bound, best.objective)
     gap = (best.objective - bound) / max(1.0, abs(best.objective))
-    stats.update(gap=gap, search_evals=evals, columns=len(model.lm.lb), rows=len(model.lm.rows),
-                 cuts=len(model.cuts), initial_cuts=initial, assignments=pairs,
+    stats.update(gap=gap, search_evals=evals, assignments=pairs, model=relaxation,
+                 columns=0 if model is None else len(model.lm.lb),
+                 rows=0 if model is None else len(model.lm.rows),
+                 cuts=0 if model is None else len(model.cuts),
+                 initial_cuts=0 if model is None else initial,
                  start_objective=start.objective,
                  wall_clock_limited=search_clock or stats.get("stopped_by") == "time_limit")
     return Relaxation(tasks, best.x, best.gpu, float(best.objective), float(bound), optimal,
-                      backend, time.perf_counter() - t0, stats)
+                      backend, time.perf_counter() - t0, stats, mach, start, first)

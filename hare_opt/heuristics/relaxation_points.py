@@ -1,14 +1,17 @@
-"""Feasible points of the relaxation Hare_Sched_RL: starts, the fixed-assignment LP, a local search.
+"""Feasible points of the relaxation Hare_Sched_RL: machines, starts, the fixed-assignment LP.
 
 With the assignment y fixed, the relaxation is an LP in the starts x (each
-GPU's Queyranne inequality becomes linear), so every assignment gives a
+machine's Queyranne inequality becomes linear), so every assignment gives a
 feasible point and an upper bound on the relaxation's optimum. The MILP in
 ``relaxation`` uses the best one as its incumbent and MIP start; this module
-also holds the solver-neutral model container and the HiGHS plumbing both use.
+also holds the solver-neutral model container, the HiGHS plumbing both use, and
+``Machines``: what a column's "GPU" is (a GPU, or a GPU type with its GPUs
+aggregated).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from dataclasses import dataclass, field
@@ -18,10 +21,82 @@ import numpy as np
 
 from hare_opt.heuristics.hare import solve_hare
 from hare_opt.heuristics.rules import eft_state
-from hare_opt.model import HareOptError, Instance
+from hare_opt.model import GPU, HareOptError, Instance
 from hare_opt.util.highs import new_highs
 
 INF = math.inf
+#: The relaxation's two models: a column per (task, GPU) (the paper's) or per (task, type).
+MODES = ("per-gpu", "per-type")
+
+
+@dataclass(frozen=True)
+class Machines:
+    """The machines of the relaxation and each one's Queyranne envelope.
+
+    ``per-gpu`` (the paper's model): one machine per GPU. ``per-type``: one per GPU
+    type, its c GPUs aggregated; summing the c per-GPU inequalities and using
+    sum_m L_m^2 >= (sum_m L_m)^2 / c keeps every schedule feasible (docs/theory.md (a)).
+    On machine m the rows ask f_m(L_m) <= 2 S_m + Q_m with the convex envelope
+    f_m(L) = L^2 / c + max(2 amin L, 2 amean L + gamma): amin / amean the earliest and
+    mean time its GPUs become free, gamma = -sum (A - amean)^2 <= 0. On one GPU
+    (c = 1) both branches are L^2 + 2 A L, the paper's inequality with availability.
+
+    ``inst`` is the machine-level instance (one GPU per machine, the jobs unchanged);
+    ``real``/``avail`` the cluster and each of its GPUs' free times; ``of_gpu`` maps a
+    real GPU to its machine.
+    """
+
+    mode: str
+    real: Instance
+    avail: np.ndarray
+    inst: Instance
+    of_gpu: np.ndarray
+    cap: np.ndarray
+    amin: np.ndarray
+    amean: np.ndarray
+    gamma: np.ndarray
+
+    @classmethod
+    def of(cls, real: Instance, avail: np.ndarray, mode: str = "per-gpu") -> Machines:
+        avail = np.asarray(avail, dtype=float)
+        if mode == "per-gpu":
+            ones = np.ones(real.num_gpus)
+            return cls(mode, real, avail, real, np.arange(real.num_gpus), ones, avail, avail,
+                       np.zeros(real.num_gpus))
+        if mode != "per-type":
+            raise HareOptError(f"relaxation: must be one of {', '.join(MODES)}, got {mode!r}")
+        k = real.gpu_type_index
+        cap = real.type_count.astype(float)
+        amin = np.full(len(cap), np.inf)
+        np.minimum.at(amin, k, avail)
+        amean = np.bincount(k, weights=avail, minlength=len(cap)) / cap
+        gamma = -np.bincount(k, weights=(avail - amean[k]) ** 2, minlength=len(cap))
+        inst = Instance(tuple(GPU(t, t) for t in real.gpu_types), real.jobs, real.name,
+                        real.time_unit)
+        return cls(mode, real, avail, inst, k, cap, amin, amean, gamma)
+
+    def f(self, m, load):
+        """f_m(load): the least 2 S_m + Q_m a machine-m load may have (vectorised)."""
+        load = np.asarray(load, dtype=float)
+        return load * load / self.cap[m] + np.maximum(2 * self.amin[m] * load,
+                                                       2 * self.amean[m] * load + self.gamma[m])
+
+    @property
+    def type_of(self) -> np.ndarray:
+        """(machines,) GPU type index of each machine (in the real instance's types)."""
+        return self.real.gpu_type_index if self.mode == "per-gpu" else \
+            np.arange(len(self.real.gpu_types))
+
+    def key(self, m: int) -> tuple[int, float, float]:
+        """Machines with equal keys are interchangeable (symmetry breaking)."""
+        return int(self.inst.gpu_type_index[m]), float(self.amin[m]), float(self.cap[m])
+
+
+def as_machines(inst: Instance, avail) -> Machines:
+    """``avail`` as given, or per GPU times (None: all 0) as the per-GPU machines of ``inst``."""
+    if isinstance(avail, Machines):
+        return avail
+    return Machines.of(inst, np.zeros(inst.num_gpus) if avail is None else avail)
 
 
 @dataclass
@@ -55,15 +130,12 @@ class RelaxedTasks:
 
     @classmethod
     def of(cls, inst: Instance) -> RelaxedTasks:
-        j, r, k = [], [], []
-        for n, job in enumerate(inst.jobs):
-            for rr in range(job.rounds):
-                for kk in range(job.tasks_per_round):
-                    j.append(n)
-                    r.append(rr)
-                    k.append(kk)
-        return cls(np.array(j, dtype=np.int64), np.array(r, dtype=np.int64),
-                   np.array(k, dtype=np.int64))
+        per_job = inst.rounds * inst.tasks_per_round
+        job = np.repeat(np.arange(inst.num_jobs, dtype=np.int64), per_job)
+        pos = np.arange(len(job), dtype=np.int64) - np.repeat(np.cumsum(per_job) - per_job,
+                                                              per_job)
+        k = inst.tasks_per_round[job]
+        return cls(job, pos // k, pos % k)
 
     def rounds(self) -> list[np.ndarray]:
         """Task indices of each (job, round), in job-major order."""
@@ -87,33 +159,91 @@ def _assignment(free: Instance, sch) -> tuple[np.ndarray, np.ndarray]:
     return sch.start[key].astype(float), g[key]
 
 
-def eft_start(inst: Instance, tasks: RelaxedTasks, avail: np.ndarray) -> Point:
-    """The setup-free EFT schedule (GPU m free from A_m), in ``tasks`` order: a feasible point."""
-    free = inst.without_setups()
-    state = eft_state(free, np.ceil(avail).astype(np.int64))
+def eft_start(mach: Machines, tasks: RelaxedTasks) -> Point:
+    """A setup-free greedy schedule (GPU m free from A_m), in ``tasks`` order, on the
+    machines: a feasible point. Per GPU: the EFT schedule. Per type: the same greedy
+    over GPU types (``eft_by_type``), linear in the jobs per placement, for the large
+    plans that mode is for."""
+    if mach.mode == "per-type":
+        return eft_by_type(mach, tasks)
+    free = mach.real.without_setups()
+    state = eft_state(free, np.ceil(mach.avail).astype(np.int64))
     return Point(*_assignment(free, state.schedule()), float(state.objective()))
 
 
-def hare_assignment(inst: Instance) -> np.ndarray:
-    """GPU per task (``tasks`` order) of our ``hare`` heuristic's setup-free schedule.
+def eft_by_type(mach: Machines, tasks: RelaxedTasks) -> Point:
+    """Earliest finish first without setups, GPUs grouped by type: the next task is the
+    one that would finish first on its best type's earliest-free GPU (ties: heavier job,
+    lower index, lower type). Within a type the GPUs are identical, so this is the EFT
+    schedule but for which equally good GPU takes a task; GPU type per task as the point.
+    """
+    real = mach.real
+    p, s = real.proc_by_type, real.sync_by_type
+    big = np.iinfo(np.int64).max // (4 * (real.num_jobs + 1))  # big * jobs + rank fits
+    heaps: list[list[tuple[int, int]]] = [[] for _ in real.gpu_types]
+    for g, k in enumerate(real.gpu_type_index.tolist()):
+        heaps[k].append((int(math.ceil(mach.avail[g])), g))
+    for h in heaps:
+        heapq.heapify(h)
+    fmin = np.array([h[0][0] for h in heaps], dtype=np.int64)
+    barrier = real.release.astype(np.int64).copy()
+    left = real.rounds.astype(np.int64).copy()
+    placed = np.zeros(real.num_jobs, dtype=np.int64)
+    round_end = np.zeros(real.num_jobs, dtype=np.int64)
+    K = real.tasks_per_round
+    first = np.r_[0, np.cumsum(real.rounds * K)[:-1]]  # each job's first row in ``tasks``
+    rnd = np.zeros(real.num_jobs, dtype=np.int64)
+    x = np.empty(len(tasks.job))
+    gpu = np.empty(len(tasks.job), dtype=np.int64)
+    n = real.num_jobs
+    rank = np.empty(n, dtype=np.int64)  # ties: heavier job, then lower index
+    rank[np.lexsort((np.arange(n), -real.weight))] = np.arange(n)
+    elig = real.eligible_by_type
+    # finish of each job's next task on each type's earliest-free GPU; one column (the type
+    # placed on) and one row (the job placed) change per placement
+    fin = np.where(elig, np.maximum(fmin[None, :], barrier[:, None]) + p, big)
+    for _ in range(len(tasks.job)):
+        j = int(np.argmin(fin.min(axis=1) * n + rank))
+        k = int(np.argmin(fin[j]))
+        free, g = heapq.heappop(heaps[k])
+        start = max(free, int(barrier[j]))
+        end = start + int(p[j, k])
+        heapq.heappush(heaps[k], (end, g))
+        fmin[k] = heaps[k][0][0]
+        row = first[j] + rnd[j] * K[j] + placed[j]
+        x[row], gpu[row] = start, k
+        round_end[j] = max(round_end[j], end + int(s[j, k]))
+        placed[j] += 1
+        if placed[j] == K[j]:
+            barrier[j], round_end[j], placed[j] = round_end[j], 0, 0
+            rnd[j] += 1
+            left[j] -= 1
+        fin[:, k] = np.where(elig[:, k] & (left > 0), np.maximum(fmin[k], barrier) + p[:, k],
+                             big)
+        fin[j] = np.where(elig[j] & (left[j] > 0), np.maximum(fmin, barrier[j]) + p[j], big)
+    return Point(x, gpu, float((real.weight * barrier).sum()))
+
+
+def hare_assignment(mach: Machines) -> np.ndarray:
+    """Machine per task (``tasks`` order) of our ``hare`` heuristic's setup-free schedule.
 
     Any assignment is feasible in the relaxation (x may grow); this one is a
     good start. ``hare`` is deterministic (its budget counts placements).
     """
-    free = inst.without_setups()
-    return _assignment(free, solve_hare(free).schedule)[1]
+    free = mach.real.without_setups()
+    return mach.of_gpu[_assignment(free, solve_hare(free).schedule)[1]]
 
 
 class AssignmentLP:
     """The relaxation with y fixed: an LP in x, whose optimum is a feasible point.
 
-    Kept in one HiGHS object so that moving a task to another GPU changes a few
+    Kept in one HiGHS object so that moving a task to another machine changes a few
     coefficients and re-solves from the previous basis (the local search).
     """
 
-    def __init__(self, inst: Instance, tasks: RelaxedTasks, gpu: np.ndarray,
-                 avail: np.ndarray):
-        self.inst, self.tasks, self.avail = inst, tasks, avail
+    def __init__(self, mach: Machines, tasks: RelaxedTasks, gpu: np.ndarray):
+        inst = mach.inst
+        self.mach, self.inst, self.tasks = mach, inst, tasks
         self.gpu = gpu.copy()
         self.proc = np.where(inst.eligible, inst.proc, 0)[tasks.job].astype(float)  # (T, M)
         self.span = (inst.proc + inst.sync)[tasks.job].astype(float)
@@ -135,18 +265,18 @@ class AssignmentLP:
                     lm.row({self.xcol[i]: 1.0, prev: -1.0}, lo=0.0)
             prev = None if last else b
         self.qrow = np.arange(len(lm.rows), len(lm.rows) + inst.num_gpus)
-        for m in range(inst.num_gpus):  # one row per GPU, empty ones too (tasks move)
+        for m in range(inst.num_gpus):  # one row per machine, empty ones too (tasks move)
             on = np.flatnonzero(gpu == m).tolist()
             lm.row({self.xcol[i]: p[i] for i in on}, lo=self._need(m))
         self.h = to_highs(lm, mip=False)
         self.objective = self.solve()
 
     def _lower(self, i: int, m: int) -> float:
-        return float(max(self.inst.release[self.tasks.job[i]], self.avail[m]))
+        return float(max(self.inst.release[self.tasks.job[i]], self.mach.amin[m]))
 
     def _need(self, m: int) -> float:
-        """(L^2 - Q) / 2 + A L: what sum_i p x on GPU m must reach."""
-        return (self.load[m] ** 2 - self.square[m]) / 2 + self.avail[m] * self.load[m]
+        """(f_m(L) - Q) / 2: what sum_i p x on machine m must reach."""
+        return float(self.mach.f(m, self.load[m]) - self.square[m]) / 2
 
     def solve(self) -> float:
         self.h.run()
@@ -157,7 +287,7 @@ class AssignmentLP:
         return self.objective
 
     def move(self, i: int, m: int) -> None:
-        """Put task i on GPU m (call ``solve`` after)."""
+        """Put task i on machine m (call ``solve`` after)."""
         old = int(self.gpu[i])
         p, q = self.proc[i, old], self.proc[i, m]
         self.gpu[i] = m
@@ -174,14 +304,14 @@ class AssignmentLP:
 
     def point(self) -> Point:
         x = np.array(self.h.getSolution().col_value)[:len(self.xcol)]
-        return canonical(self.inst, self.tasks, Point(x, self.gpu.copy(), self.objective),
-                         self.avail)
+        return canonical(self.mach, self.tasks, Point(x, self.gpu.copy(), self.objective))
 
     def estimates(self) -> np.ndarray:
-        """(T, M) first-order change of the objective if task i moved to GPU m (from duals).
+        """(T, M) first-order change of the objective if task i moved to machine m (duals).
 
-        Leaving m relaxes its row by p (L_m - p + A_m - x_i), joining m' tightens
-        that of m' by p' (L_m' + A_m' - x_i), the barrier row moves by d' - d.
+        Leaving m lowers its row's requirement by (f(L_m) - f(L_m - p) - p^2) / 2 and its
+        left side by p x_i; joining m' raises them by (f(L' + p') - f(L') - p'^2) / 2 and
+        p' x_i; the barrier row moves by d' - d.
         """
         sol = self.h.getSolution()
         dual = np.abs(np.array(sol.row_dual))
@@ -189,10 +319,13 @@ class AssignmentLP:
         x = np.array(sol.col_value)[:len(self.xcol)]
         t = np.arange(len(self.gpu))
         g = self.gpu
+        f = self.mach.f
         p, d = self.proc[t, g], self.span[t, g]
-        leave = lam[g] * p * (self.load[g] - p + self.avail[g] - x)
-        join = lam[None, :] * self.proc * (self.load + self.avail)[None, :] - \
-            lam[None, :] * self.proc * x[:, None]
+        leave = lam[g] * ((f(g, self.load[g]) - f(g, self.load[g] - p) - p * p) / 2 - p * x)
+        ms = np.arange(self.inst.num_gpus)[None, :]
+        grow = (f(ms, self.load[None, :] + self.proc) - f(ms, self.load[None, :])
+                - self.proc ** 2) / 2
+        join = lam[None, :] * (grow - self.proc * x[:, None])
         est = mu[:, None] * (self.span - d[:, None]) + join - leave[:, None]
         est[~self.inst.eligible[self.tasks.job]] = INF
         est[t, g] = INF
@@ -200,22 +333,23 @@ class AssignmentLP:
 
 
 def fixed_assignment_lp(inst: Instance, tasks: RelaxedTasks, gpu: np.ndarray,
-                        avail: np.ndarray) -> Point:
-    """The relaxation's best point with y fixed to ``gpu``."""
-    return AssignmentLP(inst, tasks, gpu, avail).point()
+                        avail) -> Point:
+    """The relaxation's best point with y fixed to ``gpu`` (``avail``: see ``as_machines``)."""
+    return AssignmentLP(as_machines(inst, avail), tasks, gpu).point()
 
 
-def canonical(inst: Instance, tasks: RelaxedTasks, pt: Point, avail: np.ndarray) -> Point:
+def canonical(mach: Machines, tasks: RelaxedTasks, pt: Point) -> Point:
     """The same point as the model's symmetry breaking wants it.
 
-    Identical GPUs (type and availability) relabelled by non-increasing load,
-    then each round's (identical) tasks listed by GPU, then start.
+    Interchangeable machines (``Machines.key``) relabelled by non-increasing load,
+    then each round's (identical) tasks listed by machine, then start.
     """
+    inst = mach.inst
     load = np.bincount(pt.gpu, weights=inst.proc[tasks.job, pt.gpu], minlength=inst.num_gpus)
     relabel = np.arange(inst.num_gpus)
-    groups: dict[tuple[int, float], list[int]] = {}
+    groups: dict[tuple, list[int]] = {}
     for m in range(inst.num_gpus):
-        groups.setdefault((int(inst.gpu_type_index[m]), float(avail[m])), []).append(m)
+        groups.setdefault(mach.key(m), []).append(m)
     for ms in groups.values():
         by_load = sorted(ms, key=lambda m: (-load[m], m))
         relabel[by_load] = ms
@@ -225,14 +359,16 @@ def canonical(inst: Instance, tasks: RelaxedTasks, pt: Point, avail: np.ndarray)
 
 
 def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
-                 deadline: float | None = None) -> tuple[Point, int]:
+                 deadline: float | None = None, stop=None) -> tuple[Point, int]:
     """Move one task at a time while the LP improves; moves tried in the duals' order.
 
     At most ``evaluations`` LP solves (deterministic) and, if given, until
-    ``deadline`` (perf_counter). Returns the best point and the solves used.
+    ``deadline`` (perf_counter) or a set ``stop`` event. Returns the best point and
+    the solves used.
     """
     used = 0
-    while used < evaluations and (deadline is None or time.perf_counter() < deadline):
+    while used < evaluations and (deadline is None or time.perf_counter() < deadline) \
+            and (stop is None or not stop.is_set()):
         est = lp.estimates()
         order = np.argsort(est, axis=None, kind="stable")[:tries]
         before = lp.objective

@@ -40,6 +40,7 @@ class OptionError(HareOptError, ValueError):
     def __init__(self, message: str, *, option: str | None = None, owner: str | None = None):
         self.option = option
         self.owner = owner
+        self.reason = message  # without the owner and option: for re-raising under another
         parts = [p for p in (owner, f"option '{option}'" if option else None) if p]
         prefix = ": ".join(parts)
         super().__init__(f"{prefix}: {message}" if prefix else message)

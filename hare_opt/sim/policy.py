@@ -19,7 +19,7 @@ import inspect
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from hare_opt.model import HareOptError
+from hare_opt.model import HareOptError, OptionError
 from hare_opt.model.options import Options, UnknownOptionError
 from hare_opt.util.registry import Registry, resolve
 
@@ -141,9 +141,58 @@ def policy_mode(name: str) -> Mode:
     return POLICIES.spec(name.split(":", 1)[0]).mode
 
 
+def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``NAME`` or ``NAME:KEY=VALUE[,KEY=VALUE]`` (e.g. ``hare-paper:step3=start``) as the
+    policy name and its options; values are read as bool (true/false), None (none), int,
+    float, else text. A variant so named can run next to its default in one sweep."""
+    name, sep, rest = spec.partition(":")
+    options: dict[str, Any] = {}
+    if not sep:
+        return name, options
+    for item in rest.split(","):
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise UnknownPolicyError(f"policy {spec!r}: expected NAME:KEY=VALUE[,KEY=VALUE], "
+                                     f"got {item!r}")
+        if key in options:
+            raise UnknownPolicyError(f"policy {spec!r}: option {key!r} given twice")
+        options[key] = _value(text.strip())
+    return name, options
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def get_policy(name: str, **options: Any) -> Policy:
     """A fresh policy object; ``options`` are checked (names, types, ranges) and go to its
-    constructor."""
-    cls = POLICIES.load(name)
-    parse_policy_options(cls, name, options)  # a bad option fails here, by name
-    return cls(**options)
+    constructor. ``name`` may carry options (``parse_policy_spec``); the policy is then
+    labelled with the whole string."""
+    base, named = parse_policy_spec(name)
+    both = sorted(set(named) & set(options))
+    if both:
+        raise UnknownPolicyError(f"policy {name!r}: option {both[0]!r} given in the name and "
+                                 "as an argument")
+    cls = POLICIES.load(base)
+    merged = {**named, **options}
+    try:  # a bad option fails here, by name, under the name the caller gave
+        parse_policy_options(cls, name, merged)
+        policy = cls(**merged)
+    except OptionError as exc:
+        if exc.owner == f"policy {name!r}":
+            raise
+        raise type(exc)(exc.reason, option=exc.option, owner=f"policy {name!r}") from None
+    if named:
+        policy.name = name
+    return policy

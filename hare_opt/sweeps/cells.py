@@ -95,7 +95,9 @@ def solve_random(*, seed: int, solvers: list[str], n_jobs: int = 4, n_gpus: int 
 
 #: Planner statistics a row carries (docs/reproduction.md discloses them per item).
 DISCLOSED = ("relaxations", "relaxations_optimal", "relaxations_solver_error",
-             "relaxation_gap_max", "block_rounds_max")
+             "relaxation_gap_max", "block_rounds_max", "step3", "relaxation",
+             "blocks_per_job_median_min", "pairs_max", "pairs_over_budget",
+             "order_changed_by_search", "order_changed_by_milp", "plan_cpu_s_mean")
 
 
 def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,

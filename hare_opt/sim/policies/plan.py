@@ -59,8 +59,6 @@ if TYPE_CHECKING:
     from hare_opt.sim.simulator import Simulator
 
 AUTO_JOBS = 500  # "auto" re-plans at every arrival up to this many jobs
-#: (task, GPU) pairs of one hare-paper plan's relaxation by default (about 1 s a plan).
-PAPER_PAIRS = 2000
 BUSY = "~busy-gpu-"
 WEIGHT_SCALE = 1000
 #: Wall-clock cap of one plan when the policy has no ``time_limit``.
@@ -360,19 +358,15 @@ class HarePaperPolicy(PlanPolicy):
     """``hare-paper``: re-plans with the paper's Algorithm 1 (relaxation + list scheduling),
     at the same events and from the same running cluster as ``hare``
     (hare_opt.heuristics.paper_planning), its relaxation stopped at deterministic
-    limits (``node_limit``, ``max_rounds``, ``search_evals``). Its relaxation grows with
-    tasks x GPUs: by default (``block_rounds="auto"``) a residual too large for one
-    relaxation is planned in blocks of rounds and not cut; with ``block_rounds=1`` plans
-    are cut to ``PAPER_PAIRS / #GPUs`` tasks (at least 2 per GPU) instead.
+    limits (``node_limit``, ``max_rounds``, ``search_evals``). Its plan is a schedule of
+    batches, each with its own planned start, queued as ``hare``'s plans are. The
+    relaxation grows with tasks x machines: a residual too large for one relaxation is
+    relaxed in blocks of rounds (``block_rounds="auto"``), never cut; ``step3`` picks step
+    3's reading (``phi``, ``start``), ``relaxation`` its model (``per-type``, ``per-gpu``).
     """
 
     name = "hare-paper"
     solver = "hare-paper"
-
-    def horizon(self, inst: Instance) -> int | None:
-        if self.solver_options.get("block_rounds", "auto") == "auto":
-            return None  # the planner coarsens what does not fit: no cut needed
-        return max(2 * inst.num_gpus, PAPER_PAIRS // inst.num_gpus)
 
 
 @dataclass(frozen=True)
