@@ -153,3 +153,46 @@ def test_warm_up_runs_every_dispatch_mode():
     from hare_opt.heuristics.rounds import warm_up
 
     assert warm_up() >= 0.0
+
+
+@st.composite
+def repeat_cases(draw):
+    """Long jobs on a few GPUs of few types (ties between GPUs are common), from an idle
+    or a running cluster, in a random order."""
+    seed = draw(st.integers(0, 10**6))
+    inst = random_instance(seed, n_jobs=draw(st.integers(1, 6)), n_gpus=draw(st.integers(1, 8)),
+                           gpu_types=("A", "B", "C")[:draw(st.integers(1, 3))],
+                           rounds=(1, 40), tasks_per_round=(1, draw(st.integers(1, 5))),
+                           heterogeneity=draw(st.sampled_from((0.0, 0.5, 2.0))),
+                           release_spread=draw(st.integers(0, 40)), sync=(0, 10),
+                           sync_map=draw(st.booleans()), switch_overhead=(0, 5),
+                           max_task_time=draw(st.integers(1, 12)),
+                           eligibility=draw(st.sampled_from((0.0, 0.3))))
+    warm = None
+    if draw(st.booleans()):
+        m, n, k = inst.num_gpus, inst.num_jobs, inst.tasks_per_round.tolist()
+        left = [draw(st.integers(1, kj)) for kj in k]
+        warm = Warm(draw(st.lists(st.integers(0, 30), min_size=m, max_size=m)),
+                    draw(st.lists(st.integers(-1, n - 1), min_size=m, max_size=m)), left,
+                    [draw(st.integers(0, 40)) if lj < kj else 0 for lj, kj in zip(left, k)])
+    return inst, warm, np.random.default_rng(seed).permutation(inst.num_jobs)
+
+
+@given(case=repeat_cases())
+def test_repeated_rounds_are_the_rounds_placed_one_by_one(case):
+    inst, warm, order = case
+    for mode, run in DISPATCH.items():
+        fast, slow = run(inst, order, warm=warm), run(inst, order, warm=warm, repeat=False)
+        assert fast.blocks.tolist() == slow.blocks.tolist(), mode
+        assert fast.barrier.tolist() == slow.barrier.tolist(), mode
+        assert fast._gst.tolist() == slow._gst.tolist(), mode   # free, last, sorted GPUs
+        assert slow.repeated == 0
+
+
+def test_repeats_do_place_most_rounds_of_long_jobs():
+    """The fast path is taken (not only correct when idle): long jobs, one per GPU."""
+    inst = random_instance(3, n_jobs=4, n_gpus=4, rounds=(200, 300), tasks_per_round=(1, 1),
+                           sync=(2, 5), switch_overhead=(1, 3))
+    for mode, run in DISPATCH.items():
+        eng = run(inst, np.arange(inst.num_jobs))
+        assert eng.repeated > 0.8 * inst.rounds.sum(), mode

@@ -97,13 +97,20 @@ class RoundEngine:
         self._gst = np.stack([free, last, srt]).astype(np.int64)
         left = _i64(warm.left) if warm else inst.tasks_per_round
         carry = _i64(warm.carry) if warm else np.zeros(n, np.int64)
-        self._jst = np.stack([inst.release, np.zeros(n, np.int64), left, carry]).astype(np.int64)
+        # rows 4 + k: how many GPUs of type k ran the job last
+        own = np.zeros((len(inst.gpu_types), n), np.int64)
+        ran = last >= 0
+        np.add.at(own, (fixed.gtype[ran], last[ran]), 1)
+        self._jst = np.concatenate([np.stack([inst.release, np.zeros(n, np.int64), left, carry]),
+                                    own]).astype(np.int64)
         self._static = (fixed.gtype, fixed.tptr, fixed.fix, fixed.ptab, fixed.stab)
         width = m + 2 * len(inst.gpu_types)
-        self._ws = np.zeros((5, width), np.int64)          # per-round scratch of the kernels
+        self._ws = np.zeros((6, width), np.int64)          # per-round scratch of the kernels
         self._heap = np.zeros((width, 5), np.int64)
         self._buf = np.empty((max(capacity, 16), 6), np.int64)
         self._nb = 0
+        #: rounds a dispatch placed as repeats of the round before (``run_*(repeat=True)``)
+        self.repeated = 0
 
     @property
     def barrier(self) -> np.ndarray:
@@ -149,15 +156,19 @@ def _engine(inst: Instance, sync_first: bool, warm: Warm | None) -> RoundEngine:
 
 
 def run_serial(inst: Instance, order, *, sync_first: bool = True,
-               warm: Warm | None = None) -> RoundEngine:
-    """Each job in turn, all its rounds, each round with the earliest barrier."""
+               warm: Warm | None = None, repeat: bool = True) -> RoundEngine:
+    """Each job in turn, all its rounds, each round with the earliest barrier.
+
+    ``repeat``: rounds that provably repeat the last one's shape are placed in one step
+    (``_kernels._repeat_limit``); the blocks are the same as without (tested)."""
     eng = _engine(inst, sync_first, warm)
-    eng._buf, eng._nb = kern.run_serial(_i64(order), _fixed(inst).rounds, *eng._args())
+    eng._buf, eng._nb, eng.repeated = kern.run_serial(_i64(order), _fixed(inst).rounds,
+                                                      repeat, *eng._args())
     return eng
 
 
 def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
-                    warm: Warm | None = None) -> RoundEngine:
+                    warm: Warm | None = None, repeat: bool = True) -> RoundEngine:
     """Round by round: let t be the earliest time a waiting job could start its next
     round (barrier passed and an eligible GPU free); every job whose barrier is <= t
     becomes ready, and the first ready job in ``order`` places its next round.
@@ -166,8 +177,8 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
     barrier, so a step costs O(groups x types + log N), not O(N).
     """
     eng, fixed = _engine(inst, sync_first, warm), _fixed(inst)
-    eng._buf, eng._nb = kern.run_interleaved(_i64(order), fixed.rounds, fixed.group,
-                                             fixed.gtypes, *eng._args())
+    eng._buf, eng._nb, eng.repeated = kern.run_interleaved(
+        _i64(order), fixed.rounds, repeat, fixed.group, fixed.gtypes, *eng._args())
     return eng
 
 
