@@ -1,20 +1,26 @@
 """Benchmarks of the simulator: every policy at the paper regime's largest setting, and more.
 
     python experiments/bench_sim.py --paper           # every policy, 300 jobs on 160 GPUs,
-                                                      # paper regime: tasks, events, wall s,
-                                                      # checker s, peak memory (one process each)
+                                                      # paper regime, both semantics: CPU s
+                                                      # (checker apart), events, memory
+    python experiments/bench_sim.py --paper --policies gavel-fifo,srtf,tiresias,allox,gavel-las \
+        --base /tmp/b2d8f44                           # ... side by side with an older checkout
     python experiments/bench_sim.py --paper --jobs 200 --gpus 100 --policies hare,srtf
-    python experiments/bench_sim.py --paper --runs    # gang policies with runs of rounds
     python experiments/bench_sim.py                   # hare, 1k-10k jobs on 512 GPUs (compressed)
     python experiments/bench_sim.py --compare         # every policy on fig12's old workloads
-                                                      # (compressed regime), 3 seeds
+                                                      # (compressed regime), 3 seeds, the
+                                                      # first --semantics (lease)
 
 ``--paper``: the reproduction's largest simulator setting (Fig. 15's 300 jobs on 160
 GPUs, seed 0, regime ``paper``: one batch per task, 1 ms, calibrated lengths and
-arrivals, about 1.2 million tasks). Each policy runs in a fresh process so that its
-peak resident memory (ru_maxrss) and CPU time (the process's, the figure to trust on
-a shared machine: wall times grow with the load) are its own. Target: minutes per
-policy on 2 cores.
+arrivals, about 1.2 million tasks). Each (policy, semantics) runs in a fresh process so
+that its CPU time and peak resident memory (ru_maxrss) are its own. Columns: ``sim_cpu``
+is the process CPU of ``simulate()`` less the independent checker it runs (``check_cpu``,
+timed once more on its own); ``load_cpu`` the process CPU before it (imports, loading the
+compiled kernels, building the workload); ``reserved%``/``lease_idle%`` the idle GPU time
+as a share of the processing time. ``--base DIR``: the same measurement with the package
+in DIR (e.g. ``git worktree add /tmp/b2d8f44 b2d8f44``), per-round (the only semantics
+before leases), in the same run, so ratios are side by side on one loaded machine.
 
 Without ``--paper``: paper-like jobs in the ``compressed`` regime (100 batches a task)
 on a 512-GPU cluster of the testbed's four types; the mean inter-arrival is 30 s
@@ -25,6 +31,7 @@ Prints one line per run; nothing here is asserted.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 from hare_opt.generators import build_instance, paper_jobs, parse_cluster
@@ -49,73 +56,104 @@ def compare_settings() -> dict[str, tuple[str, int, float]]:
             "160gpu-200": (cluster_of(160), 200, gap_for(160, "compressed"))}
 
 
-def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, runs: bool) -> None:
-    """One policy on the paper-regime workload, in this process: one line of figures."""
+def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, semantics: str,
+              label: str) -> None:
+    """One policy on the paper-regime workload, in this process: one line of figures.
+    Written against the API older checkouts share (``--base``): no semantics there."""
     import resource
 
     from hare_opt.checker import check
     from hare_opt.generators import paper_instance
     from hare_opt.generators.regimes import REGIMES
-    from hare_opt.sim import Simulator, get_policy
     from hare_opt.sweeps.items import cluster_of
 
-    t0 = time.perf_counter()
+    try:
+        from hare_opt.sim.policy import POLICIES
+        from hare_opt.sim.semantics import switching_for
+        switching = switching_for(POLICIES.spec(policy).mode, semantics, "hare")
+        options = {"semantics": semantics}
+    except ImportError:  # before semantics: per-round, Hare's switching
+        switching, options = "hare", {}
     inst = paper_instance(seed, n_jobs, cluster_of(n_gpus), regime="paper",
+                          switching=switching,
                           mean_interarrival=REGIMES["paper"].mean_interarrival(n_gpus))
-    build = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    sim = Simulator(inst, get_policy(policy), runs=runs)
-    run = sim.run()  # includes the independent check of the executed schedule
-    total = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    if options:  # load the compiled kernels (numba's cache) before timing
+        from hare_opt.sim.compiled import supports
+        from hare_opt.sim.policy import get_policy
+        if supports(get_policy(policy)):
+            simulate(paper_instance(0, 2, "V100:2", max_gpus=1), policy, **options)
+    load = time.process_time()
+    run = simulate(inst, policy, **options)  # includes the independent check
+    sim = time.process_time() - load
+    t0 = time.process_time()
     assert check(inst, run.result.schedule).feasible
-    check_s = time.perf_counter() - t0
-    use = resource.getrusage(resource.RUSAGE_SELF)
-    cpu, rss = use.ru_utime + use.ru_stime, use.ru_maxrss / 1024
-    print(f"{policy:11s} {inst.num_tasks:>9} {run.num_events:>8} {sim.run_rounds:>8} "
-          f"{run.result.stats.get('plans', '-')!s:>6} {build:>7.1f} {run.wall_s:>8.1f} "
-          f"{check_s:>7.1f} {total:>8.1f} {cpu:>7.0f} {rss:>8.0f} "
-          f"{run.metrics['total_weighted_jct']:>14}", flush=True)
+    check_s = time.process_time() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    m = run.metrics
+    print(f"{policy:11s} {label:9s} {semantics:9s} {inst.num_tasks:>9} {run.num_events:>8} "
+          f"{m.get('leases', '-')!s:>6} {run.result.stats.get('plans', '-')!s:>5} "
+          f"{load:>8.1f} {sim - check_s:>7.2f} {check_s:>9.2f} {rss:>7.0f} "
+          f"{100 * m.get('reserved_idle_share', float('nan')):>9.3f} "
+          f"{100 * m.get('lease_idle_share', float('nan')):>10.1f} "
+          f"{m['total_weighted_jct']:>14}", flush=True)
 
 
-def paper(policies: list[str], n_jobs: int, n_gpus: int, seed: int, runs: bool) -> None:
+def paper(policies: list[str], n_jobs: int, n_gpus: int, seed: int, semantics: list[str],
+          base: str | None) -> None:
     import subprocess
     import sys
 
-    print(f"paper regime, {n_jobs} jobs on {n_gpus} GPUs, seed {seed}, runs={runs} "
-          "(wall s on a shared 2-core machine)")
-    print(f"{'policy':11s} {'tasks':>9} {'events':>8} {'runrnds':>8} {'plans':>6} "
-          f"{'build_s':>7} {'sim_s':>8} {'check_s':>7} {'total_s':>8} {'cpu_s':>7} {'peak_MB':>8} "
-          f"{'total wJCT (ms)':>14}", flush=True)
-    for p in policies:
-        cmd = [sys.executable, __file__, "--one", p, "--jobs", str(n_jobs), "--gpus",
-               str(n_gpus), "--seed", str(seed)] + (["--runs"] if runs else [])
-        subprocess.run(cmd, check=False)
+    print(f"paper regime, {n_jobs} jobs on {n_gpus} GPUs, seed {seed}; CPU s of the process "
+          "(shared 2-core machine)")
+    print(f"{'policy':11s} {'code':9s} {'semantics':9s} {'tasks':>9} {'events':>8} "
+          f"{'leases':>6} {'plans':>5} {'load_cpu':>8} {'sim_cpu':>7} {'check_cpu':>9} "
+          f"{'peak_MB':>7} {'reserved%':>9} {'lease_idle%':>10} {'total wJCT (ms)':>14}",
+          flush=True)
+    from hare_opt.sim import POLICIES
+
+    for p in policies:  # the semantics concerns gang policies only
+        runs = [(None, "this", s) for s in
+                (semantics if POLICIES.spec(p).mode == "gang" else semantics[:1])]
+        if base:
+            runs.insert(0, (base, os.path.basename(base.rstrip("/")) or "base", "per-round"))
+        for path, label, sem in runs:
+            cmd = [sys.executable, __file__, "--one", p, "--jobs", str(n_jobs), "--gpus",
+                   str(n_gpus), "--seed", str(seed), "--semantics", sem, "--label", label]
+            env = dict(os.environ)
+            if path:
+                env["PYTHONPATH"] = os.path.abspath(path)
+            subprocess.run(cmd, check=False, env=env,
+                           cwd=os.path.abspath(path) if path else None)
 
 
-def compare(seeds: list[int], policies: list[str]) -> None:
-    """Total weighted JCT (sum w (C - arrival)) of every policy; Hare switching.
+def compare(seeds: list[int], policies: list[str], semantics: str) -> None:
+    """Total weighted JCT (sum w (C - arrival)) of every policy; Hare switching (under
+    leases the gang policies: Table 3's default, ``semantics.switching_for``).
 
-    The workloads are those of the simulate cell of ``hare-opt reproduce``
-    (hare_opt.sweeps.cells.simulate_paper, default arguments). ``bound`` is
-    sum w (critical path - arrival), a lower bound no policy can beat.
+    The workloads are those of the simulate cell of ``hare-opt reproduce`` in the
+    compressed regime. ``bound`` is sum w (critical path - arrival), a lower bound no
+    policy can beat.
     """
     import pandas as pd
 
     from hare_opt.bounds.combinatorial import critical_path_bound
-    from hare_opt.sim import SimulationError
+    from hare_opt.sim import POLICIES, SimulationError
+    from hare_opt.sim.semantics import switching_for
 
     rows = []
     for setting, (cluster, n, gap) in compare_settings().items():
         for seed in seeds:
             specs = paper_jobs(seed, n, mean_interarrival=gap, regime="compressed")
-            inst = build_instance(specs, cluster, switching="hare", name=f"sim-s{seed}")
+            built = {sw: build_instance(specs, cluster, switching=sw, name=f"sim-s{seed}")
+                     for sw in ("hare", switching_for("gang", semantics, "hare"))}
+            inst = built["hare"]
             bound = float(critical_path_bound(inst)) - int((inst.weight * inst.release).sum())
             rows.append({"setting": setting, "seed": seed, "policy": "bound", "wjct": bound})
             for p in policies:
                 t0 = time.perf_counter()
                 try:
-                    m = simulate(inst, p).metrics
+                    inst = built[switching_for(POLICIES.spec(p).mode, semantics, "hare")]
+                    m = simulate(inst, p, semantics=semantics).metrics
                     value, avg = m["total_weighted_jct"], m["avg_jct"]
                 except SimulationError as exc:  # hare-paper refuses large workloads
                     value, avg = None, str(exc)[:60]
@@ -144,23 +182,27 @@ def main() -> None:
     ap.add_argument("--paper", action="store_true", help="every policy, paper regime")
     ap.add_argument("--gpus", type=int, default=160)
     ap.add_argument("--policies", default=None, help="comma-separated (default: all)")
-    ap.add_argument("--runs", action="store_true", help="simulator runs of identical rounds")
+    ap.add_argument("--semantics", default="lease,per-round",
+                    help="comma-separated semantics for --paper (default: both)")
+    ap.add_argument("--base", default=None, metavar="DIR",
+                    help="--paper: also run the package in DIR (an older checkout)")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--label", default="this", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        paper_one(args.one, args.jobs[0], args.gpus, args.seed, args.runs)
+        paper_one(args.one, args.jobs[0], args.gpus, args.seed, args.semantics, args.label)
         return
     if args.paper:
         from hare_opt.sim import policy_names
 
         jobs = args.jobs[0] if args.jobs != [1000, 2000, 5000, 10000] else 300
         paper(args.policies.split(",") if args.policies else policy_names(), jobs, args.gpus,
-              args.seed, args.runs)
+              args.seed, args.semantics.split(","), args.base)
         return
     if args.compare:
         from hare_opt.sim import policy_names
 
-        compare(args.seeds, policy_names())
+        compare(args.seeds, policy_names(), args.semantics.split(",")[0])
         return
     print(f"policy {args.policy}, cluster {args.cluster}")
     print(f"{'jobs':>6} {'tasks':>8} {'events':>8} {'plans':>6} {'sim_s':>7} {'total_s':>7} "

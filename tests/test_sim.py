@@ -3,7 +3,6 @@ guards against policies that never finish, results and metrics."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import numpy as np
@@ -16,6 +15,7 @@ from hare_opt.heuristics.hare import DEFAULT_BUDGET
 from hare_opt.heuristics.planning import PLAN_EVALS
 from hare_opt.model import GPU, Instance, Job
 from hare_opt.sim import POLICIES, SimulationError, policy_names, simulate
+from hare_opt.sim.semantics import DEFAULT_SEMANTICS, SEMANTICS
 from hare_opt.solvers import solve
 
 # From the registry at collection time: a registered policy is checked with no test edit.
@@ -78,15 +78,16 @@ def test_hare_policy_reproduces_offline_on_paper_like():
     assert simulate(inst, "hare").result.objective == offline_twin(inst, "hare").objective
 
 
-@pytest.mark.parametrize("policy", FAST)
+@pytest.mark.parametrize("policy,semantics", [(p, s) for p in FAST for s in SEMANTICS
+                                              if p in GANG or s == DEFAULT_SEMANTICS])
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(inst=instances(max_jobs=5, max_gpus=4, max_tasks=16))
-def test_every_policy_gives_checked_schedules(policy, inst):
+def test_every_policy_gives_checked_schedules(policy, semantics, inst):
     if policy in GANG and not gang_ok(inst, policy):
         with pytest.raises(SimulationError, match="cannot run job"):
-            simulate(inst, policy)
+            simulate(inst, policy, semantics=semantics)
         return
-    run = simulate(inst, policy)
+    run = simulate(inst, policy, semantics=semantics)
     assert_checked(inst, run)
     if policy in GANG:
         assert_gang(inst, run)
@@ -252,41 +253,3 @@ def test_hare_plans_exactly_the_work_left(replan, inst):
     run = simulate(inst, probe)
     assert_checked(inst, run)
     assert probe.checks == run.result.stats["plans"] >= 1
-
-
-# --- runs of identical rounds ------------------------------------------------------
-
-def _same_run(inst: Instance, policy: str):
-    from hare_opt.sim import Simulator, get_policy
-
-    try:
-        ref = simulate(inst, policy, runs=False)
-    except SimulationError as exc:
-        with pytest.raises(SimulationError, match=re.escape(str(exc))):
-            simulate(inst, policy, runs=True)
-        return 0
-    sim = Simulator(inst, get_policy(policy), runs=True)
-    fast = sim.run()
-    assert fast.result.schedule.sorted() == ref.result.schedule.sorted()  # rows: any order
-    assert fast.result.objective == ref.result.objective
-    return sim.run_rounds
-
-
-@pytest.mark.parametrize("policy", policy_names())
-@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
-@given(inst=instances(max_jobs=4, max_gpus=4, max_rounds=6, max_tasks=24))
-def test_runs_give_the_task_by_task_result(policy, inst):
-    """Runs (committed rounds, settled at other events) change nothing: the executed
-    schedule is the task-by-task simulation's, task for task, for every policy."""
-    _same_run(inst, policy)
-
-
-@pytest.mark.parametrize("policy", ["gavel-fifo", "srtf", "tiresias"])
-def test_runs_happen_and_change_nothing_on_paper_workloads(policy):
-    """Paper-regime jobs (hundreds of rounds): most rounds of these gang policies are
-    placed by runs, and the schedule is still the task-by-task one."""
-    from hare_opt.generators import paper_instance
-
-    inst = paper_instance(2, 6, "V100:4,T4:2,K80:1,M60:1", regime="paper", rounds=(20, 400),
-                          mean_interarrival=30.0)
-    assert _same_run(inst, policy) > inst.rounds.sum() // 4

@@ -51,3 +51,13 @@ def test_what_a_simulation_cell_imports_at_run_time_is_in_its_closure():
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
     missed = loaded - closure("hare_opt.sweeps.cells")
     assert not missed, f"imported at run time but not in the static closure: {missed}"
+
+
+def test_a_cell_records_its_wall_and_cpu_time(tmp_path):
+    from hare_opt.sweeps import run_cells
+
+    store = Store(tmp_path)
+    cell = Cell("arith", {"n": 200_000, "seed": 3})
+    run_cells([cell], store, workers=1, progress=False)
+    wall, cpu = store.cost(cell)
+    assert wall > 0 and 0 < cpu < 60

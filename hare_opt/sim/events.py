@@ -4,14 +4,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hare_opt.model import HareOptError
+import numpy as np
 
-#: SETTLE: internal (ends committed runs), sorts after every event at its time.
-ARRIVE, FREE, BARRIER, WAKE, SETTLE = 0, 1, 2, 3, 4
+from hare_opt.model import HareOptError, Instance
+
+#: Event kinds; events at one time are handled in (kind, index) order.
+ARRIVE, FREE, BARRIER, WAKE = 0, 1, 2, 3
 
 
 class SimulationError(HareOptError, RuntimeError):
     """A policy broke a rule or left work undone; the message names the job or GPU."""
+
+
+def waiting_forever(inst: Instance, policy: str, finished: np.ndarray, rounds: np.ndarray,
+                    why: str, now: int) -> SimulationError:
+    """The error of a run that cannot finish: the first unfinished jobs, their round and
+    arrival, and ``why`` (the guard that stopped it)."""
+    waiting = np.flatnonzero(~np.asarray(finished, dtype=bool)).tolist()
+    names = ", ".join(f"{inst.jobs[j].id!r} (round {int(rounds[j])} of "
+                      f"{int(inst.rounds[j])}, arrived {int(inst.release[j])})"
+                      for j in waiting[:5])
+    more = f" and {len(waiting) - 5} more" if len(waiting) > 5 else ""
+    return SimulationError(f"policy {policy!r} left job {names}{more} waiting forever: "
+                           f"{why} at time {now}")
 
 
 @dataclass

@@ -15,10 +15,12 @@ policy is cross-checked with no test edit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+import inspect
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from hare_opt.model import HareOptError
+from hare_opt.model.options import Options, UnknownOptionError
 from hare_opt.util.registry import Registry, resolve
 
 if TYPE_CHECKING:
@@ -41,10 +43,35 @@ class Policy(Protocol):
     def stats(self) -> dict[str, Any]:
         """Figures reported with the run (re-plans made, ...); may be empty."""
 
-    # Optional: ``run_valid(sim, job) -> bool`` for policies that call ``sim.extend_run``:
-    # whether, called at the job's next round ends and at nothing else, the policy would
-    # restart it on the same GPUs at once and start nothing else (the simulator asks
-    # after every decision while the run lasts).
+
+
+@dataclass(frozen=True)
+class PolicyOptions(Options):
+    """Base of a policy's options (``Options``: names, types and ranges checked before a
+    run starts). A policy class names its own subclass as ``Options``."""
+
+    owner: ClassVar[str] = "policy"
+
+
+def parse_policy_options(cls: type, name: str, raw: dict[str, Any]) -> Any:
+    """``raw`` checked against ``cls.Options`` (or, for a class without one, against its
+    constructor's keyword parameters): a named one-line error for a bad name or value."""
+    owner = f"policy {name!r}"
+    spec = getattr(cls, "Options", None)
+    if spec is not None:
+        return spec.parse(raw, owner=owner)
+    params = inspect.signature(cls).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(set(raw) - set(params))
+        if unknown:
+            raise UnknownOptionError(f"has no option {unknown[0]!r}; its options: "
+                                     f"{', '.join(params) or 'none'}", owner=owner)
+    return raw
+
+
+def option_values(options: PolicyOptions) -> dict[str, Any]:
+    """The parsed options as keyword arguments."""
+    return {f.name: getattr(options, f.name) for f in fields(options)}
 
 
 class UnknownPolicyError(HareOptError, ValueError):
@@ -110,5 +137,8 @@ def policy_names(*, mode: Mode | None = None, fast: bool | None = None) -> list[
 
 
 def get_policy(name: str, **options: Any) -> Policy:
-    """A fresh policy object; ``options`` go to its constructor."""
-    return POLICIES.load(name)(**options)
+    """A fresh policy object; ``options`` are checked (names, types, ranges) and go to its
+    constructor."""
+    cls = POLICIES.load(name)
+    parse_policy_options(cls, name, options)  # a bad option fails here, by name
+    return cls(**options)

@@ -3,6 +3,12 @@
 "Total weighted JCT" follows the paper: sum_j w_j (C_j - a_j), completion minus
 arrival. The spec's objective sum_j w_j C_j is reported too (``objective``), so a
 simulated run can be compared with an offline solver's result.
+
+GPU time nobody sees in the JCTs is reported as two metrics, so no loss is invisible:
+*reserved idle* (a task given a GPU before it could process: from the decision to its
+processing start, less its setup) and *lease idle* (a lease held the GPU without
+processing or setting up: syncs, waiting for the gang's slowest task), each also as a
+share of the processing time.
 """
 
 from __future__ import annotations
@@ -15,13 +21,28 @@ import numpy as np
 import pandas as pd
 
 from hare_opt.checker import verify
-from hare_opt.model import Instance, Result
+from hare_opt.model import Instance, Result, Schedule, Status
 
 if TYPE_CHECKING:
     from hare_opt.sim.simulator import Simulator
 
 JOB_COLUMNS = ("policy", "job", "weight", "arrival", "first_start", "completion", "jct",
-               "rounds", "tasks_per_round", "setup_time")
+               "rounds", "tasks_per_round", "setup_time", "semantics")
+
+
+@dataclass
+class RunRecord:
+    """What an engine hands back: the executed schedule and the counters of the run."""
+
+    schedule: Schedule
+    completion: np.ndarray    # (N,) each job's last barrier
+    first_start: np.ndarray   # (N,)
+    setup_time: np.ndarray    # (N,) GPU time spent setting the job up
+    gpu_busy: np.ndarray      # (M,) processing time per GPU
+    num_events: int
+    reserved_idle: int
+    lease_idle: int
+    leases: int
 
 
 @dataclass
@@ -37,21 +58,44 @@ class SimResult:
     wall_s: float
     metrics: dict[str, Any] = field(default_factory=dict)
 
+    semantics: str = "lease"
+    engine: str = "python"
+    idle: dict[str, int] = field(default_factory=dict)
+
     @classmethod
     def from_simulator(cls, sim: Simulator, wall_s: float) -> SimResult:
-        inst, st = sim.inst, sim.state
-        name = sim.policy.name
-        result = st.result(f"sim:{name}", wall_s, mode=sim.policy.mode, events=sim.num_events,
-                           **sim.policy.stats())
+        """The reference engine's run."""
+        st = sim.state
+        rec = RunRecord(st.schedule(), st.barrier.copy(), sim.first_start.copy(),
+                        sim.setup_time.copy(), sim.gpu_busy.copy(), sim.num_events,
+                        sim.reserved_idle, sim.lease_idle, sim.num_leases)
+        return cls.from_record(sim, rec, wall_s, "python")
+
+    @classmethod
+    def from_record(cls, sim: Simulator, rec: RunRecord, wall_s: float,
+                    engine: str) -> SimResult:
+        """Checked result, per-job records and metrics of one run of ``sim``'s policy."""
+        inst, policy = sim.inst, sim.policy
+        name = policy.name
+        objective = int((inst.weight * rec.completion).sum())
+        result = Result(solver=f"sim:{name}", status=Status.FEASIBLE, schedule=rec.schedule,
+                        objective=objective, runtime_s=wall_s, instance_name=inst.name,
+                        stats={"mode": policy.mode, "events": rec.num_events,
+                               "semantics": sim.semantics, "engine": engine,
+                               **policy.stats()})
         verify(inst, result)  # the independent checker, on every run
-        completion = st.barrier.copy()
+        completion = rec.completion
         jobs = pd.DataFrame({
             "policy": name, "job": inst.job_ids, "weight": inst.weight,
-            "arrival": inst.release, "first_start": sim.first_start, "completion": completion,
+            "arrival": inst.release, "first_start": rec.first_start, "completion": completion,
             "jct": completion - inst.release, "rounds": inst.rounds,
-            "tasks_per_round": inst.tasks_per_round, "setup_time": sim.setup_time,
+            "tasks_per_round": inst.tasks_per_round, "setup_time": rec.setup_time,
+            "semantics": sim.semantics,
         }, columns=list(JOB_COLUMNS))
-        out = cls(name, inst, result, jobs, sim.gpu_busy.copy(), sim.num_events, wall_s)
+        out = cls(name, inst, result, jobs, rec.gpu_busy, rec.num_events, wall_s,
+                  semantics=sim.semantics, engine=engine,
+                  idle={"reserved": rec.reserved_idle, "lease": rec.lease_idle,
+                        "leases": rec.leases})
         out.metrics = out._metrics()
         return out
 
@@ -77,6 +121,13 @@ class SimResult:
                             zip(inst.gpu_types, busy_by_type, span)},
             "switching_time": setup,
             "switching_share": setup / (busy + setup) if busy + setup else 0.0,
+            "reserved_idle_time": self.idle["reserved"],
+            "reserved_idle_share": self.idle["reserved"] / busy if busy else 0.0,
+            "lease_idle_time": self.idle["lease"],
+            "lease_idle_share": self.idle["lease"] / busy if busy else 0.0,
+            "leases": self.idle["leases"],
+            "semantics": self.semantics,
+            "engine": self.engine,
             "events": self.num_events,
             "wall_s": self.wall_s,
             "events_per_s": self.num_events / self.wall_s if self.wall_s > 0 else float("inf"),

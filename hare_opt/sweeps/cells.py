@@ -21,9 +21,15 @@ from hare_opt.generators import (
     parse_cluster,
     random_instance,
 )
-from hare_opt.model import HareOptError
+from hare_opt.model import HareOptError, Instance
 from hare_opt.model.units import unit_seconds
-from hare_opt.sim import simulate
+from hare_opt.sim import POLICIES, simulate
+from hare_opt.sim.semantics import (
+    DEFAULT_SEMANTICS,
+    LEASE_SWITCHING,
+    check_semantics,
+    switching_for,
+)
 from hare_opt.solvers import solve
 from hare_opt.util.registry import Registry
 
@@ -98,35 +104,53 @@ def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,
                    mean_interarrival: float | None = None, keep_jct: bool = False,
                    unit_ms: int | None = None, max_gpus: int = 8, regime: str = "paper",
                    policy_options: dict[str, dict[str, Any]] | None = None,
+                   semantics: str = DEFAULT_SEMANTICS, lease_switching: str = LEASE_SWITCHING,
                    **_labels: Any) -> list[dict[str, Any]]:
     """Simulate each policy on one paper-like workload; one row per policy.
 
     ``regime`` (hare_opt.generators.regimes; default ``paper``: one batch per task,
     1 ms, calibrated job lengths and arrivals) gives the defaults of
     ``mean_interarrival`` (by cluster size) and ``unit_ms``. ``policy_options``: keyword
-    arguments per policy name. Extra keyword arguments are labels (e.g.
-    ``level="high"``) that only name the cell. Times in the rows are in seconds. With
-    ``keep_jct`` each row carries the per-job JCTs (for CDFs).
+    arguments per policy name. ``semantics`` (hare_opt.sim.semantics): under ``lease``
+    the gang policies hold their GPUs for leases and run the same jobs built with the
+    ``lease_switching`` column of Table 3 (what a framework pays to load a job), the
+    relaxed ones with ``switching``; every row states both. Extra keyword arguments are
+    labels (e.g. ``level="high"``) that only name the cell. Times in the rows are in
+    seconds. With ``keep_jct`` each row carries the per-job JCTs (for CDFs).
     """
 
     reg = get_regime(regime)
+    check_semantics(semantics, owner="simulate cell")
     gap = (reg.mean_interarrival(len(parse_cluster(cluster))) if mean_interarrival is None
            else mean_interarrival)
     jobs = paper_jobs(seed, n_jobs, mix=tuple(mix or (1, 1, 1, 1)), arrival=arrival,
                       mean_interarrival=gap, max_gpus=max_gpus, regime=reg)
-    inst = build_instance(jobs, cluster, switching=switching, bandwidth_gbps=bandwidth_gbps,
-                          batch_scale=batch_scale, unit_ms=unit_ms, name=f"sim-s{seed}",
-                          regime=reg)
-    sec = unit_seconds(inst.time_unit) or 1.0
+    built: dict[str, Instance] = {}
+
+    def instance(column: str) -> Instance:  # the same jobs under a switching column
+        if column not in built:
+            built[column] = build_instance(
+                jobs, cluster, switching=column, bandwidth_gbps=bandwidth_gbps,
+                batch_scale=batch_scale, unit_ms=unit_ms, name=f"sim-s{seed}", regime=reg)
+        return built[column]
+
     rows = []
     for policy in policies:
-        run = simulate(inst, policy, **(policy_options or {}).get(policy, {}))
+        column = switching_for(POLICIES.spec(policy).mode, semantics, switching,
+                               lease_switching)
+        inst = instance(column)
+        sec = unit_seconds(inst.time_unit) or 1.0
+        run = simulate(inst, policy, semantics=semantics,
+                       **(policy_options or {}).get(policy, {}))
         m = run.metrics
         jct = run.jobs["jct"].to_numpy() * sec
-        row = {"policy": policy, "total_weighted_jct_s": m["total_weighted_jct"] * sec,
+        row = {"policy": policy, "semantics": semantics, "switching_model": column,
+               "total_weighted_jct_s": m["total_weighted_jct"] * sec,
                "avg_jct_s": float(jct.mean()), "p90_jct_s": float(np.percentile(jct, 90)),
                "makespan_s": m["makespan"] * sec, "switching_s": float(
                    run.jobs["setup_time"].sum() * sec), "wall_s": run.wall_s,
+               "reserved_idle_share": m["reserved_idle_share"],
+               "lease_idle_share": m["lease_idle_share"],
                "gpus": inst.num_gpus, "tasks": inst.num_tasks, "regime": reg.name,
                "events": run.num_events, "plans": run.result.stats.get("plans")}
         for key in DISCLOSED:  # hare-paper's relaxations: how many were proved, how coarse

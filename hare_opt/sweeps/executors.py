@@ -54,14 +54,14 @@ class Collect:
     stop: threading.Event = field(default_factory=threading.Event)
     failures: list[Failure] = field(default_factory=list)
 
-    def done(self, cell: Any, outcome: Callable[[], tuple[list[dict], float]]) -> None:
+    def done(self, cell: Any, outcome: Callable[[], tuple]) -> None:
         """Save the cell's rows, or record its failure (``outcome`` returns or raises)."""
         try:
-            rows, dt = outcome()
+            rows, *times = outcome()  # wall s, and the cell's CPU s where measured
         except Exception as exc:  # noqa: BLE001 - reported with the cell, see module doc
             self.failures.append(Failure(cell, f"{type(exc).__name__}: {exc}"))
         else:
-            self.store.save(cell, rows, dt)
+            self.store.save(cell, rows, *times)
         self.bar.update()
 
     def check(self) -> None:
@@ -75,7 +75,7 @@ def run_inline(todo: list, collect: Collect, runner: Callable) -> None:
         collect.check()
         box: list = []
 
-        def outcome(cell: Any = cell, box: list = box) -> tuple[list[dict], float]:
+        def outcome(cell: Any = cell, box: list = box) -> tuple:
             box.append(runner(cell))
             collect.check()  # a signal may have cut a search in the cell short: not pure
             return box[0]

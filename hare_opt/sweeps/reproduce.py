@@ -9,6 +9,7 @@ and ``NAME.png``; then ``README.md`` puts the paper's claims and ours side by si
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ class Outcome:
     cached: int = 0
     computed: int | None = None  # cells computed and saved in this run (None: cells - cached)
     failed: int = 0              # cells that raised: nothing saved, the item is FAILED
+    cell_cpu_s: float = 0.0      # CPU s of the item's cells, whenever they were computed
+    cell_wall_s: float = 0.0     # their wall s (each on one worker)
 
 
 def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
@@ -72,9 +75,12 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
             failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0
         saved = sum(store.load(c) is not None for c in cells)
+        costs = [x for x in (store.cost(c) for c in cells) if x is not None]
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
                                 time.perf_counter() - t0, len(cells), cached,
-                                computed=saved - cached, failed=failed))
+                                computed=saved - cached, failed=failed,
+                                cell_cpu_s=sum(c for _, c in costs),
+                                cell_wall_s=sum(w for w, _ in costs)))
     write_readme(out / "README.md", outcomes, quick, keep=only is not None,
                  version=versions)
     return outcomes
@@ -123,8 +129,14 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
                      for o in outcomes)
     n_failed = sum(o.failed for o in outcomes)
     failed_items = [o.name for o in outcomes if o.verdict == "FAILED"]
+    cpu = sum(o.cell_cpu_s for o in outcomes)
+    cell_wall = sum(o.cell_wall_s for o in outcomes)
+    cost = (f"the cells took {cpu / 3600:.2f} CPU-hours ({cell_wall / 3600:.2f} hours of "
+            "wall time on one worker each), whenever computed; " if math.isfinite(cpu)
+            and cpu > 0 else "")
     run = (f"{'quick' if quick else 'full'} mode, {len(outcomes)} items, {total / 60:.1f} min "
-           f"of wall time ({per_item}); {n_computed} of {n_cells} cells computed in this run, "
+           f"of wall time ({per_item}); {cost}{n_computed} of {n_cells} cells computed in "
+           "this run, "
            f"{n_cached} reused from the cell cache"
            + (f", {n_failed} FAILED" if n_failed else "") + "."
            + (f" Items FAILED: {', '.join(failed_items)} (no result; see their rows)."

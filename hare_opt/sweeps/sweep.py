@@ -20,6 +20,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 import sys
 import time
 import tomllib
@@ -205,20 +206,32 @@ class Store:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
-    def save(self, cell: Cell, rows: list[dict[str, Any]], runtime_s: float) -> None:
+    def save(self, cell: Cell, rows: list[dict[str, Any]], runtime_s: float,
+             cpu_s: float | None = None) -> None:
         payload = {"key": cell.key, "fn": cell.fn, "params": cell.params, "rows": rows,
                    "runtime_s": runtime_s, "code": self.version(cell)}
+        if cpu_s is not None:
+            payload["cpu_s"] = cpu_s
         doc = {"format": FORMAT, "checksum": _checksum(payload), "payload": payload}
         atomic_write_text(self.path(cell), json.dumps(doc, sort_keys=True, default=str))
+
+    def cost(self, cell: Cell) -> tuple[float, float] | None:
+        """(wall s, CPU s) the stored cell took to compute (CPU: nan if not recorded)."""
+        try:
+            payload = json.loads(self.path(cell).read_text(encoding="utf-8"))["payload"]
+            return float(payload["runtime_s"]), float(payload.get("cpu_s", math.nan))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
 
 # --- execution ------------------------------------------------------------------
 
-def run_cell(cell: Cell) -> tuple[list[dict[str, Any]], float]:
-    """Run one cell (in a worker); returns its rows and wall time."""
-    t0 = time.perf_counter()
+def run_cell(cell: Cell) -> tuple[list[dict[str, Any]], float, float]:
+    """Run one cell (in a worker); returns its rows, wall time and CPU time (this
+    process's: a cell runs in one process and starts none that compute)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     rows = get_cell_fn(cell.fn)(**cell.params)
-    return rows, time.perf_counter() - t0
+    return rows, time.perf_counter() - t0, time.process_time() - c0
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):

@@ -10,17 +10,22 @@ lanes (K: the waiting jobs' median width), so the k-th-from-last slot costs
 ceil(k / lanes) x the job's remaining time on that type; the matching is
 re-solved at every decision point with scipy.optimize.linear_sum_assignment;
 each round runs all K tasks on one GPU type (gang); unweighted, as AlloX.
+Leases: whole jobs by default (AlloX places a job on a resource until it
+completes; its matching decides the order, not preemptions).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from hare_opt.model import Instance
+from hare_opt.model.options import option
 from hare_opt.sim.events import Events
-from hare_opt.sim.policies.gang import GangPolicy, single_type_fits
+from hare_opt.sim.policies.gang import GangOptions, GangPolicy, single_type_fits
 
 if TYPE_CHECKING:
     from hare_opt.sim.simulator import Simulator
@@ -28,11 +33,40 @@ if TYPE_CHECKING:
 BIG = 1e18
 
 
+@dataclass(frozen=True)
+class AlloXOptions(GangOptions):
+    lease: float | None = option(None, lo=1e-3, doc="seconds a job holds its GPUs under "
+                                 "the lease semantics; null (default): until it completes")
+    max_jobs: int = option(256, lo=1, doc="waiting jobs matched per decision (oldest first)")
+
+
+def allox_pairs(inst: Instance, waiting: np.ndarray, remaining: np.ndarray, fits: np.ndarray,
+                span: np.ndarray, max_jobs: int) -> list[tuple[int, int]]:
+    """The (job, GPU type) starts to try, in order: the min-cost matching of the oldest
+    ``max_jobs`` waiting jobs (``waiting``, ascending) to (type, position) slots; on each
+    type the job in the highest slot first. ``remaining``: remaining rounds per job."""
+    jobs = waiting[np.lexsort((waiting, inst.release[waiting]))][:max_jobs]
+    n, t = len(jobs), len(inst.gpu_types)
+    rem = remaining[jobs].astype(float)
+    cost_type = np.where(fits[jobs], rem[:, None] * span[jobs], BIG)
+    width = max(1, int(np.median(inst.tasks_per_round[jobs])))
+    lanes = np.maximum(1, inst.type_count // width)
+    k = np.arange(1, n + 1)
+    pos = np.ceil(k[None, :] / lanes[:, None])             # (T, n) slot multiplier
+    cost = (cost_type[:, :, None] * pos[None, :, :]).reshape(n, t * n)
+    rows, cols = linear_sum_assignment(cost)
+    typ, slot = np.divmod(cols, n)
+    order = np.lexsort((-slot, typ))
+    return [(int(jobs[rows[i]]), int(typ[i])) for i in order if cost[rows[i], cols[i]] < BIG]
+
+
 class AlloXPolicy(GangPolicy):
     name = "allox"
+    Options: ClassVar[type[GangOptions]] = AlloXOptions
 
-    def __init__(self, *, max_jobs: int = 256):
-        self.max_jobs = max_jobs
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.max_jobs = self.options.max_jobs
 
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst
@@ -48,23 +82,11 @@ class AlloXPolicy(GangPolicy):
             return
         inst = sim.inst
         idle = sim.idle_gpus()
-        idle_by_type = np.bincount(inst.gpu_type_index[idle], minlength=len(inst.gpu_types))
-        if not idle_by_type.any():
+        if not len(idle):
             return
-        jobs = sorted(self.waiting, key=lambda j: (int(inst.release[j]), j))[:self.max_jobs]
-        n, t = len(jobs), len(inst.gpu_types)
-        rem = np.array([sim.remaining_rounds(j) for j in jobs], dtype=float)
-        cost_type = np.where(self.fits[jobs], rem[:, None] * self.span[jobs], BIG)
-        width = max(1, int(np.median(inst.tasks_per_round[jobs])))
-        lanes = np.maximum(1, inst.type_count // width)
-        k = np.arange(1, n + 1)
-        pos = np.ceil(k[None, :] / lanes[:, None])             # (T, n) slot multiplier
-        cost = (cost_type[:, :, None] * pos[None, :, :]).reshape(n, t * n)
-        rows, cols = linear_sum_assignment(cost)
-        typ, slot = np.divmod(cols, n)
-        # On each type, the job in the highest slot (k-th from last) runs first.
-        order = np.lexsort((-slot, typ))
+        waiting = np.array(sorted(self.waiting), dtype=np.int64)
+        pairs = allox_pairs(inst, waiting, inst.rounds - sim.state.round, self.fits,
+                            self.span, self.max_jobs)
         free = self.idle_by_type(sim)
-        for i in order:
-            if cost[rows[i], cols[i]] < BIG:
-                self.start_on_type(sim, jobs[rows[i]], int(typ[i]), free)
+        for job, gpu_type in pairs:
+            self.start_on_type(sim, job, gpu_type, free)

@@ -7,92 +7,129 @@ best throughput_j) / w_j, with sum_t X[j, t] <= 1 and sum_j K_j X[j, t] <= count
 Gavel's round-based mechanism then runs the (job, type) pairs with the highest
 priority X[j, t] / (fraction of time j has received on t so far).
 Simplified: throughput on a type is one round per (task time + sync time) on K
-GPUs of that type; the LP is re-solved when the set of active jobs changes; a
-"round" of Gavel is a decision at each arrival and round end (no fixed length);
-gang, all K tasks of a round on one type.
+GPUs of that type; a "round" of Gavel is a decision at each arrival, completion and
+lease end (round end under ``per-round``); gang, all K tasks of a round on one type;
+time received is counted since arrival. Leases: Gavel's 360 s rounds.
+
+When the LP is solved: once the set of active jobs has changed and a decision needs
+it, and, like Gavel's simulator (``minimum_time_between_allocation_resets=1920`` in
+its ``scheduler/scheduler.py``), not again within ``realloc`` seconds: 1920 s under
+leases; every change under ``per-round`` (as before leases existed). A job that
+arrived since the last solve has no share yet (priority 0, as in Gavel).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+from scipy import sparse
 from scipy.optimize import linprog
 
+from hare_opt.model import Instance
+from hare_opt.model.options import option
 from hare_opt.sim.events import Events
-from hare_opt.sim.policies.gang import GangPolicy, single_type_fits
+from hare_opt.sim.policies.gang import GangOptions, GangPolicy, single_type_fits
+from hare_opt.sim.semantics import lease_units
+
+#: Gavel's least time between two allocations, seconds (its simulator's default).
+GAVEL_REALLOC_S = 1920.0
+
+
+@dataclass(frozen=True)
+class GavelLASOptions(GangOptions):
+    realloc: float | None = option(None, lo=0.0, doc="least seconds between two solves of "
+                                   "the LP; null: 1920 (Gavel's) under leases, 0 per-round")
 
 if TYPE_CHECKING:
     from hare_opt.sim.simulator import Simulator
 
 
+def las_allocation(inst: Instance, jobs: list[int], thr: np.ndarray,
+                   fits: np.ndarray) -> np.ndarray:
+    """(len(jobs), T) time fractions X of the max-min fairness LP over ``jobs`` (HiGHS);
+    if the LP fails, an even split over the types each job fits.
+
+    Variables X (row-major by job), then z; rows per job i: ``z - sum_t norm X <= 0``
+    and ``sum_t X <= 1``; then one capacity row per type: ``sum_j K_j X[j, t] <= count``.
+    Built sparse (each X[j, t] is in 3 rows, z in n)."""
+    n, t = len(jobs), len(inst.gpu_types)
+    th = thr[jobs]
+    norm = th / th.max(axis=1, keepdims=True) / inst.weight[jobs][:, None]
+    nv, nr = n * t + 1, 2 * n + t
+    i, tt = np.repeat(np.arange(n), t), np.tile(np.arange(t), n)
+    rows = np.concatenate([2 * i, 2 * i + 1, 2 * n + tt, 2 * np.arange(n)])
+    cols = np.concatenate([np.arange(n * t)] * 3 + [np.full(n, n * t)])
+    vals = np.concatenate([-norm.ravel(), np.ones(n * t),
+                           np.repeat(inst.tasks_per_round[jobs].astype(float), t), np.ones(n)])
+    a = sparse.csc_array((vals, (rows, cols)), shape=(nr, nv))
+    b = np.zeros(nr)
+    b[1:2 * n:2] = 1.0
+    b[2 * n:] = inst.type_count
+    c = np.zeros(nv)
+    c[-1] = -1.0                          # maximise z
+    upper = np.append(np.where(fits[jobs], 1.0, 0.0).ravel(), np.inf)
+    res = linprog(c, A_ub=a, b_ub=b, bounds=np.column_stack([np.zeros(nv), upper]),
+                  method="highs")
+    return res.x[:-1].reshape(n, t) if res.status == 0 else fits[jobs] / t
+
+
 class GavelLASPolicy(GangPolicy):
     name = "gavel-las"
+    Options: ClassVar[type[GangOptions]] = GavelLASOptions
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.realloc = self.options.realloc
 
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst
+        seconds = self.realloc if self.realloc is not None else \
+            GAVEL_REALLOC_S if sim.leases else 0.0
+        #: least time units between two LP solves
+        self.gap = 0 if seconds == 0 else lease_units(seconds, inst, self.name)
+        self.solved_at: int | None = None
         self.fits = single_type_fits(sim, self.name)
         span = (inst.proc_by_type + inst.sync_by_type).astype(float)
         self.thr = np.where(self.fits, 1.0 / np.maximum(span, 1), 0.0)
         self.received = np.zeros_like(self.thr)  # time spent on each type
         self.alloc: dict[int, np.ndarray] = {}
+        self.stale = False  # the active jobs changed since the last LP
         self.waiting: set[int] = set()
 
     def _solve_lp(self, sim: Simulator) -> None:
-        inst = sim.inst
         jobs = sorted(sim.active)
-        n, t = len(jobs), len(inst.gpu_types)
-        if not n:
-            self.alloc = {}
-            return
-        thr = self.thr[jobs]
-        norm = thr / thr.max(axis=1, keepdims=True) / inst.weight[jobs][:, None]
-        nv = n * t + 1                        # X (row-major by job), then z
-        c = np.zeros(nv)
-        c[-1] = -1.0                          # maximise z
-        a, b = [], []
-        for i in range(n):                    # z <= sum_t norm X
-            row = np.zeros(nv)
-            row[i * t:(i + 1) * t] = -norm[i]
-            row[-1] = 1.0
-            a.append(row)
-            b.append(0.0)
-            row = np.zeros(nv)                # sum_t X <= 1
-            row[i * t:(i + 1) * t] = 1.0
-            a.append(row)
-            b.append(1.0)
-        k = inst.tasks_per_round[jobs].astype(float)
-        for tt in range(t):                   # capacity of each type
-            row = np.zeros(nv)
-            row[tt:n * t:t] = k
-            a.append(row)
-            b.append(float(inst.type_count[tt]))
-        bounds = [(0.0, 1.0 if self.fits[j, tt] else 0.0) for j in jobs for tt in range(t)]
-        res = linprog(c, A_ub=np.array(a), b_ub=np.array(b), bounds=bounds + [(0, None)],
-                      method="highs")
-        x = res.x[:-1].reshape(n, t) if res.status == 0 else self.fits[jobs] / t
-        self.alloc = {j: x[i] for i, j in enumerate(jobs)}
+        x = las_allocation(sim.inst, jobs, self.thr, self.fits) if jobs else None
+        self.alloc = {j: x[i] for i, j in enumerate(jobs)} if jobs else {}
 
     def decide(self, sim: Simulator, events: Events) -> None:
         self.waiting.update(events.arrived)
         self.waiting.update(events.opened)
-        if events.arrived or events.finished:
-            self._solve_lp(sim)
+        # The LP depends on the active jobs only, which change at arrivals and
+        # completions: solved when a decision first needs it, it is the LP of then.
+        self.stale |= bool(events.arrived or events.finished)
         if not self.waiting:
             return
         inst = sim.inst
         idle = sim.idle_gpus()
         if not len(idle):
             return
+        if self.stale and (self.solved_at is None or sim.now - self.solved_at >= self.gap):
+            self._solve_lp(sim)
+            self.stale, self.solved_at = False, sim.now
         pairs = []
         for j in self.waiting:
             age = max(1, sim.now - int(inst.release[j]))
             for t in np.flatnonzero(self.fits[j]).tolist():
                 share = self.received[j, t] / age
-                prio = self.alloc[j][t] / max(share, 1e-9)
+                x = self.alloc[j][t] if j in self.alloc else 0.0  # no share yet
+                prio = x / max(share, 1e-9)
                 pairs.append((-prio, int(inst.release[j]), j, t))
         pairs.sort()
         free = self.idle_by_type(sim)
         for _, _, j, tt in pairs:
-            if self.start_on_type(sim, j, tt, free):
-                self.received[j, tt] += float(inst.proc_by_type[j, tt] + inst.sync_by_type[j, tt])
+            rounds = self.start_on_type(sim, j, tt, free)
+            if rounds:  # time received on the type: every round of the lease
+                self.received[j, tt] += float(rounds * int(inst.proc_by_type[j, tt]
+                                                           + inst.sync_by_type[j, tt]))

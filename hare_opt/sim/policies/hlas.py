@@ -24,23 +24,34 @@ job has left.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from hare_opt.model.options import option
 from hare_opt.sim.events import Events
+from hare_opt.sim.policy import PolicyOptions
 
 if TYPE_CHECKING:
     from hare_opt.sim.simulator import Simulator
+
+
+@dataclass(frozen=True)
+class HLASOptions(PolicyOptions):
+    base_rounds: float = option(2.0, lo=1e-9, doc="quantum in median rounds at full speed")
+    quantum: float | None = option(None, lo=1e-9, doc="quantum in time units (overrides)")
 
 
 class HLASPolicy:
     name = "hlas"
     mode = "relaxed"
 
-    def __init__(self, *, base_rounds: float = 2.0, quantum: float | None = None):
-        self.base_rounds = base_rounds
-        self.quantum = quantum
+    Options: ClassVar[type[HLASOptions]] = HLASOptions
+
+    def __init__(self, **options: Any):
+        o = self.Options.parse(options, owner=f"policy {self.name!r}")
+        self.base_rounds, self.quantum = o.base_rounds, o.quantum
 
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst

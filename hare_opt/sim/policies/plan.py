@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -47,8 +49,10 @@ import pandas as pd
 from hare_opt.heuristics.planning import PLAN_EVALS
 from hare_opt.model import Instance, Job, OptionError, Schedule
 from hare_opt.model.instance import MAX_COUNT
+from hare_opt.model.options import UnknownOptionError, option
 from hare_opt.model.planning import Planner, Warm
 from hare_opt.sim.events import Events, SimulationError
+from hare_opt.sim.policy import PolicyOptions
 from hare_opt.solvers.planners import get_planner
 
 if TYPE_CHECKING:
@@ -63,6 +67,25 @@ WEIGHT_SCALE = 1000
 PLAN_TIME_S = 60.0
 
 
+@dataclass(frozen=True)
+class PlanOptions(PolicyOptions):
+    """A plan follower's options; any other name is its planner's (checked by it)."""
+
+    solver: str | None = option(None, doc="planner: hare, hare-paper or any solver")
+    replan: Literal["auto", "arrival", "lazy"] = option("auto", doc="when to re-plan")
+    plan_tasks: int | None = option(None, lo=1, doc="most tasks one plan holds")
+    horizon_rounds: int | None = option(None, lo=1, doc="most rounds of a job per plan")
+    low_water: int | None = option(None, lo=0, doc="lazy: re-plan below this many queued")
+    min_gap: int | None = option(None, lo=0, doc="lazy: least time between re-plans")
+    time_limit: float | None = option(None, lo=1e-3, doc="wall-clock cap of one plan (s)")
+    plan_evals: int | None = option(None, lo=1, doc="candidate plans per re-plan")
+    planner_options: dict = option(factory=dict, doc="the planner's own options")
+
+    @classmethod
+    def take_extra(cls, extra: Mapping[str, Any], owner: str) -> dict[str, Any]:
+        return {"planner_options": dict(extra)}
+
+
 class PlanPolicy:
     """Re-plan with a planner (``solver``: ``hare_opt.solvers.planners.get_planner``) and
     follow the plan type by type. ``plan_evals``: candidate plans per re-plan for planners
@@ -72,24 +95,30 @@ class PlanPolicy:
     name = "plan"
     mode = "relaxed"
     solver = "hare"
+    Options: ClassVar[type[PlanOptions]] = PlanOptions
 
-    def __init__(self, *, solver: str | None = None, replan: str = "auto",
-                 plan_tasks: int | None = None, horizon_rounds: int | None = None,
-                 low_water: int | None = None, min_gap: int | None = None,
-                 time_limit: float | None = None, plan_evals: int | None = None,
-                 **solver_options: Any):
-        if replan not in ("auto", "arrival", "lazy"):
-            raise OptionError(f"must be auto, arrival or lazy, got {replan!r}",
-                              option="replan", owner=f"policy {self.name!r}")
-        self.solver = solver or self.solver
-        self.replan = replan
-        self.plan_tasks = plan_tasks
-        self.horizon_rounds = horizon_rounds
-        self.low_water = low_water
-        self.min_gap = min_gap
-        self.time_limit = time_limit
-        self.plan_evals = plan_evals
-        self.solver_options = solver_options
+    def __init__(self, **options: Any):
+        o = self.Options.parse(options, owner=f"policy {self.name!r}")
+        self.solver = o.solver or self.solver
+        self.replan = o.replan
+        self.plan_tasks = o.plan_tasks
+        self.horizon_rounds = o.horizon_rounds
+        self.low_water = o.low_water
+        self.min_gap = o.min_gap
+        self.time_limit = o.time_limit
+        self.plan_evals = o.plan_evals
+        self.solver_options = o.planner_options
+        try:  # the planner's own options fail here, by name, not mid-run
+            get_planner(self.solver, evals=self.plan_evals, **self.solver_options)
+        except TypeError as exc:  # "... got an unexpected keyword argument 'x'"
+            name = str(exc).rsplit(" ", 1)[-1]
+            raise UnknownOptionError(f"has no option {name} (neither has its planner "
+                                     f"{self.solver!r})", owner=f"policy {self.name!r}") \
+                from None
+        except ValueError as exc:  # a planner's own check of a value
+            if isinstance(exc, OptionError):
+                raise
+            raise OptionError(str(exc), owner=f"policy {self.name!r}") from None
         self.num_plans = 0
 
     # --- set-up -------------------------------------------------------------------
@@ -346,6 +375,11 @@ class HarePaperPolicy(PlanPolicy):
         return max(2 * inst.num_gpus, PAPER_PAIRS // inst.num_gpus)
 
 
+@dataclass(frozen=True)
+class SchedHomoOptions(PlanOptions):
+    plan_evals: int | None = option(1, lo=1, doc="candidate plans per re-plan")
+
+
 class SchedHomoPolicy(PlanPolicy):
     """``sched-homo``: the paper's Sched_Homo baseline, heterogeneity-blind.
 
@@ -361,8 +395,7 @@ class SchedHomoPolicy(PlanPolicy):
     name = "sched-homo"
     solver = "hare"
 
-    def __init__(self, *, plan_evals: int | None = 1, **options: Any):
-        super().__init__(plan_evals=plan_evals, **options)
+    Options: ClassVar[type[PlanOptions]] = SchedHomoOptions
 
     def planning_instance(self, residual: Instance) -> Instance:
         count = dict(zip(residual.gpu_types, residual.type_count.tolist()))

@@ -1,0 +1,123 @@
+"""The compiled engine: gang policies' runs in one numba loop (``kernel.py``).
+
+The reference engine (``simulator.Simulator.run`` with the policy objects) stays the
+definition; this one transcribes it for the built-in gang policies and gives the same
+executed schedules, task for task (tests/test_compiled.py, under both semantics). The
+loop calls back here only for the library solves the reference makes: AlloX's
+assignment (``allox_pairs``, scipy) and Gavel-LAS's LP (``las_allocation``, HiGHS),
+both the very functions the reference policies call. A subclass of a built-in policy
+(its own keys, say) runs in the reference engine.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hare_opt.model import Schedule
+from hare_opt.sim import kernel as K
+from hare_opt.sim.events import ARRIVE, SimulationError, waiting_forever
+from hare_opt.sim.results import RunRecord, SimResult
+
+if TYPE_CHECKING:
+    from hare_opt.sim.policy import Policy
+    from hare_opt.sim.simulator import Simulator
+
+#: Policy name -> kernel policy code.
+POLICIES = {"gavel-fifo": K.FIFO, "srtf": K.SRTF, "tiresias": K.TIRESIAS, "allox": K.ALLOX,
+            "gavel-las": K.LAS}
+
+
+def _kernel_of(policy: Policy) -> int | None:
+    from hare_opt.sim.policies.allox import AlloXPolicy
+    from hare_opt.sim.policies.gang import GavelFifoPolicy, SRTFPolicy
+    from hare_opt.sim.policies.gavel_las import GavelLASPolicy
+    from hare_opt.sim.policies.tiresias import TiresiasPolicy
+
+    return {GavelFifoPolicy: K.FIFO, SRTFPolicy: K.SRTF, TiresiasPolicy: K.TIRESIAS,
+            AlloXPolicy: K.ALLOX, GavelLASPolicy: K.LAS}.get(type(policy))
+
+
+def supports(policy: Policy) -> bool:
+    """Whether ``policy`` (exactly a built-in gang class, not a subclass) runs compiled."""
+    return _kernel_of(policy) is not None
+
+
+def run(sim: Simulator, progress=None) -> SimResult:
+    """Run ``sim`` (its instance, policy, semantics and guards) in the kernel."""
+    t0 = time.perf_counter()
+    inst, policy = sim.inst, sim.policy
+    code = _kernel_of(policy)
+    if code is None:
+        raise SimulationError(f"policy {policy.name!r} has no compiled kernel")
+    policy.reset(sim)  # the reference's checks and per-instance tables
+    n, m, nt = inst.num_jobs, inst.num_gpus, len(inst.gpu_types)
+    ctl = np.zeros(K.CTL, dtype=np.int64)
+    ctl[K.LEFT], ctl[K.MAXTIME], ctl[K.MAXEVENTS] = n, sim.max_time, sim.max_events
+    ctl[K.POLICY] = code
+    ctl[K.REALLOC], ctl[K.SOLVED_AT] = (policy.gap, -1) if code == K.LAS else (0, -1)
+    ctl[K.LEASE] = (K.PER_ROUND if not sim.leases else
+                    K.WHOLE_JOB if sim.lease_len is None else sim.lease_len)
+    span = policy.round_span if code == K.SRTF else np.zeros(n, dtype=np.int64)
+    jfix = np.stack([inst.release, inst.tasks_per_round, inst.rounds, inst.overhead,
+                     span]).astype(np.int64)
+    jst = np.zeros((8, n), dtype=np.int64)
+    jst[K.BARR] = inst.release
+    jst[K.FIRST] = -1
+    gst = np.zeros((4, m), dtype=np.int64)
+    gst[K.GLAST] = -1
+    # Arrivals sorted by (time, kind, job): a sorted array is a valid heap.
+    heap = np.zeros((2 * n + 2 * m + 64, 3), dtype=np.int64)
+    order = np.lexsort((np.arange(n), inst.release))
+    heap[:n, 0], heap[:n, 1], heap[:n, 2] = inst.release[order], ARRIVE, order
+    ctl[K.NHEAP] = n
+    buf = np.empty((inst.num_tasks, 5), dtype=np.int64)
+    evb = np.zeros((3, n), dtype=np.int64)
+    req = np.zeros(n, dtype=np.int64)
+    pairs = np.zeros((n * nt, 2), dtype=np.int64)
+    single = code in (K.ALLOX, K.LAS)
+    fits = policy.fits if single else np.zeros((n, nt), dtype=bool)
+    pbt = (inst.proc_by_type + inst.sync_by_type).astype(np.int64)
+    thr = (policy._limits if code == K.TIRESIAS else np.zeros(0)).astype(np.float64)
+    alloc = np.zeros((n, nt))
+    received = np.zeros((n, nt))
+    args = (ctl, jfix, inst.proc.astype(np.int64), inst.sync.astype(np.int64),
+            inst.eligible, inst.gpu_type_index.astype(np.int64), fits, pbt, thr, jst, gst,
+            heap, buf, evb, req, pairs, alloc, received)
+    while (rc := K.run(*args)) != K.DONE:
+        if rc == K.NEED_LP:  # gavel-las: the LP over the active jobs, as the reference
+            from hare_opt.sim.policies.gavel_las import las_allocation
+
+            active = np.flatnonzero(jst[K.ARRIVED].astype(bool) & ~jst[K.FINISHED]
+                                    .astype(bool)).tolist()
+            if active:
+                alloc[active] = las_allocation(inst, active, policy.thr, policy.fits)
+        elif rc == K.NEED_PAIRS:  # allox: the assignment of the waiting jobs
+            from hare_opt.sim.policies.allox import allox_pairs
+
+            got = allox_pairs(inst, req[:ctl[K.NREQ]].copy(), inst.rounds - jst[K.RND],
+                              policy.fits, policy.span, policy.max_jobs)
+            pairs[:len(got)] = got if got else np.zeros((0, 2), dtype=np.int64)
+            ctl[K.NPAIRS] = len(got)
+        else:
+            sim.now = int(ctl[K.NOW])
+            why = {K.NO_EVENT: "no event is left",
+                   K.PAST_TIME: f"simulated time passed the guard {sim.max_time}",
+                   K.TOO_MANY_EVENTS: f"the number of events passed the guard "
+                                      f"{sim.max_events}",
+                   K.HEAP_FULL: "the event heap overflowed"}[rc]
+            raise waiting_forever(inst, policy.name, jst[K.FINISHED].astype(bool),
+                                  jst[K.RND], why, sim.now)
+    nb = int(ctl[K.NBUF])
+    rows = buf[:nb]
+    rec = RunRecord(Schedule.from_indices(inst, rows[:, 0], rows[:, 1], rows[:, 2],
+                                          rows[:, 3], rows[:, 4]),
+                    jst[K.BARR].copy(), jst[K.FIRST].copy(), jst[K.SETUP].copy(),
+                    gst[K.GBUSY].copy(), int(ctl[K.NEVENTS]), int(ctl[K.RESERVED]),
+                    int(ctl[K.LEASE_IDLE]), int(ctl[K.LEASES]))
+    sim.num_events = rec.num_events
+    if progress is not None:
+        progress.update(n)
+    return SimResult.from_record(sim, rec, time.perf_counter() - t0, "compiled")
