@@ -13,12 +13,14 @@ objects. State layout (built by ``rounds.RoundEngine``):
   (tasks of that round still to place), ``carry`` (max end + sync of its tasks
   already placed), then per type k how many of its GPUs ran the job last (row 4 + k);
   ``fix`` (3, N): tasks per round, release, overhead.
-* ``buf``: the runs (job, round, first task, gpu, count, start), grown by doubling.
+* ``buf``: the runs (job, round, first task, gpu, count, start, period, rounds), grown
+  by doubling: ``count`` tasks back to back from ``start``, in ``rounds`` rounds
+  ``period`` apart (one round: period 0).
 
 Repeats: in a dispatch most rounds (about 95% at 300 jobs on 160 GPUs) take the same
 GPUs as the job's round before, each run at the barrier. ``_repeat_limit`` proves for
-how many rounds that goes on, and ``_repeat`` places them in one step: the same blocks
-as one round at a time (tested), at a tenth of the cost.
+how many rounds that goes on, and ``_repeat`` places them in one step, as periodic runs:
+the same tasks as one round at a time (tested), at a tenth of the cost.
 
 Compiled with numba's on-disk cache through ``util.jit.PinnedJit``: the spec's start
 rule (``model.rules.earliest_start``) is compiled in, and its pin below makes an edit
@@ -120,12 +122,19 @@ def _sift_up(h, i):
 @jit
 def _push_block(buf, nb, j, rnd, task0, g, count, start):
     if nb == buf.shape[0]:
-        bigger = np.empty((2 * nb + 16, 6), dtype=np.int64)
+        bigger = np.empty((2 * nb + 16, buf.shape[1]), dtype=np.int64)
         bigger[:nb] = buf[:nb]
         buf = bigger
     buf[nb, 0], buf[nb, 1], buf[nb, 2] = j, rnd, task0
     buf[nb, 3], buf[nb, 4], buf[nb, 5] = g, count, start
+    buf[nb, 6], buf[nb, 7] = 0, 1
     return buf, nb + 1
+
+
+@jit
+def _last_start(buf, q):
+    """Start of the last round of run ``buf[q]`` (one round, or ``rounds`` a period apart)."""
+    return buf[q, 5] + (buf[q, 7] - 1) * buf[q, 6]
 
 
 @jit
@@ -283,15 +292,15 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
 
 @jit
 def _same_shape(buf, a0, a1, ba, b0, b1, bb):
-    """Whether the rounds ``buf[a0:a1]`` and ``buf[b0:b1]`` (placed from barriers ``ba``
-    and ``bb``) are one shape: the same GPUs and counts in the same order, every run
-    starting at its round's barrier."""
+    """Whether the last rounds of runs ``buf[a0:a1]`` and ``buf[b0:b1]`` (placed from
+    barriers ``ba`` and ``bb``) are one shape: the same GPUs and counts in the same
+    order, every run starting at its round's barrier."""
     if a1 - a0 != b1 - b0:
         return False
     for q in range(a1 - a0):
         x, y = a0 + q, b0 + q
-        if buf[x, 3] != buf[y, 3] or buf[x, 4] != buf[y, 4] or buf[x, 5] != ba \
-                or buf[y, 5] != bb:
+        if buf[x, 3] != buf[y, 3] or buf[x, 4] != buf[y, 4] or _last_start(buf, x) != ba \
+                or _last_start(buf, y) != bb:
             return False
     return True
 
@@ -355,26 +364,22 @@ def _repeat_limit(j, buf, s0, s1, b, sync_first, gtype, tptr, fix, ptab, stab, g
 
 
 @jit
-def _repeat(j, n, s0, s1, span, gtype, tptr, ptab, gst, jst, buf, nb):
-    """Place job j's next ``n`` rounds in the shape of ``buf[s0:s1]`` (its last round),
-    each at the previous round's barrier, ``span`` apart: what ``n`` calls of
-    ``place_round`` would do once ``_repeat_limit`` allows it."""
+def _repeat(j, n, s0, s1, span, gtype, tptr, ptab, gst, jst, buf):
+    """Place job j's next ``n`` rounds in the shape of ``buf[s0:s1]`` (its last round,
+    just placed), each at the previous round's barrier, ``span`` apart: what ``n`` calls
+    of ``place_round`` would do once ``_repeat_limit`` allows it. The runs become
+    periodic: ``rounds`` rounds, ``period`` apart (no row per round)."""
     free, last, srt = gst[0], gst[1], gst[2]
     barrier, rnd = jst[0], jst[1]
-    at = barrier[j]
-    for i in range(n):
-        for q in range(s0, s1):
-            buf, nb = _push_block(buf, nb, j, rnd[j] + i, buf[q, 2], buf[q, 3], buf[q, 4], at)
-        at += span
-    last_start = at - span
+    last_start = barrier[j] + (n - 1) * span
     for q in range(s0, s1):
         g = buf[q, 3]
         k = gtype[g]
+        buf[q, 6], buf[q, 7] = span, buf[q, 7] + n
         _move(free, srt, tptr[k], tptr[k + 1], g, last_start + buf[q, 4] * ptab[j, k])
         last[g] = j
-    barrier[j] = at
+    barrier[j] = last_start + span
     rnd[j] += n
-    return buf, nb
 
 
 @jit
@@ -397,12 +402,11 @@ def run_serial(order, rounds, repeat, sync_first, gtype, tptr, fix, ptab, stab, 
                 span, limit = _repeat_limit(j, buf, nb0, nb, jst[0, j], sync_first, gtype,
                                             tptr, fix, ptab, stab, gst, ws[2])
                 if limit >= jst[0, j]:
-                    n, size = min(left, (limit - jst[0, j]) // span + 1), nb - nb0
-                    buf, nb = _repeat(j, n, nb0, nb, span, gtype, tptr, ptab, gst, jst, buf,
-                                      nb)
+                    n = min(left, (limit - jst[0, j]) // span + 1)
+                    _repeat(j, n, nb0, nb, span, gtype, tptr, ptab, gst, jst, buf)
                     left -= n
                     repeated += n
-                    nb0, b = nb - size, jst[0, j] - span
+                    b = jst[0, j] - span
             pa0, pa1, pb = nb0, nb, b
     return buf, nb, repeated
 
@@ -434,7 +438,7 @@ def _untouched(j, buf, s0, s1, gtype, ptab, gst):
         return False
     for q in range(s0, s1):
         g = buf[q, 3]
-        if gst[1, g] != j or gst[0, g] != buf[q, 5] + buf[q, 4] * ptab[j, gtype[g]]:
+        if gst[1, g] != j or gst[0, g] != _last_start(buf, q) + buf[q, 4] * ptab[j, gtype[g]]:
             return False
     return True
 
@@ -444,7 +448,7 @@ def _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb, b, s
                     gtype, tptr, fix, ptab, stab, gst, jst, ws):
     """``run_interleaved``, after job j placed ``buf[nb0:nb]`` from barrier ``b`` in its last
     round's shape and waits again: place at once the rounds the loop would place next in
-    that shape; returns (buf, nb, first block and barrier of the last round placed).
+    that shape (``buf[nb0:nb]`` become periodic); returns the last round's barrier before.
 
     While j's barrier stays below U, every other waiting job's, the loop's t is j's
     barrier (j's GPUs of each type free before it), only j becomes ready, and it outranks
@@ -453,7 +457,7 @@ def _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb, b, s
     q = group[j]
     h = gheap[gptr[q]:gptr[q + 1]]
     if h[0, 2] != j:   # another job waits with a barrier at most j's
-        return buf, nb, nb0, b
+        return b
     u = _BIG
     for c in (1, 2):
         if c < gsize[q]:
@@ -466,15 +470,14 @@ def _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb, b, s
                                 gst, ws[2])
     limit = min(limit, u - 1)
     if limit < at:
-        return buf, nb, nb0, b
+        return b
     n = min(left[j], (limit - at) // span + 1)
-    size = nb - nb0
-    buf, nb = _repeat(j, n, nb0, nb, span, gtype, tptr, ptab, gst, jst, buf, nb)
+    _repeat(j, n, nb0, nb, span, gtype, tptr, ptab, gst, jst, buf)
     left[j] -= n
     gsize[q] = _pop(h, gsize[q])
     if left[j]:
         _wait(gheap, gptr, gsize, q, jst[0, j], rank[j], j)
-    return buf, nb, nb - size, jst[0, j] - span
+    return jst[0, j] - span
 
 
 @jit
@@ -532,9 +535,8 @@ def run_interleaved(order, rounds, repeat, group, gtypes, sync_first, gtype, tpt
             _wait(gheap, gptr, gsize, group[j], barrier[j], rank[j], j)
             if was and _same_shape(buf, prev[0, j], prev[1, j], prev[2, j], nb0, nb, b) \
                     and fix[0, j] <= STREAM_LIMIT:
-                buf, nb, nb0, b = _repeat_waiting(j, left, gheap, gptr, gsize, group, rank,
-                                                  buf, nb0, nb, b, sync_first, gtype, tptr,
-                                                  fix, ptab, stab, gst, jst, ws)
+                b = _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb,
+                                    b, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws)
                 repeated += before - 1 - left[j]
                 if not left[j]:
                     todo -= 1
@@ -553,7 +555,9 @@ def expand_runs(blocks, gtype, ptab, out):
     for b in range(blocks.shape[0]):
         j, g = blocks[b, 0], blocks[b, 3]
         p = ptab[j, gtype[g]]
-        for n in range(blocks[b, 4]):
-            out[0, i], out[1, i], out[2, i] = j, blocks[b, 1], blocks[b, 2] + n
-            out[3, i], out[4, i] = g, blocks[b, 5] + n * p
-            i += 1
+        for r in range(blocks[b, 7]):
+            at = blocks[b, 5] + r * blocks[b, 6]
+            for n in range(blocks[b, 4]):
+                out[0, i], out[1, i], out[2, i] = j, blocks[b, 1] + r, blocks[b, 2] + n
+                out[3, i], out[4, i] = g, at + n * p
+                i += 1

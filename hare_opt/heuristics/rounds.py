@@ -19,6 +19,7 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from hare_opt.heuristics import _kernels as kern
 from hare_opt.heuristics._kernels import STREAM_LIMIT
@@ -26,19 +27,33 @@ from hare_opt.model import GPU, Instance, Job, Schedule
 from hare_opt.model.planning import Warm
 
 __all__ = ["DISPATCH", "STREAM_LIMIT", "RoundEngine", "expand_blocks", "run_interleaved",
-           "run_serial"]
+           "run_serial", "schedule_runs"]
 
 
 def expand_blocks(inst: Instance, blocks) -> Schedule:
-    """Schedule from runs (job, round, first task, gpu, count, start), a (B, 6) array or
-    a list of such rows: ``count`` consecutive tasks of one round on one GPU, numbered
-    from ``first task``."""
-    blocks = np.ascontiguousarray(blocks, dtype=np.int64).reshape(-1, 6)
+    """Schedule from runs (job, round, first task, gpu, count, start, period, rounds), a
+    (B, 8) array or a list of such rows: ``count`` consecutive tasks of one round on one
+    GPU, numbered from ``first task``, in ``rounds`` rounds from ``round``, each
+    ``period`` after the one before. Rows: run by run, round by round."""
+    blocks = np.ascontiguousarray(blocks, dtype=np.int64).reshape(-1, 8)
     if not len(blocks):
         return Schedule.empty()
-    rows = np.empty((5, int(blocks[:, 4].sum())), dtype=np.int64)
+    rows = np.empty((5, int(blocks[:, 4] @ blocks[:, 7])), dtype=np.int64)
     kern.expand_runs(blocks, inst.gpu_type_index, inst.proc_by_type, rows)
     return Schedule.from_indices(inst, *rows)
+
+
+def schedule_runs(inst: Instance, schedule: Schedule) -> np.ndarray:
+    """(B, 8) runs of ``schedule`` (``expand_blocks``'s input), one per task in its row
+    order: for a plan that came as a schedule."""
+    job, gpu = schedule.index_hint("job"), schedule.index_hint("gpu")
+    if job is None or not np.array_equal(inst.job_ids[job], schedule.job):
+        job = pd.Index(inst.job_ids).get_indexer(schedule.job)
+    if gpu is None or not np.array_equal(inst.gpu_ids[gpu], schedule.gpu):
+        gpu = pd.Index(inst.gpu_ids).get_indexer(schedule.gpu)
+    one = np.ones(len(job), np.int64)
+    return np.stack([job, schedule.round, schedule.task, gpu, one, schedule.start, 0 * one, one],
+                    axis=1).astype(np.int64)
 
 
 def _i64(a) -> np.ndarray:
@@ -107,7 +122,7 @@ class RoundEngine:
         width = m + 2 * len(inst.gpu_types)
         self._ws = np.zeros((6, width), np.int64)          # per-round scratch of the kernels
         self._heap = np.zeros((width, 5), np.int64)
-        self._buf = np.empty((max(capacity, 16), 6), np.int64)
+        self._buf = np.empty((max(capacity, 16), 8), np.int64)
         self._nb = 0
         #: rounds a dispatch placed as repeats of the round before (``run_*(repeat=True)``)
         self.repeated = 0
@@ -119,7 +134,7 @@ class RoundEngine:
 
     @property
     def blocks(self) -> np.ndarray:
-        """(B, 6) runs (job, round, first task, gpu, count, start) in placement order."""
+        """(B, 8) runs (``expand_blocks``) in placement order."""
         return self._buf[:self._nb]
 
     def _args(self) -> tuple:
