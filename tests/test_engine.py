@@ -18,6 +18,7 @@ from hare_opt.heuristics.rounds import DISPATCH, STREAM_LIMIT, RoundEngine
 from hare_opt.model import GPU, Instance, Job
 from hare_opt.model.planning import Warm
 from hare_opt.model.rules import earliest_start
+from hare_opt.sim import relaxed_kernel
 from hare_opt.solvers.bnb import _search
 from hare_opt.util import jit as jit_module
 
@@ -143,10 +144,12 @@ def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
     assert len(caught) == 1 and "cache unavailable" in str(caught[0].message)
 
 
-@pytest.mark.parametrize("module", [_kernels, _search], ids=["round engine", "bnb"])
+@pytest.mark.parametrize("module", [_kernels, _search, relaxed_kernel],
+                         ids=["round engine", "bnb", "relaxed simulator"])
 def test_start_rule_is_pinned_for_the_numba_cache(module):
-    """numba's cache of a kernel would keep a stale copy of an edited start rule; the pin
-    in each kernel file makes such an edit visible here (update the pin with the rule)."""
+    """numba's cache of a kernel would keep a stale copy of an edited start rule (or of
+    another module's helpers it calls); the pin in each kernel file makes such an edit
+    visible here (update the pin with the rule)."""
     assert module.jit.pinned
 
 

@@ -93,9 +93,8 @@ def _swap_rows(h, a, b):
 
 
 @jit
-def _sift_down(h, n):
-    """Restore the heap order of ``h[:n]`` after its top changed."""
-    i = 0
+def _sift_down(h, n, i):
+    """Restore the heap order of ``h[:n]`` below row ``i`` after that row grew."""
     while True:
         c = 2 * i + 1
         if c >= n:
@@ -262,7 +261,7 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
             cnt[g] += 1
             k = gtype[g]
             heap[0, 0], heap[0, 4] = e + ptab[j, k], -1   # the GPU's next slot
-            _sift_down(heap, hn)
+            _sift_down(heap, hn, 0)
             if sid >= 0 and _head(heap, hn, sid, j, k, sync_first, ptab, stab, tptr, srt, free,
                                   last, tie_n, step, rem, r, o, b):
                 hn += 1
@@ -416,7 +415,7 @@ def _pop(h, n):
     """Drop the top of the heap ``h[:n]``; returns the new size."""
     n -= 1
     h[0] = h[n]
-    _sift_down(h, n)
+    _sift_down(h, n, 0)
     return n
 
 
