@@ -100,3 +100,26 @@ def test_a_plan_on_a_gpu_the_job_cannot_use_is_refused(monkeypatch):
     for engine in ("python", "compiled"):
         with pytest.raises(SimulationError, match="job 'j1' cannot run on gpu 'a'"):
             simulate(inst, "hare", engine=engine)
+
+
+def test_subclasses_run_compiled_unless_they_change_the_transcribed_rules():
+    from hare_opt.sim.policies.hlas import HLASPolicy
+    from hare_opt.sim.relaxed import supports
+
+    class Blind(HarePolicy):  # its own planning: called back from the loop
+        def planning_instance(self, residual):
+            return residual
+
+    class Stubborn(HarePolicy):  # its own dispatch: only the reference has it
+        def _dispatch(self, sim, work):
+            return super()._dispatch(sim, work)
+
+    class Fair(HLASPolicy):
+        def job_class(self, sim, job):
+            return 0
+
+    assert supports(Blind()) and supports(HLASPolicy())
+    assert not supports(Stubborn()) and not supports(Fair())
+    inst = paper_instance(0, 4, "V100:2,K80:1", max_gpus=2)
+    assert simulate(inst, Blind()).engine == "compiled"
+    assert simulate(inst, Stubborn()).engine == "python"

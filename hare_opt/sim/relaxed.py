@@ -6,8 +6,8 @@ definition; this one transcribes the plan followers' dispatch and hlas's decisio
 gives the same executed schedules, task for task (tests/test_relaxed.py). A plan
 follower's planning is the policy's own code (``PlanPolicy.make_plan``): the loop
 returns when it re-plans, the policy plans from the loop's state, and the plan is
-queued in the loop's arrays as runs (``policies/plans.py``). A subclass of these
-policies (its own rules, say) runs in the reference engine.
+queued in the loop's arrays as runs (``policies/plans.py``). A subclass that changes
+the rules the kernel transcribes runs in the reference engine.
 """
 
 from __future__ import annotations
@@ -35,21 +35,28 @@ POLICIES = ("hare", "hare-paper", "sched-homo", "hlas")
 
 
 def _kernel_of(policy: Policy) -> int | None:
+    """The kernel's policy code, if ``policy`` decides as a built-in plan follower or
+    hlas does: its class may change what the kernel calls back (a plan follower's
+    planning), not the methods the kernel transcribes."""
     from hare_opt.sim.policies.hlas import HLASPolicy
-    from hare_opt.sim.policies.plan import (
-        HarePaperPolicy,
-        HarePolicy,
-        PlanPolicy,
-        SchedHomoPolicy,
-    )
+    from hare_opt.sim.policies.plan import PlanPolicy
 
-    if type(policy) in (PlanPolicy, HarePolicy, HarePaperPolicy, SchedHomoPolicy):
-        return RK.PLAN
-    return RK.HLAS if type(policy) is HLASPolicy else None
+    for base, code, methods in ((PlanPolicy, RK.PLAN, _PLAN_RULES),
+                                (HLASPolicy, RK.HLAS, _HLAS_RULES)):
+        if isinstance(policy, base) and all(getattr(type(policy), name) is
+                                            getattr(base, name) for name in methods):
+            return code
+    return None
+
+
+#: The methods the kernel transcribes (``relaxed_kernel``); a class overriding one of
+#: them runs in the reference engine.
+_PLAN_RULES = ("decide", "_dispatch", "_should_replan", "_unplanned", "reset")
+_HLAS_RULES = ("decide", "job_class", "reset")
 
 
 def supports(policy: Policy) -> bool:
-    """Whether ``policy`` (exactly a built-in plan follower or hlas) runs compiled."""
+    """Whether ``policy`` (a plan follower or hlas with the built-in rules) runs compiled."""
     return _kernel_of(policy) is not None
 
 
