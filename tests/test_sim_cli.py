@@ -60,3 +60,24 @@ def test_user_errors_are_one_line(args, message, capsys):
     code, _, err = run_cli(["simulate", *args, "--no-progress"], capsys)
     assert code == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_semantics_flag_and_the_gang_policies_switching(capsys):
+    """``--semantics``: under leases a gang policy runs the workload built with Table 3's
+    default switching, per-round with ``--switching``; relaxed policies alike under both."""
+    from hare_opt.generators import workload_instance
+
+    summaries = {}
+    for semantics in ("lease", "per-round"):
+        code, out, _ = run_cli(["simulate", "--workload", "paper", "--jobs", "5",
+                                "--policies", "srtf,hlas", "--semantics", semantics,
+                                "--summary-json", "--no-progress"], capsys)
+        assert code == 0
+        summaries[semantics] = json.loads(out)
+    assert summaries["lease"]["hlas"] == summaries["per-round"]["hlas"]
+    for semantics, switching in (("lease", "default"), ("per-round", "hare")):
+        inst = workload_instance("paper", n_jobs=5, switching=switching)
+        assert summaries[semantics]["srtf"] == simulate(inst, "srtf",
+                                                        semantics=semantics).summary()
+    code, _, err = run_cli(["simulate", "--workload", "paper", "--semantics", "gang"], capsys)
+    assert code != 0 and "semantics" in err

@@ -136,6 +136,11 @@ def policy_names(*, mode: Mode | None = None, fast: bool | None = None) -> list[
                           and (fast is None or s.fast == fast))
 
 
+def policy_mode(name: str) -> Mode:
+    """The mode of a registered policy, named alone or in a spec (``"name:key=value"``)."""
+    return POLICIES.spec(name.split(":", 1)[0]).mode
+
+
 def get_policy(name: str, **options: Any) -> Policy:
     """A fresh policy object; ``options`` are checked (names, types, ranges) and go to its
     constructor."""

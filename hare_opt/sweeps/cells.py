@@ -23,7 +23,8 @@ from hare_opt.generators import (
 )
 from hare_opt.model import HareOptError, Instance
 from hare_opt.model.units import unit_seconds
-from hare_opt.sim import POLICIES, simulate
+from hare_opt.sim import simulate
+from hare_opt.sim.policy import policy_mode
 from hare_opt.sim.semantics import (
     DEFAULT_SEMANTICS,
     LEASE_SWITCHING,
@@ -136,7 +137,7 @@ def simulate_paper(*, seed: int, policies: list[str], n_jobs: int = 40,
 
     rows = []
     for policy in policies:
-        column = switching_for(POLICIES.spec(policy).mode, semantics, switching,
+        column = switching_for(policy_mode(policy), semantics, switching,
                                lease_switching)
         inst = instance(column)
         sec = unit_seconds(inst.time_unit) or 1.0

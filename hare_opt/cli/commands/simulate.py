@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from hare_opt.generators import instance_switching, workload_instance
     from hare_opt.io import load_instance
     from hare_opt.model import Instance
-    from hare_opt.sim import POLICIES, compare, policy_names, simulate
-    from hare_opt.sim.policy import UnknownPolicyError
+    from hare_opt.sim import compare, policy_names, simulate
+    from hare_opt.sim.policy import UnknownPolicyError, policy_mode
     from hare_opt.sim.semantics import switching_for
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     def instance_for(policy: str) -> Instance:
         """The instance file as it is; a workload built with the policy's switching."""
         column = "instance" if args.instance else switching_for(
-            POLICIES.spec(policy).mode, args.semantics, args.switching or "hare")
+            policy_mode(policy), args.semantics, args.switching or "hare")
         if column not in built:
             built[column] = (instance_switching(load_instance(args.instance), args.switching)
                              if args.instance else

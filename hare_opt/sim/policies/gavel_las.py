@@ -88,7 +88,7 @@ class GavelLASPolicy(GangPolicy):
         seconds = self.realloc if self.realloc is not None else \
             GAVEL_REALLOC_S if sim.leases else 0.0
         #: least time units between two LP solves
-        self.gap = 0 if seconds == 0 else lease_units(seconds, inst, self.name)
+        self.gap = 0 if seconds == 0 else int(lease_units(seconds, inst, self.name) or 0)
         self.solved_at: int | None = None
         self.fits = single_type_fits(sim, self.name)
         span = (inst.proc_by_type + inst.sync_by_type).astype(float)
@@ -100,8 +100,10 @@ class GavelLASPolicy(GangPolicy):
 
     def _solve_lp(self, sim: Simulator) -> None:
         jobs = sorted(sim.active)
-        x = las_allocation(sim.inst, jobs, self.thr, self.fits) if jobs else None
-        self.alloc = {j: x[i] for i, j in enumerate(jobs)} if jobs else {}
+        self.alloc = {}
+        if jobs:
+            x = las_allocation(sim.inst, jobs, self.thr, self.fits)
+            self.alloc = {j: x[i] for i, j in enumerate(jobs)}
 
     def decide(self, sim: Simulator, events: Events) -> None:
         self.waiting.update(events.arrived)
