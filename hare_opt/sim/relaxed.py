@@ -51,7 +51,7 @@ def _kernel_of(policy: Policy) -> int | None:
 
 #: The methods the kernel transcribes (``relaxed_kernel``); a class overriding one of
 #: them runs in the reference engine.
-_PLAN_RULES = ("decide", "_dispatch", "_should_replan", "_unplanned", "reset")
+_PLAN_RULES = ("decide", "_dispatch", "_should_replan", "_unplanned", "_replan", "reset")
 _HLAS_RULES = ("decide", "job_class", "reset")
 
 
