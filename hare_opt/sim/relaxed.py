@@ -95,7 +95,7 @@ class _Queues:
                          plan.count, plan.period, plan.rounds], axis=1).astype(np.int64)
         self.qlo[1:] = np.cumsum(np.bincount(plan.gtype, minlength=len(self.qn)))
         if len(runs) > len(self.qh):
-            self.qh = np.zeros((2 * len(runs), RK.QCOLS), dtype=np.int64)
+            self.qh = np.zeros((max(len(runs), len(self.qh) * 5 // 4), RK.QCOLS), np.int64)
         return int(RK.load_plan(runs, self.qh, self.qlo, self.qn))
 
 

@@ -18,7 +18,10 @@ make it cheap (docs/simulator.md has the full story):
 * The plan is executed as one FIFO queue of (job, round) per GPU *type*; an entry
   starts on an idle GPU of its type, not before its planned time minus its setup.
   With all jobs at time 0 and no setups this reproduces the offline schedule's
-  objective exactly (tested).
+  objective exactly (tested). A plan is kept as runs of tasks, not task by task
+  (``plans.PlanRuns``); ``make_plan`` is the re-plan both engines share, and the
+  compiled engine (``sim/relaxed_kernel.py``) transcribes ``decide``, ``_dispatch``
+  and ``_should_replan``.
 * ``replan="arrival"`` re-plans at every arrival time (the paper's rule; the
   ``auto`` default up to 500 jobs). ``replan="lazy"`` re-plans only when fewer
   than ``low_water`` tasks are queued, or new jobs arrived while a GPU type idles
