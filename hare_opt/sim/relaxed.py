@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hare_opt.heuristics.listsched import ClusterState
-from hare_opt.model import Schedule
+from hare_opt.sim import compiled
 from hare_opt.sim import kernel as K
 from hare_opt.sim import relaxed_kernel as RK
-from hare_opt.sim.events import ARRIVE, SimulationError, waiting_forever
-from hare_opt.sim.results import RunRecord, SimResult
+from hare_opt.sim.events import ARRIVE, SimulationError
 
 if TYPE_CHECKING:
     from hare_opt.model import Instance
     from hare_opt.sim.policies.plans import PlanRuns
     from hare_opt.sim.policy import Policy
+    from hare_opt.sim.results import SimResult
     from hare_opt.sim.simulator import Simulator
 
 #: Policy names this engine runs.
@@ -172,20 +172,5 @@ def run(sim: Simulator, progress=None) -> SimResult:
             raise SimulationError(f"policy {policy.name!r}: job {job!r} cannot run on gpu "
                                   f"{gpu!r}")
         else:
-            sim.now = int(ctl[K.NOW])
-            why = {RK.NO_EVENT: "no event is left",
-                   RK.PAST_TIME: f"simulated time passed the guard {sim.max_time}",
-                   RK.TOO_MANY_EVENTS: f"the number of events passed the guard "
-                                       f"{sim.max_events}",
-                   RK.HEAP_FULL: "the event heap overflowed"}[rc]
-            raise waiting_forever(inst, policy.name, jst[K.FINISHED].astype(bool),
-                                  jst[K.RND], why, sim.now)
-    rows = buf[:int(ctl[K.NBUF])]
-    rec = RunRecord(Schedule.from_indices(inst, rows[:, 0], rows[:, 1], rows[:, 2],
-                                          rows[:, 3], rows[:, 4]),
-                    jst[K.BARR].copy(), jst[K.FIRST].copy(), jst[K.SETUP].copy(),
-                    gst[K.GBUSY].copy(), int(ctl[K.NEVENTS]), int(ctl[K.RESERVED]), 0, 0)
-    sim.num_events = rec.num_events
-    if progress is not None:
-        progress.update(n)
-    return SimResult.from_record(sim, rec, time.perf_counter() - t0, "compiled")
+            raise compiled.stopped(sim, rc, ctl, jst)
+    return compiled.result(sim, ctl, jst, gst, buf, progress, t0)

@@ -37,7 +37,7 @@ from hare_opt.model.rules import earliest_start
 from hare_opt.sim import kernel as K
 from hare_opt.util.jit import PinnedJit
 
-_BIG = np.int64(1 << 62)
+_BIG = R._BIG
 
 #: Pin of what is compiled in from other modules (``util.jit.source_pin``): the start
 #: rule, the gang engine's event heap and start time, the round engine's row heap.
