@@ -21,6 +21,8 @@ compiled kernels, building the workload); ``reserved%``/``lease_idle%`` the idle
 as a share of the processing time. ``--base DIR``: the same measurement with the package
 in DIR (e.g. ``git worktree add /tmp/b2d8f44 b2d8f44``), per-round (the only semantics
 before leases), in the same run, so ratios are side by side on one loaded machine.
+``--reference``: also run the reference engine (``engine="python"``) and say whether it
+executed the same schedule, task for task (the 160-GPU check of the compiled engines).
 
 Without ``--paper``: paper-like jobs in the ``compressed`` regime (100 batches a task)
 on a 512-GPU cluster of the testbed's four types; the mean inter-arrival is 30 s
@@ -57,7 +59,7 @@ def compare_settings() -> dict[str, tuple[str, int, float]]:
 
 
 def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, semantics: str,
-              label: str) -> None:
+              label: str, reference: bool = False) -> None:
     """One policy on the paper-regime workload, in this process: one line of figures.
     Written against the API older checkouts share (``--base``): no semantics there."""
     import resource
@@ -78,9 +80,11 @@ def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, semantics: str,
                           switching=switching,
                           mean_interarrival=REGIMES["paper"].mean_interarrival(n_gpus))
     if options:  # load the compiled kernels (numba's cache) before timing
-        from hare_opt.sim.compiled import supports
+        from hare_opt.heuristics.rounds import warm_up
+        from hare_opt.sim import compiled, relaxed
         from hare_opt.sim.policy import get_policy
-        if supports(get_policy(policy)):
+        if any(core.supports(get_policy(policy)) for core in (compiled, relaxed)):
+            warm_up()
             simulate(paper_instance(0, 2, "V100:2", max_gpus=1), policy, **options)
     load = time.process_time()
     run = simulate(inst, policy, **options)  # includes the independent check
@@ -107,10 +111,18 @@ def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, semantics: str,
               f"{'-' if gap is None else f'{100 * gap:.1f}%'}, order changed by the start "
               f"search / MILP in {st['order_changed_by_search']} / "
               f"{st['order_changed_by_milp']} of {st['plans']} plans", flush=True)
+    if reference:  # the reference engine on the same workload: the same schedule?
+        t0 = time.process_time()
+        ref = simulate(inst, policy, engine="python", **options)
+        same = ref.result.schedule.sorted() == run.result.schedule.sorted() and \
+            ref.num_events == run.num_events
+        print(f"{'':11s} reference engine: {time.process_time() - t0:.1f} CPU s, "
+              f"{'the same schedule, task for task' if same else 'A DIFFERENT SCHEDULE'}",
+              flush=True)
 
 
 def paper(policies: list[str], n_jobs: int, n_gpus: int, seed: int, semantics: list[str],
-          base: str | None) -> None:
+          base: str | None, reference: bool = False) -> None:
     import subprocess
     import sys
 
@@ -130,6 +142,8 @@ def paper(policies: list[str], n_jobs: int, n_gpus: int, seed: int, semantics: l
         for path, label, sem in runs:
             cmd = [sys.executable, __file__, "--one", p, "--jobs", str(n_jobs), "--gpus",
                    str(n_gpus), "--seed", str(seed), "--semantics", sem, "--label", label]
+            if reference and not path:
+                cmd.append("--reference")
             env = dict(os.environ)
             if path:
                 env["PYTHONPATH"] = os.path.abspath(path)
@@ -197,18 +211,21 @@ def main() -> None:
                     help="comma-separated semantics for --paper (default: both)")
     ap.add_argument("--base", default=None, metavar="DIR",
                     help="--paper: also run the package in DIR (an older checkout)")
+    ap.add_argument("--reference", action="store_true",
+                    help="--paper: also run the reference engine, compare the schedules")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--label", default="this", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        paper_one(args.one, args.jobs[0], args.gpus, args.seed, args.semantics, args.label)
+        paper_one(args.one, args.jobs[0], args.gpus, args.seed, args.semantics, args.label,
+                  args.reference)
         return
     if args.paper:
         from hare_opt.sim import policy_names
 
         jobs = args.jobs[0] if args.jobs != [1000, 2000, 5000, 10000] else 300
         paper(args.policies.split(",") if args.policies else policy_names(), jobs, args.gpus,
-              args.seed, args.semantics.split(","), args.base)
+              args.seed, args.semantics.split(","), args.base, args.reference)
         return
     if args.compare:
         from hare_opt.sim import policy_names

@@ -15,6 +15,7 @@ from hare_opt.model import OptionError
 from hare_opt.sim import SimulationError, policy_names, simulate
 from hare_opt.sim.compiled import POLICIES
 from hare_opt.sim.policies.gang import SRTFPolicy
+from hare_opt.sim.policies.hlas import HLASPolicy
 from hare_opt.sim.semantics import SEMANTICS
 
 GANG = tuple(policy_names(mode="gang"))
@@ -77,8 +78,13 @@ def test_compiled_engine_on_workloads(name, inst, semantics):
 
 def test_engines_by_name():
     inst = paper_instance(0, 4, "V100:2,K80:1", max_gpus=2)
+
+    class MyHLAS(HLASPolicy):  # its own classes: only the reference knows them
+        def job_class(self, sim, job):
+            return 0
+
     with pytest.raises(OptionError, match="compiled engine has no policy 'hlas'"):
-        simulate(inst, "hlas", engine="compiled")
+        simulate(inst, MyHLAS(), engine="compiled")
     with pytest.raises(OptionError, match="option 'engine'"):
         simulate(inst, "srtf", engine="fast")
 

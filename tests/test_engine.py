@@ -18,6 +18,7 @@ from hare_opt.heuristics.rounds import DISPATCH, STREAM_LIMIT, RoundEngine
 from hare_opt.model import GPU, Instance, Job
 from hare_opt.model.planning import Warm
 from hare_opt.model.rules import earliest_start
+from hare_opt.sim import relaxed_kernel
 from hare_opt.solvers.bnb import _search
 from hare_opt.util import jit as jit_module
 
@@ -78,7 +79,8 @@ def assert_rounds_match_oracle(inst, warm, seq, sync_first):
         assert runs[:, 2].tolist() == (k[j] - K + np.cumsum(runs[:, 4]) - runs[:, 4]).tolist()
         assert len(set(runs[:, 3].tolist())) == len(runs) and runs[:, 4].sum() == K
         used_key, used_end = [], []
-        for _, _, _, g, cnt, start in runs.tolist():
+        assert (runs[:, 7] == 1).all()                 # one round: no period
+        for _, _, _, g, cnt, start, _, _ in runs.tolist():
             assert start == starts[g]                  # the GPU's earliest start
             p, s = int(inst.proc[j, g]), int(inst.sync[j, g])
             ends = start + p * np.arange(1, cnt + 1)
@@ -122,7 +124,7 @@ def test_every_dispatch_is_checked_with_its_objective(seed):
         rep = check(inst, eng.schedule())
         assert rep.feasible, (mode, rep.violations[:3])
         assert rep.objective == eng.objective()
-        assert eng.blocks[:, 4].sum() == inst.num_tasks
+        assert eng.blocks[:, 4] @ eng.blocks[:, 7] == inst.num_tasks
 
 
 def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
@@ -142,10 +144,12 @@ def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
     assert len(caught) == 1 and "cache unavailable" in str(caught[0].message)
 
 
-@pytest.mark.parametrize("module", [_kernels, _search], ids=["round engine", "bnb"])
+@pytest.mark.parametrize("module", [_kernels, _search, relaxed_kernel],
+                         ids=["round engine", "bnb", "relaxed simulator"])
 def test_start_rule_is_pinned_for_the_numba_cache(module):
-    """numba's cache of a kernel would keep a stale copy of an edited start rule; the pin
-    in each kernel file makes such an edit visible here (update the pin with the rule)."""
+    """numba's cache of a kernel would keep a stale copy of an edited start rule (or of
+    another module's helpers it calls); the pin in each kernel file makes such an edit
+    visible here (update the pin with the rule)."""
     assert module.jit.pinned
 
 
@@ -153,3 +157,46 @@ def test_warm_up_runs_every_dispatch_mode():
     from hare_opt.heuristics.rounds import warm_up
 
     assert warm_up() >= 0.0
+
+
+@st.composite
+def repeat_cases(draw):
+    """Long jobs on a few GPUs of few types (ties between GPUs are common), from an idle
+    or a running cluster, in a random order."""
+    seed = draw(st.integers(0, 10**6))
+    inst = random_instance(seed, n_jobs=draw(st.integers(1, 6)), n_gpus=draw(st.integers(1, 8)),
+                           gpu_types=("A", "B", "C")[:draw(st.integers(1, 3))],
+                           rounds=(1, 40), tasks_per_round=(1, draw(st.integers(1, 5))),
+                           heterogeneity=draw(st.sampled_from((0.0, 0.5, 2.0))),
+                           release_spread=draw(st.integers(0, 40)), sync=(0, 10),
+                           sync_map=draw(st.booleans()), switch_overhead=(0, 5),
+                           max_task_time=draw(st.integers(1, 12)),
+                           eligibility=draw(st.sampled_from((0.0, 0.3))))
+    warm = None
+    if draw(st.booleans()):
+        m, n, k = inst.num_gpus, inst.num_jobs, inst.tasks_per_round.tolist()
+        left = [draw(st.integers(1, kj)) for kj in k]
+        warm = Warm(draw(st.lists(st.integers(0, 30), min_size=m, max_size=m)),
+                    draw(st.lists(st.integers(-1, n - 1), min_size=m, max_size=m)), left,
+                    [draw(st.integers(0, 40)) if lj < kj else 0 for lj, kj in zip(left, k)])
+    return inst, warm, np.random.default_rng(seed).permutation(inst.num_jobs)
+
+
+@given(case=repeat_cases())
+def test_repeated_rounds_are_the_rounds_placed_one_by_one(case):
+    inst, warm, order = case
+    for mode, run in DISPATCH.items():
+        fast, slow = run(inst, order, warm=warm), run(inst, order, warm=warm, repeat=False)
+        assert fast.schedule().sorted() == slow.schedule().sorted(), mode
+        assert fast.barrier.tolist() == slow.barrier.tolist(), mode
+        assert fast._gst.tolist() == slow._gst.tolist(), mode   # free, last, sorted GPUs
+        assert slow.repeated == 0
+
+
+def test_repeats_do_place_most_rounds_of_long_jobs():
+    """The fast path is taken (not only correct when idle): long jobs, one per GPU."""
+    inst = random_instance(3, n_jobs=4, n_gpus=4, rounds=(200, 300), tasks_per_round=(1, 1),
+                           sync=(2, 5), switch_overhead=(1, 3))
+    for mode, run in DISPATCH.items():
+        eng = run(inst, np.arange(inst.num_jobs))
+        assert eng.repeated > 0.8 * inst.rounds.sum(), mode

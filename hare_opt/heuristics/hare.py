@@ -176,10 +176,9 @@ def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool =
     """
     deadline = time.perf_counter() + DEFAULT_TIME_S if deadline is None else deadline
     searcher = _Searcher(instance, budget if improve else 0, deadline, warm, stop)
-    orders = candidate_orders(instance) if improve else {"fluid": fluid_order(instance)}
-    first = searcher.eval("interleaved", orders["fluid"])
-    if improve:
-        for name, order in orders.items():
+    first = searcher.eval("interleaved", fluid_order(instance))
+    if improve and searcher.can():  # else no other order would be tried: none is built
+        for name, order in candidate_orders(instance).items():
             for mode in DISPATCH:
                 if (mode, name) != ("interleaved", "fluid") and searcher.can():
                     searcher.eval(mode, order)

@@ -12,8 +12,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
+
 from hare_opt.checker import verify
 from hare_opt.heuristics.hare import DEFAULT_BUDGET, HareOptions, search_hare, solve_hare
+from hare_opt.heuristics.rounds import expand_blocks, schedule_runs
 from hare_opt.model import Instance, Schedule
 from hare_opt.model.options import Run
 from hare_opt.model.planning import Warm
@@ -41,14 +44,20 @@ class HarePlanner:
         return HareOptions(improve=improve, budget=budget)
 
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
+        return expand_blocks(residual, self.plan_blocks(residual, warm, deadline))
+
+    def plan_blocks(self, residual: Instance, warm: Warm | None, deadline: float) -> np.ndarray:
+        """``plan`` as the round engine's runs (``rounds.expand_blocks``), without building
+        a schedule of every task: plan followers re-plan 10^6 tasks at every arrival."""
         self.plans += 1
         opts = self.options(residual)
         if warm is None:
             run = Run(time_limit=max(1e-3, deadline - time.perf_counter()))
-            return verify(residual, solve_hare(residual, run, opts)).schedule
+            return schedule_runs(residual,
+                                 verify(residual, solve_hare(residual, run, opts)).schedule)
         search = search_hare(residual, warm=warm, improve=opts.improve, budget=opts.budget,
                              deadline=deadline)
-        return search.best.schedule()
+        return search.best.engine.blocks
 
     def stats(self) -> dict[str, Any]:
         return {"planner": self.name, "planner_evals": self.evals}

@@ -19,6 +19,7 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from hare_opt.heuristics import _kernels as kern
 from hare_opt.heuristics._kernels import STREAM_LIMIT
@@ -26,19 +27,33 @@ from hare_opt.model import GPU, Instance, Job, Schedule
 from hare_opt.model.planning import Warm
 
 __all__ = ["DISPATCH", "STREAM_LIMIT", "RoundEngine", "expand_blocks", "run_interleaved",
-           "run_serial"]
+           "run_serial", "schedule_runs"]
 
 
 def expand_blocks(inst: Instance, blocks) -> Schedule:
-    """Schedule from runs (job, round, first task, gpu, count, start), a (B, 6) array or
-    a list of such rows: ``count`` consecutive tasks of one round on one GPU, numbered
-    from ``first task``."""
-    blocks = np.ascontiguousarray(blocks, dtype=np.int64).reshape(-1, 6)
+    """Schedule from runs (job, round, first task, gpu, count, start, period, rounds), a
+    (B, 8) array or a list of such rows: ``count`` consecutive tasks of one round on one
+    GPU, numbered from ``first task``, in ``rounds`` rounds from ``round``, each
+    ``period`` after the one before. Rows: run by run, round by round."""
+    blocks = np.ascontiguousarray(blocks, dtype=np.int64).reshape(-1, 8)
     if not len(blocks):
         return Schedule.empty()
-    rows = np.empty((5, int(blocks[:, 4].sum())), dtype=np.int64)
+    rows = np.empty((5, int(blocks[:, 4] @ blocks[:, 7])), dtype=np.int64)
     kern.expand_runs(blocks, inst.gpu_type_index, inst.proc_by_type, rows)
     return Schedule.from_indices(inst, *rows)
+
+
+def schedule_runs(inst: Instance, schedule: Schedule) -> np.ndarray:
+    """(B, 8) runs of ``schedule`` (``expand_blocks``'s input), one per task in its row
+    order: for a plan that came as a schedule."""
+    job, gpu = schedule.index_hint("job"), schedule.index_hint("gpu")
+    if job is None or not np.array_equal(inst.job_ids[job], schedule.job):
+        job = pd.Index(inst.job_ids).get_indexer(schedule.job)
+    if gpu is None or not np.array_equal(inst.gpu_ids[gpu], schedule.gpu):
+        gpu = pd.Index(inst.gpu_ids).get_indexer(schedule.gpu)
+    one = np.ones(len(job), np.int64)
+    return np.stack([job, schedule.round, schedule.task, gpu, one, schedule.start, 0 * one, one],
+                    axis=1).astype(np.int64)
 
 
 def _i64(a) -> np.ndarray:
@@ -97,13 +112,20 @@ class RoundEngine:
         self._gst = np.stack([free, last, srt]).astype(np.int64)
         left = _i64(warm.left) if warm else inst.tasks_per_round
         carry = _i64(warm.carry) if warm else np.zeros(n, np.int64)
-        self._jst = np.stack([inst.release, np.zeros(n, np.int64), left, carry]).astype(np.int64)
+        # rows 4 + k: how many GPUs of type k ran the job last
+        own = np.zeros((len(inst.gpu_types), n), np.int64)
+        ran = last >= 0
+        np.add.at(own, (fixed.gtype[ran], last[ran]), 1)
+        self._jst = np.concatenate([np.stack([inst.release, np.zeros(n, np.int64), left, carry]),
+                                    own]).astype(np.int64)
         self._static = (fixed.gtype, fixed.tptr, fixed.fix, fixed.ptab, fixed.stab)
         width = m + 2 * len(inst.gpu_types)
-        self._ws = np.zeros((5, width), np.int64)          # per-round scratch of the kernels
+        self._ws = np.zeros((6, width), np.int64)          # per-round scratch of the kernels
         self._heap = np.zeros((width, 5), np.int64)
-        self._buf = np.empty((max(capacity, 16), 6), np.int64)
+        self._buf = np.empty((max(capacity, 16), 8), np.int64)
         self._nb = 0
+        #: rounds a dispatch placed as repeats of the round before (``run_*(repeat=True)``)
+        self.repeated = 0
 
     @property
     def barrier(self) -> np.ndarray:
@@ -112,7 +134,7 @@ class RoundEngine:
 
     @property
     def blocks(self) -> np.ndarray:
-        """(B, 6) runs (job, round, first task, gpu, count, start) in placement order."""
+        """(B, 8) runs (``expand_blocks``) in placement order."""
         return self._buf[:self._nb]
 
     def _args(self) -> tuple:
@@ -149,15 +171,19 @@ def _engine(inst: Instance, sync_first: bool, warm: Warm | None) -> RoundEngine:
 
 
 def run_serial(inst: Instance, order, *, sync_first: bool = True,
-               warm: Warm | None = None) -> RoundEngine:
-    """Each job in turn, all its rounds, each round with the earliest barrier."""
+               warm: Warm | None = None, repeat: bool = True) -> RoundEngine:
+    """Each job in turn, all its rounds, each round with the earliest barrier.
+
+    ``repeat``: rounds that provably repeat the last one's shape are placed in one step
+    (``_kernels._repeat_limit``); the blocks are the same as without (tested)."""
     eng = _engine(inst, sync_first, warm)
-    eng._buf, eng._nb = kern.run_serial(_i64(order), _fixed(inst).rounds, *eng._args())
+    eng._buf, eng._nb, eng.repeated = kern.run_serial(_i64(order), _fixed(inst).rounds,
+                                                      repeat, *eng._args())
     return eng
 
 
 def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
-                    warm: Warm | None = None) -> RoundEngine:
+                    warm: Warm | None = None, repeat: bool = True) -> RoundEngine:
     """Round by round: let t be the earliest time a waiting job could start its next
     round (barrier passed and an eligible GPU free); every job whose barrier is <= t
     becomes ready, and the first ready job in ``order`` places its next round.
@@ -166,8 +192,8 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
     barrier, so a step costs O(groups x types + log N), not O(N).
     """
     eng, fixed = _engine(inst, sync_first, warm), _fixed(inst)
-    eng._buf, eng._nb = kern.run_interleaved(_i64(order), fixed.rounds, fixed.group,
-                                             fixed.gtypes, *eng._args())
+    eng._buf, eng._nb, eng.repeated = kern.run_interleaved(
+        _i64(order), fixed.rounds, repeat, fixed.group, fixed.gtypes, *eng._args())
     return eng
 
 

@@ -103,16 +103,26 @@ def run(sim: Simulator, progress=None) -> SimResult:
             pairs[:len(got)] = got if got else np.zeros((0, 2), dtype=np.int64)
             ctl[K.NPAIRS] = len(got)
         else:
-            sim.now = int(ctl[K.NOW])
-            why = {K.NO_EVENT: "no event is left",
-                   K.PAST_TIME: f"simulated time passed the guard {sim.max_time}",
-                   K.TOO_MANY_EVENTS: f"the number of events passed the guard "
-                                      f"{sim.max_events}",
-                   K.HEAP_FULL: "the event heap overflowed"}[rc]
-            raise waiting_forever(inst, policy.name, jst[K.FINISHED].astype(bool),
-                                  jst[K.RND], why, sim.now)
-    nb = int(ctl[K.NBUF])
-    rows = buf[:nb]
+            raise stopped(sim, rc, ctl, jst)
+    return result(sim, ctl, jst, gst, buf, progress, t0)
+
+
+def stopped(sim: Simulator, rc: int, ctl: np.ndarray, jst: np.ndarray) -> SimulationError:
+    """The error of a run a guard stopped (return code ``rc``, ``kernel.py``'s layout)."""
+    sim.now = int(ctl[K.NOW])
+    why = {K.NO_EVENT: "no event is left",
+           K.PAST_TIME: f"simulated time passed the guard {sim.max_time}",
+           K.TOO_MANY_EVENTS: f"the number of events passed the guard {sim.max_events}",
+           K.HEAP_FULL: "the event heap overflowed"}[rc]
+    return waiting_forever(sim.inst, sim.policy.name, jst[K.FINISHED].astype(bool),
+                           jst[K.RND], why, sim.now)
+
+
+def result(sim: Simulator, ctl: np.ndarray, jst: np.ndarray, gst: np.ndarray,
+           buf: np.ndarray, progress, t0: float) -> SimResult:
+    """The checked result of a finished kernel run (``kernel.py``'s layout)."""
+    inst = sim.inst
+    rows = buf[:int(ctl[K.NBUF])]
     rec = RunRecord(Schedule.from_indices(inst, rows[:, 0], rows[:, 1], rows[:, 2],
                                           rows[:, 3], rows[:, 4]),
                     jst[K.BARR].copy(), jst[K.FIRST].copy(), jst[K.SETUP].copy(),
@@ -120,5 +130,5 @@ def run(sim: Simulator, progress=None) -> SimResult:
                     int(ctl[K.LEASE_IDLE]), int(ctl[K.LEASES]))
     sim.num_events = rec.num_events
     if progress is not None:
-        progress.update(n)
+        progress.update(inst.num_jobs)
     return SimResult.from_record(sim, rec, time.perf_counter() - t0, "compiled")

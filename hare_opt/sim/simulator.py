@@ -243,16 +243,18 @@ class Simulator:
     def run(self, progress=None, engine: str = "auto") -> SimResult:
         """Simulate to the end; ``engine``: ``python`` (this reference loop), ``compiled``
         (gang policies it has kernels for) or ``auto`` (compiled where it exists)."""
-        from hare_opt.sim import compiled
+        from hare_opt.sim import compiled, relaxed
 
         if engine not in ENGINES:
             raise OptionError(f"must be one of {', '.join(ENGINES)}, got {engine!r}",
                               option="engine", owner="simulate")
-        if engine != "python" and compiled.supports(self.policy):
-            return compiled.run(self, progress)
+        for core in (compiled, relaxed) if engine != "python" else ():
+            if core.supports(self.policy):
+                return core.run(self, progress)
         if engine == "compiled":
+            has = (*compiled.POLICIES, *relaxed.POLICIES)
             raise OptionError(f"the compiled engine has no policy {self.policy.name!r} "
-                              f"(it has {', '.join(compiled.POLICIES)})", option="engine",
+                              f"(it has {', '.join(has)})", option="engine",
                               owner="simulate")
         t0 = time.perf_counter()
         inst = self.inst

@@ -1,12 +1,12 @@
 """numba compilation with an on-disk cache that cannot go stale on a pinned dependency.
 
 numba keys its cache on the text of the file that holds the compiled function only.
-A kernel that compiles in a rule from another module (the spec's start rule) would
-keep a stale copy after that rule is edited. So each kernel module creates its
-decorator with ``pinned_jit(rule, pin)``: the pin (the first 16 hex digits of the
-rule's source hash) lives in the kernel's own file, so editing the rule means
-editing the kernel file, and until the pin is updated caching is off (one warning,
-and a test fails).
+A kernel that compiles in a rule from another module (the spec's start rule, another
+kernel module's helpers) would keep a stale copy after that rule is edited. So each
+kernel module creates its decorator with ``PinnedJit(rules, pin)``: the pin (the first
+16 hex digits of the rules' source hash) lives in the kernel's own file, so editing a
+rule means editing the kernel file, and until the pin is updated caching is off (one
+warning, and a test fails).
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ from typing import Any
 from numba import njit
 
 
-def source_pin(fn: Callable[..., Any]) -> str:
-    """First 16 hex digits of the sha256 of ``fn``'s source ("" if it has none)."""
+def source_pin(*fns: Callable[..., Any]) -> str:
+    """First 16 hex digits of the sha256 of the functions' sources, one after another
+    ("" if one has none); a compiled function counts by its Python source."""
     try:
-        return hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:16]
+        text = "".join(inspect.getsource(getattr(fn, "py_func", fn)) for fn in fns)
     except OSError:  # no source: numba could not cache anyway
         return ""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class PinnedJit:
@@ -35,11 +37,14 @@ class PinnedJit:
     must still run, so the decorator then compiles in every process (one warning).
     """
 
-    def __init__(self, rule: Callable[..., Any], pin: str, owner: str):
-        self.cache = source_pin(rule) == pin
-        self.rule, self.pin, self.owner = rule, pin, owner
+    def __init__(self, rule: Callable[..., Any] | tuple[Callable[..., Any], ...], pin: str,
+                 owner: str):
+        self.rules = rule if isinstance(rule, tuple) else (rule,)
+        self.cache = source_pin(*self.rules) == pin
+        self.rule, self.pin, self.owner = self.rules[0], pin, owner
         if not self.cache:
-            warnings.warn(f"hare_opt: {rule.__qualname__} differs from its pin in {owner}: "
+            names = ", ".join(getattr(r, "__qualname__", str(r)) for r in self.rules)
+            warnings.warn(f"hare_opt: {names} differ from their pin in {owner}: "
                           "numba cache off until the pin is updated", RuntimeWarning,
                           stacklevel=2)
 
@@ -57,5 +62,5 @@ class PinnedJit:
 
     @property
     def pinned(self) -> bool:
-        """Whether the rule's source still matches the pin (a test asserts it)."""
-        return source_pin(self.rule) == self.pin
+        """Whether the rules' sources still match the pin (a test asserts it)."""
+        return source_pin(*self.rules) == self.pin

@@ -18,7 +18,10 @@ make it cheap (docs/simulator.md has the full story):
 * The plan is executed as one FIFO queue of (job, round) per GPU *type*; an entry
   starts on an idle GPU of its type, not before its planned time minus its setup.
   With all jobs at time 0 and no setups this reproduces the offline schedule's
-  objective exactly (tested).
+  objective exactly (tested). A plan is kept as runs of tasks, not task by task
+  (``plans.PlanRuns``); ``make_plan`` is the re-plan both engines share, and the
+  compiled engine (``sim/relaxed_kernel.py``) transcribes ``decide``, ``_dispatch``
+  and ``_should_replan``.
 * ``replan="arrival"`` re-plans at every arrival time (the paper's rule; the
   ``auto`` default up to 500 jobs). ``replan="lazy"`` re-plans only when fewer
   than ``low_water`` tasks are queued, or new jobs arrived while a GPU type idles
@@ -44,14 +47,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-import pandas as pd
 
 from hare_opt.heuristics.planning import PLAN_EVALS
-from hare_opt.model import Instance, Job, OptionError, Schedule
+from hare_opt.heuristics.rounds import schedule_runs
+from hare_opt.model import Instance, Job, OptionError
 from hare_opt.model.instance import MAX_COUNT
 from hare_opt.model.options import UnknownOptionError, option
 from hare_opt.model.planning import Planner, Warm
 from hare_opt.sim.events import Events, SimulationError
+from hare_opt.sim.policies.plans import PlanRuns
 from hare_opt.sim.policy import PolicyOptions
 from hare_opt.solvers.planners import get_planner
 
@@ -194,11 +198,14 @@ class PlanPolicy:
         """Run queue heads on idle GPUs of their type, strictly in planned order.
 
         A type's queue is FIFO: starting a later entry early could take the GPU an
-        earlier one was planned on, and the plan would no longer be reproduced.
+        earlier one was planned on, and the plan would no longer be reproduced. Types
+        are served lowest first (a type blocked on another's round is served again
+        once that round is complete), so a run is a pure function of its input.
         """
         state, free, last, now = sim.state, sim.state.free, sim.state.last, sim.now
         while work:
-            k = work.pop()
+            k = min(work)
+            work.discard(k)
             q = self.queues[k]
             idle = self.of_type[k][free[self.of_type[k]] <= now]
             while q and len(idle):
@@ -234,6 +241,12 @@ class PlanPolicy:
         return residual
 
     def _replan(self, sim: Simulator) -> None:
+        self.queues = self.make_plan(sim).queues(sim.inst.overhead, len(self.queues))
+        self.queued = sum(len(q) for q in self.queues)
+
+    def make_plan(self, sim: Simulator) -> PlanRuns:
+        """Plan the work left (the decision's re-plan: both engines queue what it returns);
+        resets the re-plan triggers."""
         inst, state, now = sim.inst, sim.state, sim.now
         self.last_plan = now
         self.new_jobs = False
@@ -241,11 +254,10 @@ class PlanPolicy:
         self.blocked.clear()
         # Without a warm start a partly started round is planned whole: its surplus
         # entries go stale at once.
-        self.queues = [deque() for _ in self.queues]
         cand = [(j, int(state.round[j])) for j in sorted(sim.active) if not state.done(j)]
         self.planned_until[[j for j, _ in cand]] = [f for _, f in cand]
         if not cand:
-            return
+            return PlanRuns.empty()
         # Smith ratio at full speed: best first (only matters when the budget cuts).
         ratio = {j: inst.weight[j] / ((inst.rounds[j] - f) * inst.round_time_next[j] + 1)
                  for j, f in cand}
@@ -264,44 +276,43 @@ class PlanPolicy:
             chosen.append((j, first, keep, rem))
         chosen.sort()  # instance order: planners break ties by it
         cut = any(keep < rem for _, _, keep, rem in chosen)
-        rows = [j for j, *_ in chosen]
+        rows = np.array([j for j, *_ in chosen], dtype=np.int64)
         weights = [max(1, round(WEIGHT_SCALE * inst.weight[j] * keep / rem)) if cut
                    else int(inst.weight[j]) for j, _, keep, rem in chosen]
-        offset = {inst.jobs[j].id: (j, first) for j, first, *_ in chosen}
-        for j, first, keep, _ in chosen:
-            self.planned_until[j] = first + keep
-        warm = self._warm(sim, rows) if self.planner.warm else None
+        firsts = np.array([f for _, f, *_ in chosen], dtype=np.int64)
+        for j, f, keep, _ in chosen:
+            self.planned_until[j] = f + keep
+        warm = self._warm(sim, rows.tolist()) if self.planner.warm else None
         extra = [] if warm is not None else self._busy_jobs(sim, self.gap)
-        residual = inst.residual(rows, [keep for _, _, keep, _ in chosen], weights,
+        residual = inst.residual(rows.tolist(), [keep for _, _, keep, _ in chosen], weights,
                                  [max(now, int(state.barrier[j])) for j in rows], extra,
                                  name=f"{inst.name}@{now}")
-        plan = self._plan(residual, warm)
+        planning = self.planning_instance(residual)
+        runs = self._plan(residual, planning, warm)
         self.num_plans += 1
-        types = self.types[_indices(plan.gpu, inst.gpu_ids)]
-        row = _indices(plan.job, residual.job_ids)  # residual row; stand-ins: >= len(rows)
-        kept = row < len(rows)
-        job = np.array(rows, dtype=np.int64)[row[kept]]
-        first = np.array([offset[inst.jobs[j].id][1] for j in rows], dtype=np.int64)[row[kept]]
-        rnd = first + plan.round[kept]
-        not_before = plan.start[kept] - inst.overhead[job]
-        typ = types[kept]
-        order = np.lexsort((plan.round[kept], plan.start[kept]))
-        for k in range(len(self.queues)):
-            sel = order[typ[order] == k]
-            self.queues[k] = deque(zip(not_before[sel].tolist(), job[sel].tolist(),
-                                       rnd[sel].tolist()))
-        self.queued = sum(len(q) for q in self.queues)
+        row = runs[:, 0]  # residual row; stand-ins: >= len(rows)
+        runs = runs[row < len(rows)]
+        row, gtype = runs[:, 0], self.types[runs[:, 3]]
+        return PlanRuns(rows[row], firsts[row] + runs[:, 1], runs[:, 1].copy(), gtype,
+                        runs[:, 5].copy(), planning.proc_by_type[row, gtype].astype(np.int64),
+                        runs[:, 4].copy(), runs[:, 6].copy(), runs[:, 7].copy())
 
-    def _plan(self, residual: Instance, warm: Warm | None) -> Schedule:
-        """The planner's schedule of the residual (from ``warm``: only the tasks left)."""
+    def _plan(self, residual: Instance, planning: Instance, warm: Warm | None) -> np.ndarray:
+        """The planner's plan of the residual (from ``warm``: only the tasks left) as runs
+        (job, round, first task, gpu, count, start) in residual indices
+        (``rounds.expand_blocks``); ``planning``: the instance the planner sees."""
         limit = PLAN_TIME_S if self.time_limit is None else self.time_limit
-        plan = self.planner.plan(self.planning_instance(residual), warm,
-                                 time.perf_counter() + limit)
-        if warm is None and len(plan) != residual.num_tasks:
+        deadline = time.perf_counter() + limit
+        blocks = getattr(self.planner, "plan_blocks", None)
+        if blocks is not None:  # the round engine's runs as they are
+            runs = blocks(planning, warm, deadline)
+        else:
+            runs = schedule_runs(residual, self.planner.plan(planning, warm, deadline))
+        tasks = int(runs[:, 4] @ runs[:, 7])
+        if warm is None and tasks != residual.num_tasks:
             raise SimulationError(f"policy {self.name!r}: planner {self.solver!r} planned "
-                                  f"{len(plan)} of {residual.num_tasks} tasks for "
-                                  f"{residual.name!r}")
-        return plan
+                                  f"{tasks} of {residual.num_tasks} tasks for {residual.name!r}")
+        return runs
 
     def _warm(self, sim: Simulator, rows: list[int]) -> Warm | None:
         """The running cluster as seen by the residual's jobs ``rows``, for our heuristic;
@@ -339,11 +350,6 @@ class PlanPolicy:
             groups[k, d] = groups.get((k, d), 0) + 1
         return [Job(f"{BUSY}{k}-{d}", {inst.gpu_types[k]: d}, tasks_per_round=c,
                     weight=MAX_COUNT, release=now) for (k, d), c in groups.items()]
-
-
-def _indices(ids: np.ndarray, universe: np.ndarray) -> np.ndarray:
-    """Position of each id in ``universe`` (all present), vectorised."""
-    return pd.Index(universe).get_indexer(ids)
 
 
 class HarePolicy(PlanPolicy):

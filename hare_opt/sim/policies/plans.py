@@ -1,0 +1,66 @@
+"""A plan as a plan follower executes it: runs of tasks, queued per GPU type.
+
+A planner's schedule of 10^6 tasks comes out of the round engine as a few 10^4 runs
+(one job on one GPU: ``count`` tasks back to back in each of ``rounds`` rounds, a
+period apart), and a plan follower re-plans at every arrival, so a plan is kept as
+runs, never as one row per task. Each GPU type's queue holds the plan's tasks of that
+type in the order (planned start, round in the plan, position in the plan). A run's
+tasks come one after another in that order, and its tasks take one stretch of the
+plan's positions (a periodic run with the runs of the same rounds on the job's other
+GPUs: tasks at equal start and round there are of one job and round, so equal queue
+entries). So ordering runs by (start of the next task, round, run index) gives the
+queue task by task. ``PlanRuns.queues`` builds the reference engine's queues (one
+entry per task); the compiled engine keeps a heap of runs per type
+(``hare_opt.sim.relaxed_kernel``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class PlanRuns:
+    """Runs of a plan, in plan order; every field is an (R,) int64 array.
+
+    ``job``: instance index; ``rnd``: the job's first round (instance numbering);
+    ``key``: that round in the plan's own numbering (the queue's second key);
+    ``gtype``: GPU type; in each of ``rounds`` rounds, ``period`` apart from ``start``,
+    ``count`` tasks are planned ``step`` apart."""
+
+    job: np.ndarray
+    rnd: np.ndarray
+    key: np.ndarray
+    gtype: np.ndarray
+    start: np.ndarray
+    step: np.ndarray
+    count: np.ndarray
+    period: np.ndarray
+    rounds: np.ndarray
+
+    @classmethod
+    def empty(cls) -> PlanRuns:
+        z = np.zeros(0, dtype=np.int64)
+        return cls(z, z, z, z, z, z, z, z, z)
+
+    @property
+    def tasks(self) -> int:
+        return int(self.count @ self.rounds)
+
+    def queues(self, overhead: np.ndarray, types: int) -> list[deque[tuple[int, int, int]]]:
+        """Per GPU type, the deque of its tasks (not before, job, round) in queue order;
+        ``not before`` is the planned start less the job's setup ``overhead[job]``."""
+        size = self.count * self.rounds
+        run = np.repeat(np.arange(len(self.job)), size)
+        nth = np.arange(len(run)) - np.repeat(np.cumsum(size) - size, size)
+        r, n = nth // self.count[run], nth % self.count[run]   # round, task within it
+        start = self.start[run] + r * self.period[run] + n * self.step[run]
+        job, typ, key, rnd = self.job[run], self.gtype[run], self.key[run] + r, self.rnd[run] + r
+        order = np.lexsort((key, start, typ))  # ties: position in the plan (see above)
+        not_before = start - overhead[job]
+        bounds = np.searchsorted(typ[order], np.arange(types + 1))
+        return [deque(zip(not_before[sel].tolist(), job[sel].tolist(), rnd[sel].tolist()))
+                for sel in (order[a:b] for a, b in zip(bounds[:-1], bounds[1:]))]

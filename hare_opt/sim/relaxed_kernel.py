@@ -1,0 +1,489 @@
+"""numba kernels of the compiled engine for relaxed policies; ``relaxed.py`` drives them.
+
+A transcription of the reference event loop (``simulator.Simulator.run``, relaxed
+``start``) and of two policies' decisions over int64 arrays: the plan followers'
+dispatch (``policies/plan.py``: ``decide``, ``_dispatch``, ``_should_replan``) and
+``hlas`` (``policies/hlas.py``). Same events, same order, same ties, hence the same
+schedules (tested task for task). Resumable like the gang engine (``kernel.py``, whose
+layout, event heap and start rule this one shares): ``run`` returns ``NEED_PLAN`` when
+a plan follower re-plans (the planner is Python), with the state in the arrays, and
+goes on where it stopped once the caller has loaded the plan.
+
+Layout beyond ``kernel.py``'s (built by ``relaxed.py``):
+
+* ``ctl`` (CTL,): ``kernel.py``'s slots, then this engine's (below).
+* ``jst`` (JROWS, N): ``kernel.py``'s rows, then tasks of the current round placed,
+  its max end + sync so far (``ClusterState``'s ``placed`` and ``round_end``), tasks
+  placed, the types whose queue waits for the job's round (a bit mask), hlas's
+  ready flag and class, and the busy GPU its next task waits for (``_decide_hlas``).
+* ``types``: GPU ``gtype`` (M,); type k's GPUs, ascending, are ``tgpu[tptr[k]:tptr[k + 1]]``.
+* A plan's queues: type k's runs are a heap in rows ``qlo[k]:qlo[k + 1]`` of ``qh``
+  (QCOLS columns, ordered by (start, round in the plan, run index)), ``qn[k]`` of
+  them; ``puntil`` (N,) is the policy's ``planned_until``.
+* hlas: ``rlist[:ctl[NREADY]]``, the ready jobs by (arrival, job); ``tree``: per type k
+  a min-tree of its GPUs' free times in ``tree[toff[k]:toff[k + 1]]`` (leaves in the
+  type's GPU order, ``gpos``); ``own`` (3, max(N, M)): per job the first GPU that ran
+  it last, per GPU the next and previous such GPU of the same job (-1: none).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hare_opt.heuristics import _kernels as R
+from hare_opt.model.rules import earliest_start
+from hare_opt.sim import kernel as K
+from hare_opt.util.jit import PinnedJit
+
+_BIG = R._BIG
+
+#: Pin of what is compiled in from other modules (``util.jit.source_pin``): the start
+#: rule, the gang engine's event heap and start time, the round engine's row heap.
+jit = PinnedJit((earliest_start, K._less, K._swap, K._push, K._pop, K._start_time, R._less,
+                 R._swap_rows, R._sift_down, R._pop), "ff914969cbc3746e", __name__)
+
+# Return codes: kernel.py's, and these.
+DONE, NO_EVENT, PAST_TIME, TOO_MANY_EVENTS, HEAP_FULL = (K.DONE, K.NO_EVENT, K.PAST_TIME,
+                                                        K.TOO_MANY_EVENTS, K.HEAP_FULL)
+NEED_PLAN, GROW, INELIGIBLE = 10, 11, 12
+# Policies.
+PLAN, HLAS = 0, 1
+# Event kinds (``events.py``).
+ARRIVE, FREE, BARRIER, WAKE = 0, 1, 2, 3
+# Phases.
+EVENTS, DECIDE, PLANNED = 0, 1, 2
+# ``ctl`` slots after kernel.py's: re-plan at every arrival; the policy's flags
+# (new jobs, types woken, waiting, starved: bit masks); tasks queued; the last plan's
+# time, the least gap and the low water; what the current events brought (arrivals,
+# freed types, a wake-up); hlas: ready jobs, idle GPUs; a bad placement's job and GPU.
+(ARRIVAL, NEWJOBS, WAITING_T, STARVED, QUEUED, LASTPLAN, GAP, WATER, ARRIVED_NOW, FREED,
+ WOKEN, NREADY, IDLE, BAD_JOB, BAD_GPU) = range(K.CTL, K.CTL + 15)
+CTL = K.CTL + 15
+# ``jst`` rows after kernel.py's.
+PLACED, RENDS, TASKS, BLOCKED, READY, CLASS, BEST, BEST_AT, BEST_TASKS = \
+    range(K.WAITING + 1, K.WAITING + 10)
+JROWS = K.WAITING + 10
+# Queue columns: the key (start of the next task, its round in the plan, run index),
+# then job, task within the round, tasks a round, step, round (instance numbering),
+# rounds left, start of the current round, period.
+(QSTART, QKEY, QSEQ, QJOB, QN, QCOUNT, QSTEP, QRND, QLEFT, QROUND0, QPERIOD) = range(11)
+QCOLS = 11
+
+
+@jit
+def _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf):
+    """``Simulator.start`` (relaxed): job j's next task on idle GPU g at its start time,
+    placed as ``ClusterState.place`` does, with the simulator's counters and events."""
+    now = ctl[K.NOW]
+    start = K._start_time(j, g, now, jfix, jst, gst)
+    setup = 0 if gst[K.GLAST, g] == j else jfix[K.OVH, j]
+    jst[K.SETUP, j] += setup
+    ctl[K.RESERVED] += max(0, start - setup - now)
+    p = proc[j, g]
+    nb = ctl[K.NBUF]
+    buf[nb, 0], buf[nb, 1], buf[nb, 2] = j, jst[K.RND, j], jst[PLACED, j]
+    buf[nb, 3], buf[nb, 4] = g, start
+    ctl[K.NBUF] = nb + 1
+    gst[K.GFREE, g] = start + p
+    gst[K.GLAST, g] = j
+    gst[K.GBUSY, g] += p
+    jst[RENDS, j] = max(jst[RENDS, j], start + p + sync[j, g])
+    jst[PLACED, j] += 1
+    if jst[K.FIRST, j] < 0:
+        jst[K.FIRST, j] = start
+    jst[TASKS, j] += 1
+    jst[K.BUSY, j] += p
+    K._push(heap, ctl, start + p, FREE, g)
+    if jst[PLACED, j] == jfix[K.K, j]:  # the round is complete: its barrier is known
+        jst[K.BARR, j] = jst[RENDS, j]
+        jst[K.RND, j] += 1
+        jst[PLACED, j] = 0
+        jst[RENDS, j] = 0
+        K._push(heap, ctl, jst[K.BARR, j], BARRIER, j)
+
+
+@jit
+def _wake(ctl, heap, t):
+    """``Simulator.wake_at``."""
+    if t > ctl[K.NOW]:
+        K._push(heap, ctl, t, WAKE, -1)
+
+
+# --- plan followers -------------------------------------------------------------------
+@jit
+def _next_task(h, n):
+    """Drop the first task of the heap top's run; returns the heap's new size."""
+    if h[0, QN] + 1 < h[0, QCOUNT]:      # the round's next task
+        h[0, QN] += 1
+        h[0, QSTART] += h[0, QSTEP]
+    elif h[0, QLEFT] > 1:                # the run's next round
+        h[0, QLEFT] -= 1
+        h[0, QROUND0] += h[0, QPERIOD]
+        h[0, QSTART] = h[0, QROUND0]
+        h[0, QN] = 0
+        h[0, QKEY] += 1
+        h[0, QRND] += 1
+    else:
+        return R._pop(h, n)
+    R._sift_down(h, n, 0)
+    return n
+
+
+@jit
+def load_plan(runs, qh, qlo, qn):
+    """Queue a plan: ``runs`` (R, 9) rows (type, job, round, plan round, start, step,
+    count, period, rounds) in plan order into per-type heaps (``qh`` rows ``qlo[k]:``,
+    which the caller sized by type). Returns the tasks queued."""
+    qn[:] = 0
+    tasks = 0
+    for i in range(runs.shape[0]):
+        k = runs[i, 0]
+        row = qh[qlo[k] + qn[k]]
+        row[QSTART], row[QKEY], row[QSEQ], row[QJOB] = runs[i, 4], runs[i, 3], i, runs[i, 1]
+        row[QN], row[QCOUNT], row[QSTEP], row[QRND] = 0, runs[i, 6], runs[i, 5], runs[i, 2]
+        row[QLEFT], row[QROUND0], row[QPERIOD] = runs[i, 8], runs[i, 4], runs[i, 7]
+        qn[k] += 1
+        tasks += runs[i, 6] * runs[i, 8]
+    for k in range(qn.size):  # heapify each type's runs
+        h = qh[qlo[k]:qlo[k + 1]]
+        for i in range(qn[k] // 2 - 1, -1, -1):
+            R._sift_down(h, qn[k], i)
+    return tasks
+
+
+@jit
+def _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo,
+              qn, puntil, idle):
+    """``PlanPolicy._dispatch`` on the types in bit mask ``work``, lowest first; returns
+    0, or ``INELIGIBLE`` if the plan put a job on a GPU it cannot run on."""
+    now = ctl[K.NOW]
+    while work:
+        k = 0
+        while not (work >> k) & 1:
+            k += 1
+        work &= ~(1 << k)
+        h = qh[qlo[k]:qlo[k + 1]]
+        ni = 0
+        for x in range(tptr[k], tptr[k + 1]):
+            if gst[K.GFREE, tgpu[x]] <= now:
+                idle[ni] = tgpu[x]
+                ni += 1
+        while qn[k] and ni:
+            j, rnd = h[0, QJOB], h[0, QRND]
+            cur = jst[K.RND, j]
+            if cur > rnd:  # stale: that round was completed elsewhere
+                qn[k] = _next_task(h, qn[k])
+                ctl[QUEUED] -= 1
+                continue
+            if cur < rnd:  # wait until the previous round is fully started
+                jst[BLOCKED, j] |= 1 << k
+                break
+            not_before = h[0, QSTART] - jfix[K.OVH, j]
+            if now < not_before:  # not before the plan says (its setup may run first)
+                _wake(ctl, heap, not_before)
+                ctl[WAITING_T] |= 1 << k
+                break
+            qn[k] = _next_task(h, qn[k])
+            ctl[QUEUED] -= 1
+            at = 0  # no setup on a GPU that ran the job last
+            for i in range(ni):
+                if gst[K.GLAST, idle[i]] == j:
+                    at = i
+                    break
+            g = idle[at]
+            if not elig[j, g]:
+                ctl[BAD_JOB], ctl[BAD_GPU] = j, g
+                return INELIGIBLE
+            _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf)
+            for i in range(at, ni - 1):
+                idle[i] = idle[i + 1]
+            ni -= 1
+            if jst[K.RND, j] != cur:
+                work |= jst[BLOCKED, j]
+                jst[BLOCKED, j] = 0
+                if jst[K.RND, j] == puntil[j] and jst[K.RND, j] < jfix[K.ROUNDS, j]:
+                    ctl[NEWJOBS] = 1  # its planned horizon ran out
+        if qn[k] == 0 and ni:
+            ctl[STARVED] |= 1 << k  # idle until the next plan
+    return 0
+
+
+@jit
+def _should_replan(ctl, jfix, jst, heap, puntil):
+    """``PlanPolicy._should_replan``."""
+    if ctl[QUEUED] >= ctl[WATER] and not (ctl[NEWJOBS] and ctl[STARVED]):
+        return False
+    t = ctl[LASTPLAN] + ctl[GAP]
+    if ctl[K.NOW] < t:
+        _wake(ctl, heap, t)
+        return False
+    for j in range(jst.shape[1]):  # a job arrived and not finished with rounds unplanned
+        if jst[K.ARRIVED, j] and not jst[K.FINISHED, j] and puntil[j] < jfix[K.ROUNDS, j]:
+            return True
+    return False
+
+
+# --- hlas -------------------------------------------------------------------------------
+@jit
+def _hlas_class(j, jst, weight, min_task, q):
+    """``HLASPolicy.job_class``: floor(log2(1 + service / (weight q))), the same floats."""
+    service = jst[TASKS, j] * min_task[j]
+    return int(math.log2(1 + service / (weight[j] * q)))
+
+
+@jit
+def _hlas_ready(j, ctl, jfix, jst, rlist, weight, min_task, q):
+    """Add job j (arrived or opened now) to the ready list, kept by (arrival, job)."""
+    if jst[READY, j]:
+        return
+    jst[READY, j] = 1
+    jst[CLASS, j] = _hlas_class(j, jst, weight, min_task, q)
+    n = ctl[NREADY]
+    i = n
+    while i > 0 and (jfix[K.REL, rlist[i - 1]] > jfix[K.REL, j]
+                     or (jfix[K.REL, rlist[i - 1]] == jfix[K.REL, j] and rlist[i - 1] > j)):
+        rlist[i] = rlist[i - 1]
+        i -= 1
+    rlist[i] = j
+    ctl[NREADY] = n + 1
+
+
+@jit
+def _set_free(g, v, gtype, gpos, tree, toff):
+    """GPU g's leaf in its type's min-tree of free times (``_best_gpu``) becomes ``v``."""
+    k = gtype[g]
+    base, size = toff[k], (toff[k + 1] - toff[k]) // 2
+    at = size + gpos[g]
+    tree[base + at] = v
+    while at > 1:
+        at //= 2
+        tree[base + at] = min(tree[base + 2 * at], tree[base + 2 * at + 1])
+
+
+@jit
+def _leftmost(k, x, tree, toff):
+    """The first GPU of type k (its position in the type) free by ``x``, or -1."""
+    base, size = toff[k], (toff[k + 1] - toff[k]) // 2
+    if tree[base + 1] > x:
+        return -1
+    at = 1
+    while at < size:
+        at = 2 * at if tree[base + 2 * at] <= x else 2 * at + 1
+    return at - size
+
+
+@jit
+def _best_gpu(j, ctl, jfix, ptype, gtype, gpos, tptr, tgpu, gst, tree, toff, own):
+    """argmin over GPUs of ``Simulator.finishes(j)`` (the first GPU at the minimum) for a
+    ready job (arrived, barrier passed): its start on a GPU is then max(free, now), plus
+    the setup where the GPU last ran another job. So among a type's GPUs that need the
+    setup, the first idle one wins, else the first that frees up first: one descent of
+    the type's min-tree of free times, the job's own GPUs (``own``: linked lists of the
+    GPUs each job ran last) left out; they count one by one."""
+    now, o = ctl[K.NOW], jfix[K.OVH, j]
+    big = _BIG
+    g = own[0, j]
+    while g >= 0:
+        _set_free(g, big, gtype, gpos, tree, toff)
+        g = own[1, g]
+    best, at = big, -1
+    for k in range(tptr.size - 1):
+        p = ptype[j, k]
+        if p == 0:
+            continue
+        i = _leftmost(k, now, tree, toff)
+        f = now
+        if i < 0:  # every GPU of the type busy (or the job's)
+            f = tree[toff[k] + 1]
+            if f >= big:
+                continue
+            i = _leftmost(k, f, tree, toff)
+        g, f = tgpu[tptr[k] + i], f + o + p
+        if f < best or (f == best and g < at):
+            best, at = f, g
+    g = own[0, j]
+    while g >= 0:
+        free = gst[K.GFREE, g]
+        _set_free(g, free, gtype, gpos, tree, toff)
+        p = ptype[j, gtype[g]]
+        f = max(free, now) + p
+        if p > 0 and (f < best or (f == best and g < at)):
+            best, at = f, g
+        g = own[1, g]
+    return at
+
+
+@jit
+def _own(j, g, gst, own):
+    """GPU g is about to run job j: move it to j's list of GPUs that ran it last."""
+    x = gst[K.GLAST, g]
+    if x == j:
+        return
+    if x >= 0:  # unlink g from x's list
+        prev, nxt = own[2, g], own[1, g]
+        if prev >= 0:
+            own[1, prev] = nxt
+        else:
+            own[0, x] = nxt
+        if nxt >= 0:
+            own[2, nxt] = prev
+    own[1, g], own[2, g] = own[0, j], -1
+    if own[0, j] >= 0:
+        own[2, own[0, j]] = g
+    own[0, j] = g
+
+
+@jit
+def _finish(j, g, ctl, jfix, proc, gst):
+    """``Simulator.finishes(j)[g]`` for a ready job (see ``_best_gpu``)."""
+    setup = 0 if gst[K.GLAST, g] == j else jfix[K.OVH, j]
+    return max(gst[K.GFREE, g], ctl[K.NOW]) + setup + proc[j, g]
+
+
+@jit
+def _decide_hlas(ctl, jfix, proc, sync, jst, gst, heap, buf, rlist, weight, min_task, q,
+                 ptype, gtype, gpos, tptr, tgpu, tree, toff, own):
+    """``HLASPolicy.decide``: ready jobs by (class, arrival, job), each job's next tasks on
+    the GPU where they finish first while that GPU is idle.
+
+    A job that waits for a busy GPU g remembers it: every GPU's finish time for the job
+    only grows (time passes, other jobs take GPUs and need a setup after), except
+    through the job's own tasks; so while g's stays the same, g is still the first GPU
+    where the job finishes first, and the job still waits."""
+    now, n = ctl[K.NOW], 0
+    for i in range(ctl[NREADY]):  # still ready: arrived, unfinished, past its barrier
+        j = rlist[i]
+        if jst[K.ARRIVED, j] and not jst[K.FINISHED, j] and jst[K.RND, j] < \
+                jfix[K.ROUNDS, j] and jst[K.BARR, j] <= now:
+            rlist[n] = j
+            n += 1
+        else:
+            jst[READY, j] = 0
+    ctl[NREADY] = n
+    idle = ctl[IDLE]
+    if idle == 0 or n == 0:
+        return 0
+    c, got, ngot = -1, np.empty(n, dtype=np.int64), 0
+    while idle:
+        nxt = -1  # the smallest class above c: its jobs go next, by (arrival, job)
+        for i in range(n):
+            cl = jst[CLASS, rlist[i]]
+            if cl > c and (nxt < 0 or cl < nxt):
+                nxt = cl
+        if nxt < 0:
+            break
+        c = nxt
+        for i in range(n):
+            j = rlist[i]
+            if jst[CLASS, j] != c:
+                continue
+            r, before = jst[K.RND, j], jst[TASKS, j]
+            while idle and jst[K.RND, j] == r:
+                g = jst[BEST_AT, j]
+                if g < 0 or jst[BEST_TASKS, j] != jst[TASKS, j] or gst[K.GFREE, g] <= now \
+                        or _finish(j, g, ctl, jfix, proc, gst) != jst[BEST, j]:
+                    g = _best_gpu(j, ctl, jfix, ptype, gtype, gpos, tptr, tgpu, gst, tree,
+                                  toff, own)
+                if gst[K.GFREE, g] > now:  # its best GPU is busy: wait for it
+                    jst[BEST_AT, j], jst[BEST_TASKS, j] = g, jst[TASKS, j]
+                    jst[BEST, j] = _finish(j, g, ctl, jfix, proc, gst)
+                    break
+                _own(j, g, gst, own)
+                _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf)
+                _set_free(g, gst[K.GFREE, g], gtype, gpos, tree, toff)
+                idle -= 1
+            if jst[TASKS, j] != before:
+                got[ngot] = j
+                ngot += 1
+            if not idle:
+                break
+    ctl[IDLE] = idle
+    for i in range(ngot):  # new classes once the decision's order is spent
+        jst[CLASS, got[i]] = _hlas_class(got[i], jst, weight, min_task, q)
+    return 0
+
+
+# --- the loop ---------------------------------------------------------------------------
+@jit
+def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh, qlo, qn,
+        puntil, rlist, weight, min_task, q, ptype, gpos, tree, toff, own, headroom):
+    """Advance until the run ends (``DONE``), a plan follower re-plans (``NEED_PLAN``), the
+    event heap needs room (``GROW``: fewer than ``headroom`` free rows before a decision)
+    or it cannot go on (a guard's code)."""
+    idle = np.empty(gst.shape[1], dtype=np.int64)
+    every = (1 << (tptr.size - 1)) - 1
+    pol = ctl[K.POLICY]
+    while True:
+        if ctl[K.OVERFLOW]:
+            return HEAP_FULL
+        phase = ctl[K.PHASE]
+        if phase == EVENTS:
+            if ctl[K.LEFT] == 0:
+                return DONE
+            if ctl[K.NHEAP] == 0:
+                return NO_EVENT
+            t = heap[0, 0]
+            if t > ctl[K.MAXTIME]:
+                return PAST_TIME
+            ctl[K.NOW] = t
+            ctl[ARRIVED_NOW], ctl[FREED], ctl[WOKEN] = 0, 0, 0
+            while ctl[K.NHEAP] > 0 and heap[0, 0] == t:  # in (time, kind, index) order
+                kind, x = heap[0, 1], heap[0, 2]
+                K._pop(heap, ctl)
+                if kind == ARRIVE:
+                    jst[K.ARRIVED, x] = 1
+                    ctl[ARRIVED_NOW] = 1
+                    if pol == HLAS:
+                        _hlas_ready(x, ctl, jfix, jst, rlist, weight, min_task, q)
+                elif kind == FREE:
+                    ctl[FREED] |= 1 << gtype[x]
+                    ctl[IDLE] += 1
+                elif kind == BARRIER:
+                    done = jst[K.RND, x] >= jfix[K.ROUNDS, x]
+                    if done and jst[K.BARR, x] == t:
+                        jst[K.FINISHED, x] = 1
+                        ctl[K.LEFT] -= 1
+                    elif not done and pol == HLAS:
+                        _hlas_ready(x, ctl, jfix, jst, rlist, weight, min_task, q)
+                else:
+                    ctl[WOKEN] = 1
+            ctl[K.NEVENTS] += 1
+            if ctl[K.NEVENTS] > ctl[K.MAXEVENTS]:
+                return TOO_MANY_EVENTS
+            if ctl[K.LEFT] == 0:
+                return DONE
+            ctl[K.PHASE] = DECIDE
+        elif heap.shape[0] - ctl[K.NHEAP] < headroom:
+            return GROW
+        elif phase == DECIDE:
+            ctl[K.PHASE] = EVENTS
+            if pol == HLAS:
+                rc = _decide_hlas(ctl, jfix, proc, sync, jst, gst, heap, buf, rlist, weight,
+                                  min_task, q, ptype, gtype, gpos, tptr, tgpu, tree, toff, own)
+                if rc:
+                    return rc
+                continue
+            if ctl[ARRIVED_NOW]:
+                ctl[NEWJOBS] = 1
+            if ctl[ARRIVAL] and ctl[NEWJOBS]:  # the paper's rule: re-plan first
+                ctl[K.PHASE] = PLANNED
+                return NEED_PLAN
+            work = ctl[FREED]
+            if ctl[WOKEN]:
+                work |= ctl[WAITING_T]
+                ctl[WAITING_T] = 0
+            rc = _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu,
+                           qh, qlo, qn, puntil, idle)
+            if rc:
+                return rc
+            if _should_replan(ctl, jfix, jst, heap, puntil):
+                ctl[K.PHASE] = PLANNED
+                return NEED_PLAN
+        else:  # PLANNED: the caller loaded the new plan; every type's queue is served
+            ctl[K.PHASE] = EVENTS
+            rc = _dispatch(every, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr,
+                           tgpu, qh, qlo, qn, puntil, idle)
+            if rc:
+                return rc
