@@ -71,8 +71,10 @@ class Finding:
     instance: Instance | None = None
     result: Result | None = None
     reference: float | None = None
-    ratio: float = 0.0
-    score: float = 0.0
+    ratio: float = 0.0           # the ratio of ``instance`` (the best-scoring one)
+    score: float = 0.0           # what the search climbed, on ``instance``
+    score_kind: str = "ratio"    # "ratio", or "relative" (ratio / claimed guarantee)
+    max_ratio: float = 0.0       # the highest ratio of any instance evaluated
     guarantee: float | None = None
     alpha: float | None = None
     evaluated: int = 0
@@ -243,7 +245,7 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
         raise OptionError(f"score must be 'relative' or 'ratio', got {score!r}")
     space = space or Space()
     rng = random.Random(seed)
-    best = Finding(solver, against)
+    best = Finding(solver, against, score_kind=score)
     current: tuple[float, dict] | None = None
     t0 = time.monotonic()
     bar = _bar(progress, iterations, budget)
@@ -271,6 +273,7 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
         else:
             best.evaluated += 1
             ratio, ref, res = out
+            best.max_ratio = max(best.max_ratio, ratio)
             g = claimed_guarantee(inst, solver)
             value = ratio / g if g and math.isfinite(g) and score == "relative" else ratio
             if current is None or value >= current[0]:
@@ -361,7 +364,15 @@ def _bar(progress: bool, iterations: int | None, budget: float):
 def _tick(bar, iterations: int | None, t0: float, best: Finding) -> None:
     if bar is None:
         return
-    claim = f" (claimed {best.guarantee:.3g})" if best.guarantee else ""
-    bar.set_postfix_str(f"worst ratio {best.ratio:.4f}{claim}", refresh=False)
+    bar.set_postfix_str(describe(best), refresh=False)
     # update() honours mininterval, so the bar redraws at most twice a second
     bar.update(1 if iterations is not None else min(bar.total, time.monotonic() - t0) - bar.n)
+
+
+def describe(f: Finding) -> str:
+    """What the search found, named by what it measured: under the relative score the
+    best instance is the one nearest to (or beyond) its claim, not the worst ratio."""
+    if f.score_kind == "relative" and f.guarantee is not None and math.isfinite(f.guarantee):
+        return (f"highest ratio / claim {f.score:.4f} (ratio {f.ratio:.4f}, claim "
+                f"{f.guarantee:.4g}); highest ratio seen {f.max_ratio:.4f}")
+    return f"worst ratio {f.ratio:.4f}"

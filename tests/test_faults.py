@@ -190,7 +190,7 @@ def test_driver_stopped_or_killed_then_resumed_gives_the_same_rows(tmp_path, exe
 
     run_sweep(Sweep.load(cfg), ref, workers=1, progress=False)
     out = tmp_path / "out"
-    args = ("sweep", str(cfg), "--out", str(out), "--executor", executor, "--workers", "2",
+    args = ("sweep", str(cfg), "--out-dir", str(out), "--executor", executor, "--workers", "2",
             "--no-progress")
     cli = Cli(*args)
     cli.wait_for(lambda: (out / "cells" / "slow").is_dir() and _saved(out) >= 2)
@@ -210,16 +210,16 @@ def test_reproduce_stopped_then_resumed_gives_the_same_tables(tmp_path):
     args = ["reproduce", "--quick", "--only", "ours-bounds", "--workers", "2",
             "--no-progress"]
     ref = tmp_path / "ref"
-    assert subprocess.run([sys.executable, "-m", "hare_opt.cli.main", *args, "--out",
+    assert subprocess.run([sys.executable, "-m", "hare_opt.cli.main", *args, "--out-dir",
                            str(ref)], cwd=ROOT, capture_output=True).returncode == 0
     out = tmp_path / "out"
-    cli = Cli(*args, "--out", str(out))
+    cli = Cli(*args, "--out-dir", str(out))
     cli.wait_for(lambda: len(list((out / ".cells").glob("*.json"))) >= 3
                  if (out / ".cells").is_dir() else False)
     cli.signal(signal.SIGTERM, "pid")
     assert cli.finish(60) == 130
     assert cli.orphans() == []
-    again = Cli(*args, "--out", str(out))
+    again = Cli(*args, "--out-dir", str(out))
     assert again.finish(600) == 0
     assert (out / "ours-bounds.csv").read_text() == (ref / "ours-bounds.csv").read_text()
 

@@ -145,7 +145,7 @@ def test_trace_with_a_generated_workload_is_refused(files):
                                         ("unknown.toml", "bogus"),
                                         ("negative.toml", "seeds")])
 def test_bad_sweep_configs_are_refused_before_any_cell(files, name, word, tmp_path):
-    line = refused(["sweep", files[name], "--out", str(tmp_path / "o"), "--no-progress"])
+    line = refused(["sweep", files[name], "--out-dir", str(tmp_path / "o"), "--no-progress"])
     assert word in line
     assert not (tmp_path / "o").exists()
 

@@ -58,6 +58,8 @@ def _import_command(module: str, name: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
+        if interrupt.requested() is not None:
+            raise KeyboardInterrupt from None  # cut short by a signal, not missing
         reason = f"command unavailable ({exc})"
 
         def run(args: argparse.Namespace) -> int:
@@ -83,10 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _usage_prefix(argv: Sequence[str] | None) -> str:
-    """``hare-opt CMD`` when argv names a command, else ``hare-opt``."""
+def _usage_prefix(argv: Sequence[str] | None, parse: bool = True) -> str:
+    """``hare-opt CMD`` when argv names a command, else ``hare-opt``. Without ``parse``
+    (while interrupted) the first word is taken as is: no command module is imported."""
     words = list(sys.argv[1:] if argv is None else argv)
     first = next((w for w in words if not w.startswith("-")), None)
+    if not parse:
+        return f"hare-opt {first}" if first and first.isidentifier() else "hare-opt"
     names = {m.NAME for m in _commands()}
     return f"hare-opt {first}" if first in names else "hare-opt"
 
@@ -116,43 +121,93 @@ def _quiet_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        print(f"{_usage_prefix(argv)}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if not hasattr(args, "_run"):  # bare ``hare-opt``: the list of commands
-        parser.print_help()
-        return EXIT_USAGE
-    name = f"hare-opt {args.command}"
-    try:
-        with interrupt.handling("soft"):
-            code = int(args._run(args) or 0)
+    """Run ``hare-opt`` (``argv``: the arguments; None: this process's command line).
+
+    The signal discipline is installed before anything else (the commands' imports take
+    most of start-up), so an interrupt at any moment gives exit 130 and one line.
+    """
+    with interrupt.handling("soft"):
+        try:
+            code = _run(argv)
+        except KeyboardInterrupt:
             sig = interrupt.requested()
-            if sig is not None:
-                print(f"{name}: stopped by {signal.Signals(sig).name}", file=sys.stderr)
-                return interrupt.EXIT_INTERRUPTED
-            return code
+            what = signal.Signals(sig).name if sig else "SIGINT"
+            print(f"{_usage_prefix(argv, parse=False)}: interrupted by {what}", file=sys.stderr)
+            code = interrupt.EXIT_INTERRUPTED
+        if argv is None:  # the process ends next: what it printed must not be lost
+            code = _flush(code)
+    if argv is None:
+        interrupt.exit_on_signal()  # a signal while the interpreter shuts down: 130, quietly
+    return code
+
+
+def _flush(code: int) -> int:
+    try:
+        sys.stdout.flush()
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_PIPE
-    except HareOptError as exc:
-        print(f"{name}: error: {exc}{_pointer(exc)}", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    try:
+        parser = build_parser()
+    except Exception:
+        if interrupt.requested() is not None:
+            raise KeyboardInterrupt from None
+        raise
+    try:
+        args = parser.parse_args(argv)
+    except HareOptError as exc:  # UsageError, or a deprecated spelling's own complaint
+        print(f"{_usage_prefix(argv)}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except MemoryError:
+    if not hasattr(args, "_run"):  # bare ``hare-opt``: the list of commands, and why 2
+        parser.print_help()
+        print("hare-opt: error: a command is required (see 'hare-opt --help')",
+              file=sys.stderr)
+        return EXIT_USAGE
+    name = f"hare-opt {args.command}"
+    try:
+        code = int(args._run(args) or 0)
+        sig = interrupt.requested()
+        if sig is not None:
+            print(f"{name}: stopped by {signal.Signals(sig).name}", file=sys.stderr)
+            return interrupt.EXIT_INTERRUPTED
+        return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_PIPE
+    except Exception as exc:
+        if interrupt.requested() is not None:
+            # Whatever failed after a signal failed because of it (a library cut short
+            # in its own set-up says "initialization failed"): report the interrupt.
+            raise KeyboardInterrupt from None
+        return _refusal(name, exc)
+
+
+def _refusal(name: str, exc: Exception) -> int:
+    """One line on stderr for an error a user can act on; anything else is a bug, and
+    its traceback is the report."""
+    if isinstance(exc, HareOptError):
+        text = _one_line(exc).removeprefix(f"{name.split()[-1]}: ")  # said once is enough
+        print(f"{name}: error: {text}{_pointer(exc)}", file=sys.stderr)
+    elif isinstance(exc, MemoryError):
         print(f"{name}: error: out of memory (instance or option too large; limits: "
               f"{SPEC})", file=sys.stderr)
-        return EXIT_USAGE
-    except (OSError, ValueError, OverflowError) as exc:
-        # Files that cannot be written, numbers a user typed wrong: one line, no traceback.
-        print(f"{name}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        sig = interrupt.requested()
-        what = signal.Signals(sig).name if sig else "SIGINT"
-        print(f"{name}: interrupted by {what}", file=sys.stderr)
-        return interrupt.EXIT_INTERRUPTED
+    elif isinstance(exc, (OSError, ValueError, OverflowError)):
+        # Files that cannot be written, numbers a user typed wrong.
+        print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
+    else:
+        raise exc
+    return EXIT_USAGE
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error message as one line (a backend's message may span several)."""
+    return " ".join(str(exc).split("\n")).strip() or type(exc).__name__
 
 
 if __name__ == "__main__":  # pragma: no cover

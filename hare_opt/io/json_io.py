@@ -2,21 +2,20 @@
 
 Parsing is strict: unknown keys, wrong types and missing fields are errors
 that name the field and the job or GPU. Writing is canonical and atomic
-(temporary file, then rename), so an interrupted save never leaves half a file.
+(``hare_opt.io.output``), so an interrupted save never leaves half a file.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hare_opt.io.output import atomic_write_text
 from hare_opt.model import GPU, STATUSES, Instance, InstanceError, Job, Result, Schedule
 from hare_opt.model.errors import ScheduleError
 
@@ -147,27 +146,6 @@ def _dump_lines(header: dict[str, Any], list_key: str, rows: list[str]) -> str:
         f"{head}{sep}  \"{list_key}\": []\n}}\n"
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write via a temporary file in the same folder, then rename: all or nothing."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def dumps_instance(instance: Instance) -> str:
     d = instance_to_dict(instance)
     jobs = d.pop("jobs")
@@ -187,8 +165,10 @@ def save_instance(instance: Instance, path: str | Path) -> None:
 def _number(x: Any, field: str) -> float | None:
     if x is None:
         return None
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise ScheduleError(f"schedule: field '{field}': must be a number or null, got {x!r}")
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        # Python's reader takes NaN and Infinity, which JSON does not have
+        raise ScheduleError(f"schedule: field '{field}': must be a finite number or null, "
+                            f"got {x!r}")
     return x
 
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -120,6 +122,34 @@ class _Lifeline:
         interrupt.lifeline()
         with contextlib.suppress(OSError, ValueError):
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides on Ctrl-C
+
+
+#: ``[scheme://]host:port`` of a Dask scheduler (schemes a remote scheduler can have).
+_ADDRESS = re.compile(r"^(?:(?P<scheme>tcp|tls|ucx|ws|wss)://)?"
+                      r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?)"
+                      r":(?P<port>\d{1,5})$")
+
+
+def check_address(executor: str, address: str | None, *, reach: bool = True,
+                  timeout: float = 5.0) -> None:
+    """Refuse, before any work, an ``address`` that cannot be used: given without the
+    dask executor, not ``[scheme://]host:port``, or (``reach``, plain TCP) nobody answers."""
+    if address is None:
+        return
+    if executor != "dask":
+        raise SweepError(f"--address {address!r} applies to --executor dask only")
+    m = _ADDRESS.match(address.strip())
+    if not m or not 1 <= int(m["port"]) <= 65535:
+        raise SweepError(f"--address {address!r}: expected a Dask scheduler address such as "
+                         "tcp://127.0.0.1:8786")
+    if reach and m["scheme"] in (None, "tcp"):
+        host = m["host"].strip("[]")
+        try:
+            with socket.create_connection((host, int(m["port"])), timeout=timeout):
+                pass
+        except OSError as exc:
+            raise SweepError(f"--address {address!r}: no Dask scheduler answers there "
+                             f"({exc.strerror or exc})") from None
 
 
 @contextlib.contextmanager

@@ -255,6 +255,7 @@ def run_cells(cells: Iterable[Cell], store: Store, *, executor: str = "local",
         raise SweepError(f"executor must be 'local' or 'dask', got {executor!r}")
     if workers is not None and not (isinstance(workers, int) and workers >= 1):
         raise SweepError(f"workers must be an integer >= 1, got {workers!r}")
+    executors.check_address(executor, address, reach=False)  # the CLI also probes it
     cells = list({c.key: c for c in cells}.values())  # a cell listed twice runs once
     for fn, params in {(c.fn, tuple(sorted(c.params))): c.params for c in cells}.items():
         check_params(fn[0], params)

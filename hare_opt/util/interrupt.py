@@ -15,6 +15,10 @@ HiGHS, a numba kernel), and no process it started may outlive it.
 Signals reach Python handlers only when the main thread runs bytecode, so a listener
 thread reads them from ``signal.set_wakeup_fd`` and sets the events immediately.
 
+A signal that repeats the one before within ``SAME_S`` seconds is the same interrupt:
+``timeout`` and ``kill -- -PGID`` deliver one signal to a process twice (directly and
+through its group), and that must not count as "interrupted again".
+
 Children: ``spawn_options`` puts a child in its own process group (a terminal's Ctrl-C
 then reaches only the parent, which decides), ``track``/``kill_group`` end whole
 groups (grandchildren included), and ``lifeline`` in the child ends it when its parent
@@ -37,12 +41,24 @@ from typing import Any
 #: Exit status of a command stopped by a signal (as a shell reports SIGINT).
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: A repeat of the same signal within this many seconds counts as one interrupt.
+SAME_S = 0.25
 
 _lock = threading.RLock()
 _events: list[threading.Event] = []
 _groups: set[int] = set()
 _state: dict = {"installed": False, "mode": None, "thread_count": 0, "handler_count": 0,
-                "signum": None, "old": {}, "old_fd": -1, "socks": None}
+                "signum": None, "old": {}, "old_fd": -1, "socks": None, "last": {}}
+
+
+def _counts(source: str, signum: int) -> bool:
+    """Whether this delivery (seen by ``source``: "thread" or "handler") is a new
+    interrupt rather than a repeat of the last one (same signal within ``SAME_S``).
+    The caller holds ``_lock``."""
+    now = time.monotonic()
+    last = _state["last"].get(source)
+    _state["last"][source] = (signum, now)
+    return last is None or last[0] != signum or now - last[1] > SAME_S
 
 
 def requested() -> int | None:
@@ -81,6 +97,8 @@ def _listen(sock: socket.socket, signals: tuple[int, ...]) -> None:
             if b not in signals:
                 continue
             with _lock:
+                if not _counts("thread", b):
+                    continue
                 _state["thread_count"] += 1
                 _state["signum"] = _state["signum"] or b
                 soft = _state["mode"] == "soft" and bool(_events)
@@ -93,6 +111,8 @@ def _listen(sock: socket.socket, signals: tuple[int, ...]) -> None:
 
 def _handler(signum: int, frame) -> None:  # noqa: ARG001 - signal handler signature
     with _lock:
+        if not _counts("handler", signum):
+            return  # the same interrupt, delivered twice
         _state["handler_count"] += 1
         _state["signum"] = _state["signum"] or signum
         soft = _state["mode"] == "soft" and bool(_events)
@@ -120,7 +140,8 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator
         wsock.close()
         yield False
         return
-    _state.update(installed=True, mode=mode, thread_count=0, handler_count=0, signum=None)
+    _state.update(installed=True, mode=mode, thread_count=0, handler_count=0, signum=None,
+                  last={})
     listener = threading.Thread(target=_listen, args=(rsock, tuple(int(s) for s in signals)),
                                 name="hare-opt-signals", daemon=True)
     listener.start()
@@ -138,6 +159,27 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator
         rsock.close()
         listener.join(1.0)
         _state.update(installed=False, mode=None)
+
+
+def exit_on_signal() -> None:
+    """For a process whose command has finished (its output flushed): a signal while the
+    interpreter shuts down ends it with 130 at once, with no traceback.
+
+    Also clears CPython's "unhandled KeyboardInterrupt" flag: an extension module that
+    runs Python code through ``PyRun_String`` (pybind11 modules do, e.g. OR-Tools on
+    import) sets it when a Ctrl-C passes through, even though the command caught it,
+    and the interpreter would then end by killing itself with SIGINT (status -2, not
+    the 130 the command returned). Running a string through the same C path resets it.
+    """
+    def bye(signum: int, frame) -> None:  # noqa: ARG001 - signal handler signature
+        os._exit(EXIT_INTERRUPTED)
+
+    if threading.current_thread() is threading.main_thread():
+        for s in SIGNALS:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(s, bye)
+    with contextlib.suppress(Exception):
+        ctypes.pythonapi.PyRun_SimpleString(b"pass")
 
 
 @contextlib.contextmanager
