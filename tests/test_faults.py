@@ -58,10 +58,10 @@ class Cli:
         raise AssertionError("condition not met in time")
 
     def signal(self, sig: int, target: str) -> None:
-        if target == "group":  # what a terminal's Ctrl-C does
-            os.killpg(self.proc.pid, sig)
-        else:
+        if target in ("pid", "twice"):
             os.kill(self.proc.pid, sig)
+        if target in ("group", "twice"):  # group: what a terminal's Ctrl-C does
+            os.killpg(self.proc.pid, sig)
 
     def finish(self, timeout: float = 60.0) -> int:
         code = self.proc.wait(timeout)
@@ -130,6 +130,52 @@ def test_signal_returns_the_best_schedule_and_leaves_no_process(tmp_path, solver
     assert any(f"stopped by {signal.Signals(sig).name}" in ln for ln in cli.lines)
 
 
+@pytest.mark.parametrize("solver", ["cpsat", "bnb"])
+def test_a_group_wide_signal_is_one_interrupt(tmp_path, solver):
+    # ``timeout`` and ``kill -- -PGID`` deliver a signal to the process twice (directly and
+    # through its group): that is one interrupt, so the schedule is kept, not dropped.
+    out = tmp_path / "s.json"
+    cli = Cli("solve", str(HARD), "--solver", solver, "--out", str(out))
+    cli.wait_for(lambda: any("incumbent" in ln for ln in cli.lines))
+    cli.signal(signal.SIGTERM, "pid")
+    cli.signal(signal.SIGTERM, "group")
+    assert cli.finish(60) == 130
+    text = "".join(cli.lines)
+    assert "interrupted again" not in text and "stopped by SIGTERM" in text
+    res = load_result(out)
+    assert res.status == "feasible" and check(load_instance(HARD), res.schedule).feasible
+
+
+#: ``hare-opt ARGS`` with a signal sent to itself while a command module is imported
+#: (start-up: most of it is imports), optionally with that import then failing the way
+#: an extension module cut short by Ctrl-C fails.
+STARTUP = """
+import importlib, os, signal, sys
+import hare_opt.cli.main as cli
+real, sig, fail = importlib.import_module, int(sys.argv[1]), sys.argv[2] == "fail"
+def hooked(name, *args, **kwargs):
+    if name == "hare_opt.cli.commands.solve":
+        os.kill(os.getpid(), sig)
+        if fail:
+            raise ImportError("initialization failed")
+    return real(name, *args, **kwargs)
+importlib.import_module = hooked
+sys.argv = ["hare-opt", "solve", sys.argv[3], "--solver", "cpsat"]
+sys.exit(cli.main())
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("how", ["plain", "fail"])
+def test_a_signal_during_start_up_exits_130_in_one_line(sig, how):
+    out = subprocess.run([sys.executable, "-c", STARTUP, str(int(sig)), how,
+                          str(ROOT / "instances" / "fig1.json")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 130, out.stderr[-800:]
+    assert out.stderr.splitlines() == [f"hare-opt solve: interrupted by {sig.name}"]
+    assert out.stdout == ""
+
+
 def test_kill9_of_the_portfolio_leaves_no_backend_alive():
     cli = Cli("solve", str(HARD), "--solver", "portfolio")
     cli.wait_for(lambda: any("running" in ln for ln in cli.lines))
@@ -177,6 +223,7 @@ def _saved(folder: Path) -> int:
 
 @pytest.mark.parametrize("executor, sig, target", [
     ("local", signal.SIGINT, "group"),
+    ("local", signal.SIGTERM, "twice"),     # as ``timeout`` sends it: pid, then the group
     ("local", signal.SIGKILL, "pid"),
     ("dask", signal.SIGTERM, "pid"),
     ("dask", signal.SIGKILL, "pid"),
@@ -197,6 +244,7 @@ def test_driver_stopped_or_killed_then_resumed_gives_the_same_rows(tmp_path, exe
     cli.signal(sig, target)
     code = cli.finish(60)
     assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 130)
+    assert "interrupted again" not in "".join(cli.lines)
     assert cli.orphans(grace=5.0) == []
     assert 2 <= _saved(out) < 12, "the signal should land midway"
     again = Cli(*args)
