@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -51,8 +53,25 @@ def _make(err: type[Exception], message: str, field: str | None, owner: str | No
     return err(f"{prefix}: {message}" if prefix else message)
 
 
+def endless(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as a file to its end (a device node such as /dev/zero
+    or /dev/urandom never ends; a socket is not a file), or None. Pipes are fine."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # the read itself says what is wrong
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device node, not a file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a file"
+    return None
+
+
 def read_json(path: str | Path, err: type[Exception]) -> Any:
     """Parse a JSON file; every failure is one ``err`` naming the file (and the line)."""
+    why = endless(path)
+    if why:
+        raise err(f"{path}: {why}")
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)

@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from hare_opt.io import atomic_write_text
+from hare_opt.io.json_io import endless
 from hare_opt.sweeps import executors
 from hare_opt.sweeps.cells import CELLS, get_cell_fn
 from hare_opt.util import interrupt
@@ -147,6 +148,9 @@ class Sweep:
 
     @classmethod
     def load(cls, path: str | Path) -> Sweep:
+        why = endless(path)
+        if why:
+            raise SweepError(f"{path}: {why}")
         try:
             with open(path, "rb") as fh:
                 data = tomllib.load(fh)

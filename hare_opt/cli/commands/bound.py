@@ -16,11 +16,15 @@ from hare_opt.bounds import (
 )
 from hare_opt.bounds.approx import best_restriction
 from hare_opt.io import load_instance
-from hare_opt.model import OptionError
+from hare_opt.model import Instance, OptionError
 from hare_opt.model.units import fmt_number, fmt_time
 
 NAME = "bound"
 HELP = "lower bounds on the optimum and the proved guarantee of the hare heuristic"
+
+
+#: Seconds for the strong bound's LP unless --strong-time-limit says otherwise.
+STRONG_LIMIT = 120.0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,14 +41,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"with --strong: seconds for its LP (default {STRONG_LIMIT:g})")
 
 
+def strong(inst: Instance, time_limit: float = STRONG_LIMIT) -> float | None:
+    """The time-bucketed LP bound as ``--strong`` prints it (None: no value in time)."""
+    from hare_opt.solvers import solve  # the horizon: hare's schedule is a tight upper bound
+
+    return strong_bound(inst, int(solve(inst, "hare").objective), time_limit=time_limit)
+
+
 def _num(x: float) -> float | int | None:
     if not math.isfinite(x):
         return None  # JSON has no infinity; null means "no finite value"
     return int(x) if float(x).is_integer() else float(x)
-
-
-#: Seconds for the strong bound's LP unless --strong-time-limit says otherwise.
-STRONG_LIMIT = 120.0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,10 +61,7 @@ def run(args: argparse.Namespace) -> int:
     inst = load_instance(args.instance)
     bounds = all_bounds(inst, lp=not args.no_lp)
     if args.strong:
-        from hare_opt.solvers import solve  # the horizon: hare's schedule is a tight upper bound
-
-        upper = int(solve(inst, "hare").objective)
-        value = strong_bound(inst, upper, time_limit=args.strong_time_limit or STRONG_LIMIT)
+        value = strong(inst, args.strong_time_limit or STRONG_LIMIT)
         if value is not None:
             bounds["strong"] = value
     lb = lower_bound(inst, bounds=bounds)
