@@ -68,6 +68,9 @@ class Case:
     wrap: list[str] = field(default_factory=list)      # a prefix, e.g. ["timeout", "5"]
     script: str | None = None        # run ``python -c script *argv`` instead of the CLI
     twice: bool = False              # the signal goes to the pid, then to the group
+    #: Most memory (GiB of data segment) the run may take: a version that reads /dev/zero
+    #: to its end must not take the shared machine's memory with it.
+    mem_gb: float = 8.0
     #: (seconds after start, action on the process): several signals, a signal to a child..
     actions: list[tuple[float, Callable[[subprocess.Popen], None]]] = field(
         default_factory=list)
@@ -131,13 +134,15 @@ def execute(case: Case, root: Path, work: Path) -> Run:
         head = subprocess.Popen(["head", "-1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 start_new_session=True)
         proc = subprocess.Popen(argv, cwd=work, env=env, stdout=head.stdin,
-                                stderr=subprocess.PIPE, start_new_session=True)
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                preexec_fn=_limit(case.mem_gb))
         head.stdin.close()
         head.stdin = None  # the command writes into it; communicate() must not flush it
     else:
         head = None
         proc = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+                                stderr=subprocess.PIPE, start_new_session=True,
+                                preexec_fn=_limit(case.mem_gb))
     sid = proc.pid
     sent = None
     hung = False
@@ -181,6 +186,15 @@ def execute(case: Case, root: Path, work: Path) -> Run:
               err.decode(errors="replace"), wall, sent, [c for _, c in orphans])
     classify(run)
     return run
+
+
+def _limit(gb: float) -> Callable[[], None]:
+    def limit() -> None:
+        import resource
+
+        size = int(gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_DATA, (size, size))
+    return limit
 
 
 API_RUNNER = """

@@ -77,11 +77,14 @@ def path(text: str) -> str:
 
 
 def names(text: str) -> list[str]:
-    """A comma-separated list with at least one name."""
+    """A comma-separated list with at least one name, none twice."""
     out = [s.strip() for s in text.split(",") if s.strip()]
     if not out:
         raise argparse.ArgumentTypeError(f"expected one or more comma-separated names, got "
                                          f"{text!r}")
+    twice = sorted({n for n in out if out.count(n) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"{', '.join(twice)} listed twice in {text!r}")
     return out
 
 

@@ -70,6 +70,8 @@ def destination(path: str | os.PathLike) -> Destination:
         return Destination("stdout", None)
     if not text:
         raise OutputError("an empty path is not an output")
+    if text.endswith(("/", os.sep)):
+        raise OutputError(f"{text}: ends with '/', which names a folder; give a file name")
     try:
         st = os.stat(text)  # follows links: what a write would reach
     except FileNotFoundError:

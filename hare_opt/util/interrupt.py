@@ -61,6 +61,26 @@ def _counts(source: str, signum: int) -> bool:
     return last is None or last[0] != signum or now - last[1] > SAME_S
 
 
+def _forget_in_child() -> None:
+    """In a process forked from one that has the discipline installed: drop it. The
+    wakeup socket is shared with the parent, so a signal to the child (a pool
+    terminating its workers with SIGTERM) would otherwise be read as one to the parent."""
+    if not _state["installed"]:
+        return
+    with contextlib.suppress(ValueError, OSError):
+        signal.set_wakeup_fd(-1)
+    for s, h in _state["old"].items():
+        with contextlib.suppress(ValueError, OSError, TypeError):
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+    _events.clear()
+    _state.update(installed=False, mode=None, thread_count=0, handler_count=0, signum=None,
+                  last={})
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def requested() -> int | None:
     """The signal that asked the current command to stop, or None."""
     return _state["signum"]
@@ -141,7 +161,7 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator
         yield False
         return
     _state.update(installed=True, mode=mode, thread_count=0, handler_count=0, signum=None,
-                  last={})
+                  last={}, old=old)
     listener = threading.Thread(target=_listen, args=(rsock, tuple(int(s) for s in signals)),
                                 name="hare-opt-signals", daemon=True)
     listener.start()

@@ -69,7 +69,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r = sub.add_parser("random", parents=[common], help="random instance with small integers")
     r.add_argument("--jobs", type=a.integer(lo=1, hi=MAX_JOBS), default=5)
     r.add_argument("--gpus", type=a.integer(lo=1, hi=MAX_GPUS), default=3)
-    r.add_argument("--types", default="V100,P100,K80", help="comma-separated GPU types")
+    r.add_argument("--types", type=a.names, default="V100,P100,K80",
+                   help="comma-separated GPU types")
     r.add_argument("--rounds", type=_pair, default=(1, 3), metavar="LO-HI")
     r.add_argument("--tasks-per-round", type=_pair, default=(1, 3), metavar="LO-HI")
     r.add_argument("--heterogeneity", type=a.number(lo=0.0, hi=1e6), default=1.0,
@@ -118,7 +119,7 @@ def _make(args: argparse.Namespace, seed: int, name: str | None):
     if args.kind == "random":
         return random_instance(
             seed, n_jobs=args.jobs, n_gpus=args.gpus,
-            gpu_types=tuple(t.strip() for t in args.types.split(",") if t.strip()),
+            gpu_types=tuple(args.types),
             rounds=args.rounds, tasks_per_round=args.tasks_per_round,
             heterogeneity=args.heterogeneity, release_spread=args.release_spread,
             sync=args.sync, sync_map=args.sync_map, finite_alpha=args.finite_alpha,

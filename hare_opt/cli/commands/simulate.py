@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "with the testbed's arrival rate")
     p.add_argument("--trace", type=a.path, metavar="FILE",
                    help="Philly-style trace CSV for --workload philly (else the shipped tables)")
-    p.add_argument("--policies", default="hare",
+    p.add_argument("--policies", type=a.names, default="hare",
                    help=f"comma-separated, from {', '.join(policy_names())}")
     p.add_argument("--switching", default=None,
                    help="default|pipeswitch|hare|none for workloads (default hare); "
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from hare_opt.sim import compare, policy_names, simulate
     from hare_opt.sim.policy import UnknownPolicyError
 
-    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    policies = args.policies
     unknown = [p for p in policies if p not in policy_names()]
     if not policies or unknown:
         raise UnknownPolicyError(f"--policies: unknown {unknown or 'empty list'}; choose from "
