@@ -144,3 +144,25 @@ def test_no_claim_quotes_a_bound_a_schedule_beats():
     # A consistency check between claims: a bound is never above a schedule's objective.
     for name in ("paper-01",):
         assert ceil_bound(_strong(name)) <= _hare(name) and math.isfinite(_strong(name))
+
+
+def test_readme_names_every_tool_ci_runs():
+    ci = (ROOT / ".ci" / "run").read_text()
+    tools = [t for t in ("pytest", "ruff", "mypy") if re.search(rf"\b{t}\b", ci)]
+    para = next(p for p in (ROOT / "README.md").read_text().split("\n\n") if ".ci/run" in p)
+    assert [t for t in tools if t not in para] == []
+
+
+def test_an_import_claim_in_contributing_holds():
+    # contributing.md may say the command line imports lazily only while it does.
+    import subprocess
+    import sys
+
+    text = (ROOT / "docs" / "contributing.md").read_text()
+    if not re.search(r"imports? lazily|lazy import", text):
+        return
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "hare_opt.cli.main",
+                          "--version"], capture_output=True, text=True, timeout=120)
+    heavy = [m for m in ("scipy", "pandas", "ortools", "numba", "matplotlib")
+             if re.search(rf"\|\s+{m}$", out.stderr, re.M)]
+    assert heavy == [], f"contributing.md says lazily, but --version imports {heavy}"
