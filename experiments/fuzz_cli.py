@@ -189,11 +189,16 @@ def execute(case: Case, root: Path, work: Path) -> Run:
 
 
 def _limit(gb: float) -> Callable[[], None]:
+    """In the child, before exec: a memory cap, and the signals a terminal gives a command
+    (a harness started in the background inherits SIGINT and SIGQUIT ignored, SIGHUP
+    too under nohup, and Python keeps an ignored SIGINT ignored)."""
     def limit() -> None:
         import resource
 
         size = int(gb * 2**30)
         resource.setrlimit(resource.RLIMIT_DATA, (size, size))
+        for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTERM):
+            signal.signal(s, signal.SIG_DFL)
     return limit
 
 

@@ -120,10 +120,15 @@ def refused(argv: list[str]) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("kind", ["device", "socket", "folder"])
+@pytest.mark.parametrize("kind", ["device", "socket", "folder", "link loop", "slash"])
 def test_special_files_are_refused_before_any_work(tmp_path, kind):
     if kind == "device":
         target = "/dev/zero"
+    elif kind == "link loop":
+        target = str(tmp_path / "loop")
+        os.symlink(target, target)
+    elif kind == "slash":
+        target = str(tmp_path / "new.json") + "/"
     elif kind == "socket":
         target = str(tmp_path / "s.sock")
         sock = socket.socket(socket.AF_UNIX)

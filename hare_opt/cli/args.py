@@ -119,7 +119,9 @@ def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike | No
 
     p = Path(out)
     for src in inputs:
-        if src is not None and (_same(p, Path(src)) or p.resolve() == Path(src).resolve()):
+        # realpath, not Path.resolve: a symlink loop is an unusable output, not a crash
+        if src is not None and (_same(p, Path(src))
+                                or os.path.realpath(p) == os.path.realpath(src)):
             raise OptionError(f"{str(out)!r} is also an input of this command; write the "
                               "output elsewhere", option=option, owner=owner)
     if p.is_dir():
