@@ -126,7 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     The signal discipline is installed before anything else (the commands' imports take
     most of start-up), so an interrupt at any moment gives exit 130 and one line.
     """
-    with interrupt.handling("soft"):
+    # argv None: this process's own command line, and the process ends after it: once the
+    # output is flushed and the status decided, signals no longer change it.
+    with interrupt.handling("soft", final=argv is None):
         try:
             code = _run(argv)
         except KeyboardInterrupt:
@@ -136,8 +138,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = interrupt.EXIT_INTERRUPTED
         if argv is None:  # the process ends next: what it printed must not be lost
             code = _flush(code)
-    if argv is None:
-        interrupt.exit_on_signal()  # a signal while the interpreter shuts down: 130, quietly
     return code
 
 

@@ -143,10 +143,13 @@ def _handler(signum: int, frame) -> None:  # noqa: ARG001 - signal handler signa
 
 
 @contextlib.contextmanager
-def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator[bool]:
+def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS, *,
+             final: bool = False) -> Iterator[bool]:
     """Install the discipline for the body (main thread only; a no-op elsewhere or when
     already installed). ``soft``: a first signal stops running searches; ``hard``: it
-    raises ``KeyboardInterrupt``. Yields whether this call installed the handlers."""
+    raises ``KeyboardInterrupt``. Yields whether this call installed the handlers.
+    ``final``: the process ends after the body, so the handlers are not given back but
+    replaced by ``exit_on_signal``'s (no moment when a signal has its default action)."""
     if _state["installed"] or threading.current_thread() is not threading.main_thread():
         yield False
         return
@@ -170,8 +173,11 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator
     try:
         yield True
     finally:
-        for s, h in old.items():
-            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        if final:
+            exit_on_signal()
+        else:
+            for s, h in old.items():
+                signal.signal(s, h if h is not None else signal.SIG_DFL)
         signal.set_wakeup_fd(old_fd)
         wsock.close()
         with contextlib.suppress(OSError):
@@ -182,8 +188,11 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator
 
 
 def exit_on_signal() -> None:
-    """For a process whose command has finished (its output flushed): a signal while the
-    interpreter shuts down ends it with 130 at once, with no traceback.
+    """For a process whose command has finished, its output flushed and its exit status
+    decided: signals are ignored from here to the end. (The interpreter's shut-down
+    gives every signal back its default action, and a Ctrl-C there would kill the
+    process with -2 instead of the status the command chose; shut-down takes about a
+    second with numba and OR-Tools loaded.)
 
     Also clears CPython's "unhandled KeyboardInterrupt" flag: an extension module that
     runs Python code through ``PyRun_String`` (pybind11 modules do, e.g. OR-Tools on
@@ -191,13 +200,10 @@ def exit_on_signal() -> None:
     and the interpreter would then end by killing itself with SIGINT (status -2, not
     the 130 the command returned). Running a string through the same C path resets it.
     """
-    def bye(signum: int, frame) -> None:  # noqa: ARG001 - signal handler signature
-        os._exit(EXIT_INTERRUPTED)
-
     if threading.current_thread() is threading.main_thread():
         for s in SIGNALS:
             with contextlib.suppress(ValueError, OSError):
-                signal.signal(s, bye)
+                signal.signal(s, signal.SIG_IGN)
     with contextlib.suppress(Exception):
         ctypes.pythonapi.PyRun_SimpleString(b"pass")
 
