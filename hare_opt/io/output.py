@@ -185,8 +185,8 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO[Any]]:
     """``open(path, mode)`` for writing, with ``atomic_path``'s all-or-nothing guarantee."""
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_open writes whole files: mode 'w' or 'wb', got {mode!r}")
-    with atomic_path(path) as tmp, open(tmp, mode, **({} if "b" in mode else
-                                                        {"encoding": "utf-8"})) as fh:
+    encoding = None if "b" in mode else "utf-8"
+    with atomic_path(path) as tmp, open(tmp, mode, encoding=encoding) as fh:
         yield fh
 
 
