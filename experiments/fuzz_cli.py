@@ -497,7 +497,7 @@ def build_cases(root: Path, work: Path) -> list[Case]:
         ["sweep", str(w / "ok.toml"), "--out", str(w / "corrupt"), "--workers", "1",
          "--no-progress"], expect="ok", timeout=120, setup=corrupt_store(root, w),
         check=same_csv(w / "corrupt" / "ok.csv", w / "corrupt-ref.csv"))
-    issue_cases(root, w, add)
+    review_cases(root, w, add)
     for c in cases:
         if c.expect == "killed":  # kill -9: no exit code to judge, only orphans and resume
             c.expect = "any-kill"
@@ -515,8 +515,8 @@ OWNERS = {"1": "exact", "2": "exact", "3": "trust", "4": "trust", "5": "paper",
           "8b": "trust", "9a": "exact", "9b": "trust", "10": "trust", "11": "trust"}
 
 
-def issue_cases(root: Path, w: Path, add: Callable[..., None]) -> None:
-    g = "issue22"
+def review_cases(root: Path, w: Path, add: Callable[..., None]) -> None:
+    g = "review"
     fig1 = str(root / "instances" / "fig1.json")
     small0 = str(root / "instances" / "small" / "small-00.json")
     hard = str(root / "instances" / "small" / "small-07.json")
@@ -826,7 +826,7 @@ def repro_resumes(root: Path, w: Path, out: Path, files: list[str]
     return check
 
 
-# --- checks of the issue22 cases -------------------------------------------------------
+# --- checks of the review cases ---------------------------------------------------------
 
 #: Seconds after the process starts at which a start-up signal is sent. Before ``main``
 #: runs the interpreter imports the package (``hare_opt/__init__``): that part of the
@@ -1095,7 +1095,7 @@ save_instance(paper_instance(0, 40, regime="paper"), sys.argv[1])
 """
 
 
-def write_issue_inputs(root: Path, w: Path) -> None:
+def write_review_inputs(root: Path, w: Path) -> None:
     subprocess.run([PY, "-c", BIG, str(w / "paper-big.json")], check=True, timeout=300,
                    env={**os.environ, "PYTHONPATH": str(root)})
     doc = {"format": "hare-opt/instance@1", "name": "milp250k", "time_unit": "s",
@@ -1133,7 +1133,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="hare-fuzz-"))
     try:
         write_inputs(root, work)
-        write_issue_inputs(root, work)
+        write_review_inputs(root, work)
         STARTUP[0] = measure_startup(root)
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
                                 capture_output=True, text=True).stdout.strip()

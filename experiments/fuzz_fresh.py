@@ -364,7 +364,7 @@ def build(root: Path, w: Path) -> list[fz.Case]:
 
 def write_inputs(root: Path, w: Path) -> None:
     fz.write_inputs(root, w)
-    fz.write_issue_inputs(root, w)
+    fz.write_review_inputs(root, w)
     s = socket.socket(socket.AF_UNIX)
     s.bind(str(w / "in.sock"))
     s.close()
