@@ -16,8 +16,12 @@ one), so the same script measures any commit: check one out elsewhere and point
 
     python experiments/fuzz_cli.py [--root PATH] [--groups options,files,...] [--csv OUT]
 
-Prints one line per case and the closing table. Timings depend on the machine's load
-(the development machine has 2 shared cores); timeouts are generous for that reason.
+Group ``review`` has a case (or more) per numbered finding of the 2026-12-01 review of
+commit b2d8f44, named ``[N/owner]`` after the finding and the part of the code whose fix
+it needs (``OWNERS``). ``experiments/fuzz_fresh.py`` is a second pass of cases not
+written for any finding. Prints one line per case and the closing table. Timings depend
+on the machine's load (measured on a shared 2-core machine); timeouts are generous for
+that reason.
 """
 
 from __future__ import annotations
