@@ -42,6 +42,8 @@ import fuzz_cli as fz  # noqa: E402  (the shared machinery)
 
 HERE = Path(__file__).resolve().parents[1]
 KINDS = ("ok", "refusal", "traceback", "hang", "wrong", "lost")
+#: An interrupted command stops within this many seconds (generous: a shared machine).
+PROMPT_S = 15.0
 
 
 # --- checks ----------------------------------------------------------------------------
@@ -399,6 +401,10 @@ def classify(run: fz.Run) -> None:
     fz.classify(run)
     if run.outcome == "wrong" and run.why.startswith("LOST"):
         run.outcome = "lost"
+    late = None if run.signal_sent_at is None or run.code is None else \
+        run.wall - run.signal_sent_at
+    if run.outcome == "ok" and run.code == 130 and late is not None and late > PROMPT_S:
+        run.outcome, run.why = "wrong", f"took {late:.0f} s to stop after the signal"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from hare_opt.bounds import lower_bound
 from hare_opt.io import instance_from_dict, instance_to_dict
 from hare_opt.model import HareOptError, Instance, OptionError, Result
 from hare_opt.solvers import SolverError, claimed_factor, solve
+from hare_opt.util import interrupt
 
 TYPES = ("A", "B", "C")
 
@@ -250,40 +252,44 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
     t0 = time.monotonic()
     bar = _bar(progress, iterations, budget)
     it = 0
-    while time.monotonic() - t0 < budget and (iterations is None or it < iterations):
-        it += 1
-        if current is None or rng.random() < restart:
-            data = random_candidate(rng, space, f"falsify-{solver}-s{seed}-i{it}")
-        else:
-            data = current[1]
-            for _ in range(rng.randint(1, 3)):
-                data = mutate(rng, data, space)
-            data["name"] = f"falsify-{solver}-s{seed}-i{it}"
-        inst = _valid(data, space)
-        try:
-            out = None if inst is None else evaluate(inst, solver, against, exact=exact,
-                                                     exact_time_limit=exact_time_limit,
-                                                     solver_time_limit=solver_time_limit,
-                                                     solver_options=solver_options)
-        except SolverError as exc:  # a bug in some solver: keep the instance, go on
-            best.errors.append((data, str(exc)))
-            out = None
-        if out is None:
-            best.skipped += 1
-        else:
-            best.evaluated += 1
-            ratio, ref, res = out
-            best.max_ratio = max(best.max_ratio, ratio)
-            g = claimed_guarantee(inst, solver)
-            value = ratio / g if g and math.isfinite(g) and score == "relative" else ratio
-            if current is None or value >= current[0]:
-                current = (value, data)
-            if value > best.score:
-                best.instance, best.result, best.reference = inst, res, ref
-                best.ratio, best.score, best.guarantee = ratio, value, g
-                best.alpha = float(inst.alpha.max())
-        best.history.append(best.score)
-        _tick(bar, iterations, t0, best)
+    stop = threading.Event()  # Ctrl-C / SIGTERM: the search ends, the best so far is kept
+    with interrupt.watch(stop):
+        while (time.monotonic() - t0 < budget and (iterations is None or it < iterations)
+               and not stop.is_set()):
+            it += 1
+            if current is None or rng.random() < restart:
+                data = random_candidate(rng, space, f"falsify-{solver}-s{seed}-i{it}")
+            else:
+                data = current[1]
+                for _ in range(rng.randint(1, 3)):
+                    data = mutate(rng, data, space)
+                data["name"] = f"falsify-{solver}-s{seed}-i{it}"
+            inst = _valid(data, space)
+            try:
+                out = None if inst is None else evaluate(
+                    inst, solver, against, exact=exact, exact_time_limit=exact_time_limit,
+                    solver_time_limit=solver_time_limit, solver_options=solver_options)
+            except SolverError as exc:  # a bug in some solver: keep the instance, go on
+                best.errors.append((data, str(exc)))
+                out = None
+            if stop.is_set():
+                break  # a search cut short by the signal is no measurement
+            if out is None:
+                best.skipped += 1
+            else:
+                best.evaluated += 1
+                ratio, ref, res = out
+                best.max_ratio = max(best.max_ratio, ratio)
+                g = claimed_guarantee(inst, solver)
+                value = ratio / g if g and math.isfinite(g) and score == "relative" else ratio
+                if current is None or value >= current[0]:
+                    current = (value, data)
+                if value > best.score:
+                    best.instance, best.result, best.reference = inst, res, ref
+                    best.ratio, best.score, best.guarantee = ratio, value, g
+                    best.alpha = float(inst.alpha.max())
+            best.history.append(best.score)
+            _tick(bar, iterations, t0, best)
     if bar is not None:
         bar.close()
     return best

@@ -81,6 +81,16 @@ class Cli:
             time.sleep(0.2)
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a live process has used: a clock that a loaded machine
+    does not stretch."""
+    try:
+        rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def session(sid: int) -> list[tuple[int, str]]:
     out = []
     for d in os.listdir("/proc"):
@@ -144,6 +154,19 @@ def test_a_group_wide_signal_is_one_interrupt(tmp_path, solver):
     assert "interrupted again" not in text and "stopped by SIGTERM" in text
     res = load_result(out)
     assert res.status == "feasible" and check(load_instance(HARD), res.schedule).feasible
+
+
+def test_falsify_stops_on_a_signal_and_keeps_its_best(tmp_path):
+    # Each solve of the search stops on a signal; the search itself must stop too, not
+    # go on evaluating stopped solves until its budget is spent.
+    out = tmp_path / "worst.json"
+    cli = Cli("falsify", "--solver", "hare", "--budget", "600", "--seed", "2", "--out", str(out))
+    cli.wait_for(lambda: cpu_seconds(cli.proc.pid) > 6.0)  # imports done, searching
+    cli.signal(signal.SIGINT, "group")
+    assert cli.finish(60) == 130  # far from the 600 s budget
+    assert load_result(out.with_suffix(".schedule.json")).status.has_schedule
+    assert check(load_instance(out), load_result(out.with_suffix(".schedule.json"))
+                 .schedule).feasible
 
 
 #: ``hare-opt ARGS`` with a signal sent to itself while a command module is imported

@@ -18,6 +18,7 @@ local process pool and for Dask, so both executors share ``Collect``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -114,12 +115,16 @@ def run_pool(todo: list, collect: Collect, runner: Callable, workers: int | None
 
 class _Lifeline:
     """Dask worker plugin: the worker process exits when the driver that started its
-    LocalCluster dies (only for clusters started here, never for a user's scheduler)."""
+    LocalCluster dies (only for clusters started here, never for a user's scheduler), and
+    leaves the driver's process group, so that a signal to the group (a terminal's Ctrl-C,
+    ``timeout``, ``kill -- -PGID``) reaches the driver only, which decides."""
 
     name = "hare-opt-lifeline"
 
     def setup(self, worker: Any) -> None:  # noqa: ARG002 - plugin signature
         interrupt.lifeline()
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)
         with contextlib.suppress(OSError, ValueError):
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides on Ctrl-C
 
@@ -163,8 +168,13 @@ def dask_client(workers: int | None, address: str | None) -> Iterator[Any]:
         client = Client(address)
     else:
         # death_timeout: a worker that loses its scheduler (the driver) closes itself
+        # Dask's own log lines stay quiet: a worker's trouble reaches the user as a failed
+        # cell, and a worker stopped with the run is not an error (its nanny would log one).
         cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None, death_timeout=10)
+                               host="127.0.0.1", dashboard_address=None, death_timeout=10,
+                               silence_logs=logging.CRITICAL)
+        # ... nor does a connection the stop cut short, found by the garbage collector
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         client = Client(cluster)
         from distributed.diagnostics.plugin import WorkerPlugin
 

@@ -12,6 +12,7 @@ from hare_opt.falsify import Space, falsify, shrink
 from hare_opt.io import atomic_write_text, save_instance, save_result
 from hare_opt.model import OptionError
 from hare_opt.solvers import SOLVERS, solver_names
+from hare_opt.util import interrupt
 
 NAME = "falsify"
 HELP = "search for instances on which a heuristic is worst against OPT or a lower bound"
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                 iterations=args.iterations, seed=args.seed, space=space, exact=exact,
                 exact_time_limit=exact_limit, progress=not args.no_progress,
                 solver_time_limit=args.solver_time_limit, score=args.score)
-    if f.violates and not args.no_shrink:
+    if f.violates and not args.no_shrink and interrupt.requested() is None:
         tasks, ratio = f.instance.num_tasks, f.ratio
         f = shrink(f, space, exact=exact, exact_time_limit=exact_limit)
         print(f"violating ratio found {ratio:.6g}; shrunk that instance from {tasks} to "
