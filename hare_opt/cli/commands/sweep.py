@@ -28,12 +28,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from hare_opt.sweeps import Sweep, run_sweep
     from hare_opt.sweeps.executors import check_address
+    from hare_opt.sweeps.sweep import CellsFailed
 
     sweep = Sweep.load(args.config)
     a.check_folder(args.out_dir, owner="sweep")
     check_address(args.executor, args.address)
-    df = run_sweep(sweep, args.out_dir, executor=args.executor, workers=args.workers,
-                   address=args.address, progress=not args.no_progress and sys.stderr.isatty())
+    try:
+        df = run_sweep(sweep, args.out_dir, executor=args.executor, workers=args.workers,
+                       address=args.address,
+                       progress=not args.no_progress and sys.stderr.isatty())
+    except CellsFailed as exc:  # work was done and kept: not a refusal (exit 2) but 1
+        print(f"hare-opt sweep: {exc}; the others are saved, and the same command retries "
+              "the failed ones", file=sys.stderr)
+        return 1
     print(f"{sweep.name}: {len(sweep.cells())} cells, {len(df)} rows -> "
           f"{args.out_dir}/{sweep.name}.csv")
     return 0
