@@ -1161,16 +1161,21 @@ def main(argv: list[str] | None = None) -> int:
                   f"{run.why}{orphan}", flush=True)
         table(runs)
         if args.csv:
-            with open(args.csv, "w", newline="") as fh:
-                wr = csv.writer(fh)
-                wr.writerow(["group", "case", "outcome", "orphans", "exit", "wall_s", "why"])
-                for r in runs:
-                    wr.writerow([r.case.group, r.case.name, r.outcome, len(r.orphans), r.code,
-                                 f"{r.wall:.2f}", r.why])
+            write_csv(args.csv, runs)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def write_csv(path: Path, runs: list[Run]) -> None:
+    """One row per case: group, case, outcome, orphans, exit, wall_s, why."""
+    with open(path, "w", newline="") as fh:
+        wr = csv.writer(fh)
+        wr.writerow(["group", "case", "outcome", "orphans", "exit", "wall_s", "why"])
+        for r in runs:
+            wr.writerow([r.case.group, r.case.name, r.outcome, len(r.orphans), r.code,
+                         f"{r.wall:.2f}", r.why])
 
 
 def table(runs: list[Run]) -> None:

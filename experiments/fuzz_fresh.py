@@ -22,7 +22,6 @@ of an older commit next to this one) for a before/after comparison.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import shutil
@@ -436,12 +435,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{time.perf_counter() - t0:6.1f}s {run.why[:90]}{orphan}", flush=True)
         counts(runs)
         if args.csv:
-            with open(args.csv, "w", newline="") as fh:
-                wr = csv.writer(fh)
-                wr.writerow(["group", "case", "outcome", "orphans", "exit", "wall_s", "why"])
-                for r in runs:
-                    wr.writerow([r.case.group, r.case.name, r.outcome, len(r.orphans),
-                                 r.code, f"{r.wall:.2f}", r.why])
+            fz.write_csv(args.csv, runs)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
