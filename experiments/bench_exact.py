@@ -13,8 +13,20 @@ per solver and size it reports the share proved within the limit, the median
 time of the proved ones and the median final gap; rows go to
 experiments/results/frontier.csv (per instance) and are summarised on screen.
 
+End-to-end mode (``--peer pyjobshop --e2e``): the table of random instances below
+(``E2E``) solved as a user runs them, one process per solve through the command line
+(``hare-opt solve FILE --solver portfolio --time-limit 30 --json --out ...``), against
+the peer in its own process (``experiments/peer_pyjobshop.py FILE``), and, with
+``--before DIR``, the same command of an older checkout (a ``git worktree`` with its own
+venv) in the same run. Per solve: process CPU (user + system of the child, imports
+included) and wall; each schedule is checked afterwards, outside the timed process.
+Then in-process: every exact solver and the portfolio on the 20-task instances, with
+imports and kernels loaded first (CPU and wall per solve). Rows go to
+experiments/results/bench_e2e.csv.
+
     python experiments/bench_exact.py [--sets tiny small fig1] [--limit 60] [--solvers cpsat,milp]
     python experiments/bench_exact.py --frontier [--sizes 10 15 20 30 40 60] [--seeds 5]
+    python experiments/bench_exact.py --peer pyjobshop --e2e [--before ../old] [--repeat 3]
     # a model variant, labelled in the CSV:
     python experiments/bench_exact.py --sets small --option setup_energy=false --tag noenergy
 """
@@ -87,6 +99,128 @@ def run(inst: Instance, solver: str, limit: float, options: dict) -> dict:
     return {**row, "status": r.status,
             "objective": r.objective, "lower_bound": r.lower_bound,
             "gap": r.gap, "seconds": round(r.runtime_s, 3)}
+
+
+#: The end-to-end table: (tasks, seed) of ``hare-opt generate random`` with E2E_GEN.
+E2E = [(n, s) for n in (20, 30, 40) for s in (7701, 7702)]
+E2E_GEN = ["--jobs", "20", "--gpus", "3", "--heterogeneity", "1.0", "--release-spread", "120",
+           "--sync", "0-2", "--switch-overhead", "0", "--max-task-time", "10"]
+
+
+def timed(cmd: list[str], timeout: float = 300.0) -> tuple[float, float, str]:
+    """(process CPU s of the child: user + system, wall s, stdout) of one command."""
+    import resource
+    import subprocess
+    import time
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {out.returncode}: {out.stderr[-500:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, out.stdout
+
+
+def e2e(before: Path | None, repeat: int, limit: float) -> pd.DataFrame:
+    """The end-to-end table (see the module docstring); one row per (instance, contender,
+    repeat), interleaved so that load affects every contender alike."""
+    import tempfile
+
+    from hare_opt.checker import check
+    from hare_opt.io import load_result
+
+    folder = RESULTS / "cache" / "e2e"
+    folder.mkdir(parents=True, exist_ok=True)
+    ours = ROOT / ".venv" / "bin" / "hare-opt"
+    files = {}
+    for n, seed in E2E:
+        path = folder / f"random-{n}-{seed}.json"
+        if not path.exists():
+            timed([str(ours), "generate", "random", *E2E_GEN, "--max-tasks", str(n), "--seed",
+                   str(seed), "--out", str(path)])
+        files[n, seed] = path
+    contenders = {"ours": ours}
+    if before is not None:
+        contenders["before"] = before / ".venv" / "bin" / "hare-opt"
+    python = ROOT / ".venv" / "bin" / "python"
+    for exe in contenders.values():  # compile or load each checkout's kernels once
+        timed([str(exe), "solve", str(files[E2E[0]]), "--solver", "portfolio", "--json"])
+    rows = []
+    tmp = Path(tempfile.mkdtemp(prefix="bench-e2e-"))
+    for rep in range(repeat):
+        for (n, seed), path in files.items():
+            inst = load_instance(path)
+            for name, exe in contenders.items():
+                out = tmp / f"{name}.json"
+                cpu, wall, text = timed([str(exe), "solve", str(path), "--solver", "portfolio",
+                                         "--time-limit", f"{limit:g}", "--json", "--out",
+                                         str(out)])
+                summary = json.loads(text)
+                res = load_result(out)
+                report = check(inst, res.schedule)
+                assert report.feasible and report.objective == summary["objective"], name
+                rows.append({"tasks": n, "seed": seed, "who": name, "repeat": rep,
+                             "status": summary["status"], "objective": summary["objective"],
+                             "solver_s": summary["runtime_s"], "cpu_s": round(cpu, 3),
+                             "wall_s": round(wall, 3)})
+                print(rows[-1], flush=True)
+            cpu, wall, text = timed([str(python), str(ROOT / "experiments" / "peer_pyjobshop.py"),
+                                     str(path), "--time-limit", f"{limit:g}"])
+            raw = json.loads(text)
+            from peer_pyjobshop import checked
+            peer = checked(inst, raw)
+            rows.append({"tasks": n, "seed": seed, "who": PEER, "repeat": rep,
+                         "status": str(peer.status), "objective": peer.objective,
+                         "solver_s": round(raw["runtime_s"], 3), "cpu_s": round(cpu, 3),
+                         "wall_s": round(wall, 3)})
+            print(rows[-1], flush=True)
+    return pd.DataFrame(rows)
+
+
+def in_process(repeat: int) -> pd.DataFrame:
+    """Every exact solver and the portfolio on the 20-task instances of the end-to-end
+    table, in this process, after a first solve of each (imports and kernels loaded)."""
+    import time
+
+    rows = []
+    insts = [load_instance(RESULTS / "cache" / "e2e" / f"random-20-{s}.json")
+             for n, s in E2E if n == 20]
+    for solver in available_solvers("exact"):
+        solve(insts[0], solver, time_limit=30)  # loads what the solver imports
+        for inst in insts:
+            for _ in range(repeat):
+                c0, t0 = time.process_time(), time.perf_counter()
+                res = solve(inst, solver, time_limit=30)
+                rows.append({"instance": inst.name, "solver": solver, "status": str(res.status),
+                             "objective": res.objective, "proved_by": res.stats.proved_by,
+                             "cpu_s": round(time.process_time() - c0, 4),
+                             "wall_s": round(time.perf_counter() - t0, 4)})
+    return pd.DataFrame(rows)
+
+
+def summarise_e2e(df: pd.DataFrame, inproc: pd.DataFrame) -> None:
+    g = df.groupby(["tasks", "seed", "who"]).agg(
+        status=("status", "first"), objective=("objective", "first"),
+        solver_s=("solver_s", "median"), cpu_s=("cpu_s", "median"),
+        wall_s=("wall_s", "median")).reset_index()
+    wide = g.pivot_table(index=["tasks", "seed"], columns="who",
+                         values=["cpu_s", "wall_s", "solver_s"], aggfunc="first")
+    wide.columns = [f"{w}:{v}" for v, w in wide.columns]
+    if f"{PEER}:cpu_s" in wide:
+        wide["ours/peer cpu"] = (wide["ours:cpu_s"] / wide[f"{PEER}:cpu_s"]).round(2)
+    with pd.option_context("display.width", 220, "display.max_columns", 30):
+        print(wide.reset_index().to_string(index=False))
+        agree = g.groupby(["tasks", "seed"]).apply(
+            lambda x: x[x.status == "optimal"].objective.nunique() <= 1, include_groups=False)
+        print("every optimum proved by two contenders agrees:", bool(agree.all()))
+        print()
+        print(inproc.groupby("solver").agg(
+            proved=("status", lambda s: f"{(s == 'optimal').sum()}/{len(s)}"),
+            median_cpu_s=("cpu_s", "median"), max_cpu_s=("cpu_s", "max"),
+            median_wall_s=("wall_s", "median"), max_wall_s=("wall_s", "max")).to_string())
 
 
 def warm_up_peer() -> None:
@@ -185,10 +319,23 @@ def main() -> None:
     ap.add_argument("--replace", action="store_true",
                     help="overwrite the CSV (default: replace only the rows of this run's "
                          "instances x solvers x tag, keep the others)")
+    ap.add_argument("--e2e", action="store_true",
+                    help="end to end through the command line (with --peer)")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="an older checkout with its own .venv, timed in the same run")
+    ap.add_argument("--repeat", type=int, default=3, help="e2e: solves per contender")
     ap.add_argument("--peer", choices=[PEER], default=None,
                     help="also run the generic model of experiments/peer_pyjobshop.py, "
                          "interleaved with ours (pip install -e '.[peer]')")
     args = ap.parse_args()
+    if args.e2e:
+        df = e2e(args.before, args.repeat, 30.0 if args.limit == 60.0 else args.limit)
+        inproc = in_process(args.repeat)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        pd.concat([df.assign(mode="e2e"), inproc.assign(mode="in-process")]).to_csv(
+            RESULTS / "bench_e2e.csv", index=False)
+        summarise_e2e(df, inproc)
+        return
     solvers = (args.solvers.split(",") if args.solvers
                else available_solvers("exact"))
     if args.peer:

@@ -14,8 +14,8 @@ overrun.
 
 Instances: ``random_instance`` for 10 tasks, ``paper_instance`` (the paper's models on
 testbed-like clusters, 15 to 512 GPUs) for the others, written once to
-experiments/results/cache/overrun/. Timings depend on the machine's load: the
-development machine has 2 shared cores, so expect a second of noise.
+experiments/results/cache/overrun/. Timings depend on the machine's load: on 2
+shared cores, expect a second of noise.
 """
 
 from __future__ import annotations
@@ -29,9 +29,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from hare_opt.solvers import solver_names
+
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "experiments" / "results" / "cache" / "overrun"
-SOLVERS = ["hare", "hare-paper", "wspt", "fifo", "eft", "cpsat", "milp", "bnb", "portfolio"]
+SOLVERS = solver_names()  # every registered solver: the list cannot go stale
 #: target tasks -> (cluster, rounds range) of the paper-like generator
 SIZES = {"1e2": ("V100:8,T4:4,K80:1,M60:2", (2, 10)),
          "1e3": ("V100:8,T4:4,K80:1,M60:2", (2, 40)),

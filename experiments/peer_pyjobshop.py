@@ -115,10 +115,11 @@ def _setups(m, inst: Instance, machines, tasks, compute) -> int:
     return count
 
 
-def solve_peer(inst: Instance, time_limit: float, *, threads: int = 2, seed: int = 0
-               ) -> Result:
-    """Build, solve within ``time_limit`` seconds of wall time (building included), read the
-    schedule back and check it. ``optimal`` only for PyJobShop's OPTIMAL status."""
+def solve_raw(inst: Instance, time_limit: float, *, threads: int = 2, seed: int = 0
+              ) -> dict:
+    """Build and solve within ``time_limit`` seconds of wall time (building included); the
+    answer unchecked: status, PyJobShop's objective and bound (plus the constant offset),
+    and the schedule's (job, round, task, gpu, start) rows."""
     from pyjobshop import SolveStatus
 
     t0 = time.perf_counter()
@@ -126,30 +127,65 @@ def solve_peer(inst: Instance, time_limit: float, *, threads: int = 2, seed: int
     left = max(0.1, time_limit - (time.perf_counter() - t0))
     res = built.model.solve(display=False, time_limit=left, num_workers=threads,
                             random_seed=seed)
-    stats = {**built.counts, "build_s": round(time.perf_counter() - t0 - res.runtime, 3),
-             "peer_status": str(res.status.value)}
-    runtime = time.perf_counter() - t0
+    out = {"stats": {**built.counts, "build_s": round(time.perf_counter() - t0 - res.runtime, 3),
+                     "peer_status": str(res.status.value)},
+           "runtime_s": time.perf_counter() - t0, "status": "unknown", "rows": []}
     if res.status in (SolveStatus.INFEASIBLE, SolveStatus.UNKNOWN) or not math.isfinite(
             res.objective):
-        return Result(NAME, Status.UNKNOWN, Schedule.empty(), runtime_s=runtime,
-                      instance_name=inst.name, stats=stats)
-    rows = []
+        return out
     for i, (j, r, k) in enumerate(built.compute):
         sched = res.best.tasks[built.index[i]]
-        g = sched.resources[0]
-        rows.append((j, r, k, g, sched.start))
-    job, rnd, task, gpu, start = (np.array(c, dtype=np.int64) for c in zip(*rows))
+        out["rows"].append([j, r, k, int(sched.resources[0]), int(sched.start)])
+    out.update(status="optimal" if res.status == SolveStatus.OPTIMAL else "feasible",
+               objective=int(round(res.objective)) + built.offset,
+               lower_bound=math.ceil(res.lower_bound - 1e-6) + built.offset)
+    return out
+
+
+def checked(inst: Instance, raw: dict) -> Result:
+    """The peer's answer as a result whose schedule passed hare_opt's checker."""
+    stats = raw["stats"]
+    if raw["status"] == "unknown":
+        return Result(NAME, Status.UNKNOWN, Schedule.empty(), runtime_s=raw["runtime_s"],
+                      instance_name=inst.name, stats=stats)
+    job, rnd, task, gpu, start = (np.array(c, dtype=np.int64) for c in zip(*raw["rows"]))
     schedule = Schedule.from_indices(inst, job, rnd, task, gpu, start)
     report = check(inst, schedule)
     if not report.feasible:
         raise RuntimeError(f"{NAME}: infeasible schedule for {inst.name}: "
                            f"{report.violations[:3]}")
-    stats["peer_objective"] = res.objective + built.offset
-    optimal = res.status == SolveStatus.OPTIMAL
-    if optimal and report.objective != res.objective + built.offset:
-        raise RuntimeError(f"{NAME}: proved {res.objective + built.offset} but the schedule "
-                           f"scores {report.objective} on {inst.name}")
-    bound = math.ceil(res.lower_bound - 1e-6) + built.offset
+    stats["peer_objective"] = raw["objective"]
+    optimal = raw["status"] == "optimal"
+    if optimal and report.objective != raw["objective"]:
+        raise RuntimeError(f"{NAME}: proved {raw['objective']} but the schedule scores "
+                           f"{report.objective} on {inst.name}")
+    bound = raw["lower_bound"]
     return Result.checked(NAME, Status.OPTIMAL if optimal else Status.FEASIBLE, report,
                           lower_bound=min(bound, report.objective) if not optimal
-                          else report.objective, runtime_s=runtime, stats=stats)
+                          else report.objective, runtime_s=raw["runtime_s"], stats=stats)
+
+
+def solve_peer(inst: Instance, time_limit: float, *, threads: int = 2, seed: int = 0
+               ) -> Result:
+    """``solve_raw``, the schedule checked. ``optimal`` only for PyJobShop's OPTIMAL status."""
+    return checked(inst, solve_raw(inst, time_limit, threads=threads, seed=seed))
+
+
+def main() -> None:
+    """One solve in this process, as a user of PyJobShop would run it (the end-to-end
+    benchmark times the whole process): the answer as JSON on stdout, unchecked (the
+    benchmark checks it outside the timed process)."""
+    import argparse
+    import json
+
+    from hare_opt.io import load_instance
+
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap.add_argument("instance")
+    ap.add_argument("--time-limit", type=float, default=30.0)
+    args = ap.parse_args()
+    print(json.dumps(solve_raw(load_instance(args.instance), args.time_limit)))
+
+
+if __name__ == "__main__":
+    main()

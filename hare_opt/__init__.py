@@ -7,26 +7,45 @@
 >>> inst = m.build("example")
 >>> inst.num_tasks
 4
+
+The names below are imported on first use (``hare_opt.util.lazy``): ``import hare_opt``
+loads nothing heavy.
 """
 
-from hare_opt.checker import CheckReport, check
-from hare_opt.io import load_instance, load_result, save_instance, save_result
-from hare_opt.model import (
-    GPU,
-    HareOptError,
-    Instance,
-    InstanceError,
-    Job,
-    Model,
-    Result,
-    Schedule,
-    ScheduleError,
-    Task,
-)
-from hare_opt.solvers import available_solvers, solve
+from typing import TYPE_CHECKING
+
+from hare_opt.util.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
+_EXPORTS = {
+    **dict.fromkeys(["CheckReport", "check"], "hare_opt.checker"),
+    **dict.fromkeys(["load_instance", "load_result", "save_instance", "save_result"],
+                    "hare_opt.io"),
+    **dict.fromkeys(["GPU", "HareOptError", "Instance", "InstanceError", "Job", "Model",
+                     "Result", "Schedule", "ScheduleError", "Stats", "Task"], "hare_opt.model"),
+    **dict.fromkeys(["available_solvers", "solve"], "hare_opt.solvers"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from hare_opt.checker import CheckReport, check
+    from hare_opt.io import load_instance, load_result, save_instance, save_result
+    from hare_opt.model import (
+        GPU,
+        HareOptError,
+        Instance,
+        InstanceError,
+        Job,
+        Model,
+        Result,
+        Schedule,
+        ScheduleError,
+        Stats,
+        Task,
+    )
+    from hare_opt.solvers import available_solvers, solve
+
 __all__ = ["GPU", "CheckReport", "HareOptError", "Instance", "InstanceError", "Job", "Model",
-           "Result", "Schedule", "ScheduleError", "Task", "available_solvers", "check",
+           "Result", "Schedule", "ScheduleError", "Stats", "Task", "available_solvers", "check",
            "load_instance", "load_result", "save_instance", "save_result", "solve"]

@@ -278,6 +278,7 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
                 best.skipped += 1
             else:
                 best.evaluated += 1
+                assert inst is not None  # evaluated
                 ratio, ref, res = out
                 best.max_ratio = max(best.max_ratio, ratio)
                 g = claimed_guarantee(inst, solver)
@@ -335,6 +336,7 @@ def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
     """Greedily simplify a violating instance while it still violates (like hypothesis)."""
     if not finding.violates:
         return finding
+    assert finding.instance is not None  # a violation was found on it
     data = instance_to_dict(finding.instance)
     improved = True
     while improved:
@@ -348,7 +350,7 @@ def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
                 finding.errors.append((cand, str(exc)))
                 continue
             g = None if inst is None else claimed_guarantee(inst, finding.solver)
-            if out is not None and g is not None and out[0] > g + 1e-9:
+            if inst is not None and out is not None and g is not None and out[0] > g + 1e-9:
                 data, improved = cand, True
                 finding.instance, (finding.ratio, finding.reference, finding.result) = inst, out
                 finding.guarantee, finding.alpha = g, float(inst.alpha.max())

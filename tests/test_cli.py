@@ -205,8 +205,8 @@ def test_instance_file_written_by_the_library_loads():
 @pytest.mark.parametrize("solver, option, says", [
     ("bnb", "foo=1", "has no option 'foo'"),
     ("bnb", "memo_mb=-1", "option 'memo_mb': must be >= 0"),
-    ("bnb", "node_limit=0", "option 'node_limit': must be >= 1"),
-    ("bnb", "node_limit=abc", "option 'node_limit': must be an integer or null"),
+    ("bnb", "work_limit=-1", "option 'work_limit': must be >= 0"),
+    ("bnb", "work_limit=abc", "option 'work_limit': must be a number or null"),
     ("cpsat", "num_workers=2", "the shared option 'threads'"),
     ("wspt", "foo=1", "has no option 'foo'"),
     ("milp", "foo=1", "not a HiGHS option"),

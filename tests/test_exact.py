@@ -24,7 +24,7 @@ from hare_opt.model import GPU, Instance, Job, Schedule
 from hare_opt.model.options import Run
 from hare_opt.solvers import SOLVERS, solve
 from hare_opt.solvers.cpsat import Features, build
-from hare_opt.solvers.cpsat.solver import add_hint, run_model
+from hare_opt.solvers.cpsat.solver import add_hint, solve_model
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 RULES = ("fifo", "wspt", "eft")
@@ -114,7 +114,7 @@ def test_time_limit_never_claims_optimal(exact_solver):
 # --- CP-SAT specifics: the optional model parts never change the optimum ---------------------
 
 CPSAT_VARIANTS = [dict(symmetry=False), dict(redundant=False), dict(cumulative=True),
-                  dict(setup_energy=False), dict(warm_start=False), dict(relax_setups=0),
+                  dict(setup_energy=False), dict(relax_setups=0),
                   dict(time_indexed=5000), dict(set_times=True)]
 
 
@@ -131,7 +131,7 @@ def test_cpsat_variants_agree(inst):
 def test_cpsat_setup_relaxations_bound_the_optimum(inst):
     opt = _optimal(inst, "cpsat")
     for setups in ("first", "ignore"):
-        relaxed = run_model(inst, Run(LIMIT), Features(setups=setups))
+        relaxed = solve_model(build(inst, Features(setups=setups)), inst, Run(LIMIT), None)
         assert relaxed.status == "optimal"
         assert relaxed.model_objective <= opt
 
@@ -172,6 +172,6 @@ def test_cpsat_uses_given_hint():
     inst = load_instance(INSTANCES / "fig1.json")
     hint = solve(inst, "fifo")
     result = solve(inst, "cpsat", time_limit=LIMIT, hint=hint)
-    assert result.stats["hint"] == "given"
-    assert result.stats["hint_objective"] == hint.objective
+    assert result.stats["start"] == "given"
+    assert result.stats["start_objective"] == hint.objective
     assert result.objective <= hint.objective

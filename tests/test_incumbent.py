@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+from hare_opt.model import Stats
 from hare_opt.solvers import solve
 from hare_opt.solvers.incumbent import SharedIncumbent
-from hare_opt.solvers.portfolio.solver import _from_board
+from hare_opt.solvers.portfolio.solver import from_board
 
 sys.path.insert(0, str(ROOT / "experiments"))
 from bench_exact import frontier_instance  # noqa: E402
@@ -57,8 +58,9 @@ def test_a_false_claim_on_the_board_is_refused(tmp_path, case):
     inst, opt = case
     board = SharedIncumbent(tmp_path / "best.pkl")
     board.offer(int(opt.objective) - 1, _rows(inst, opt))  # claims better than it scores
-    stats = {}
-    assert _from_board(inst, board, stats) is None and "shared_error" in stats
+    stats = Stats()
+    assert from_board(inst, board, stats, float("inf")) is None and "shared_error" in stats
+    assert stats.checks == 1
 
 
 def test_cpsat_offers_its_solutions(tmp_path, case):
@@ -66,5 +68,4 @@ def test_cpsat_offers_its_solutions(tmp_path, case):
     board = SharedIncumbent(tmp_path / "best.pkl")
     out = solve(inst, "cpsat", time_limit=20, incumbent=str(board.path))
     assert board.peek() is not None and board.peek() <= out.objective
-    stats = {}
-    assert _from_board(inst, board, stats).objective == board.peek()
+    assert from_board(inst, board, Stats(), float("inf")).objective == board.peek()

@@ -47,16 +47,16 @@ def test_every_neighbourhood_solution_is_feasible(case):
 def test_never_worse_than_its_start_with_setups():
     inst = load_instance(INSTANCES / "small" / "small-07.json")  # 60 tasks, setups, 3 GPUs
     hare = solve(inst, "hare")
-    out = solve(inst, "lns", steps=6, step_time=0.5)
+    out = solve(inst, "lns", work_limit=6, step_time=0.5)
     assert out.status == "feasible" and out.lower_bound is None
-    assert out.objective <= hare.objective and out.stats["steps"] == 6
+    assert out.objective <= hare.objective and out.stats.work == 6
 
 
 def test_improves_a_poor_hint():
     inst = load_instance(INSTANCES / "small" / "small-14.json")
     fifo = solve(inst, "fifo")
     # small windows that CP-SAT (one worker) settles long before step_time: no timing in it
-    out = solve(inst, "lns", hint=fifo, steps=10, window=6, max_window=6, step_time=20,
+    out = solve(inst, "lns", hint=fifo, work_limit=10, window=6, max_window=6, step_time=20,
                 threads=1)
-    assert out.stats["start"] == "fifo"
+    assert out.stats["start"] == "given"
     assert out.objective < fifo.objective

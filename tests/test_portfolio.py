@@ -11,10 +11,12 @@ import pytest
 from conftest import INSTANCES
 
 from hare_opt.io import load_instance
-from hare_opt.model import Result
+from hare_opt.model import Result, Stats
 from hare_opt.model.options import Run
 from hare_opt.solvers import solve
-from hare_opt.solvers.portfolio.solver import _combine
+from hare_opt.solvers.exact import Context, leave
+from hare_opt.solvers.portfolio.options import PortfolioOptions
+from hare_opt.solvers.portfolio.solver import PortfolioBackend, _Runs
 
 
 def test_child_processes_prove_and_agree_with_cpsat():
@@ -60,11 +62,17 @@ def test_combine_takes_best_schedule_and_highest_bound():
     b = solve(inst, "fifo")
     a.status = b.status = "feasible"
     a.lower_bound, b.lower_bound = 10, 12
-    out = _combine(inst, Run(), {"x": a, "y": b}, {})
+    ctx = Context("portfolio", inst, Run(), PortfolioOptions(), max(a, b, key=lambda r:
+                  r.objective), 0, Stats())
+    backend = PortfolioBackend()
+    runs = _Runs({"x": a, "y": b})
+    found = backend._combine(ctx, runs)
+    assert found.value == min(a.objective, b.objective) and found.bound == 12
+    out = leave(ctx, backend, runs, found)
     assert out.objective == min(a.objective, b.objective)
-    assert out.lower_bound == min(12, out.objective)
+    assert out.lower_bound == min(12, out.objective) and out.stats.checks is None
     # A bound that meets the best objective proves it, whichever run found which.
     b.lower_bound = out.objective
-    proved = _combine(inst, Run(), {"x": a, "y": b}, {})
+    proved = leave(ctx, backend, runs, backend._combine(ctx, runs))
     assert proved.status == "optimal" and proved.lower_bound == proved.objective
     assert isinstance(proved, Result)

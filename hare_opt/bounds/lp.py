@@ -16,8 +16,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import coo_matrix
 
 from hare_opt.bounds.combinatorial import critical_path
 from hare_opt.model import Instance
@@ -33,6 +31,9 @@ def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: floa
     ``upper`` is any proved upper bound on OPT; it caps each job's completion
     at (upper - sum_{i != j} w_i cp_i) / w_j, which keeps the LP small.
     """
+    from scipy.optimize import linprog  # SciPy loads only when a bound needs it
+    from scipy.sparse import coo_matrix
+
     cp = critical_path(inst).astype(float)
     w = inst.weight.astype(float)
     horizon = (upper - (w @ cp - w * cp)) / w              # (N,) C_j <= horizon_j in OPT

@@ -24,8 +24,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import coo_matrix
 
 from hare_opt.bounds.combinatorial import critical_path
 from hare_opt.model import Instance
@@ -36,6 +34,9 @@ def strong_bound(inst: Instance, upper: int, *, buckets: int = 400,
     """The LP's value (a float: round it with ``model.ceil_bound``), None if HiGHS gives no
     optimum in time. ``upper``: a proved upper bound on OPT (it caps every completion and
     so the horizon)."""
+    from scipy.optimize import linprog  # SciPy loads only when a bound needs it
+    from scipy.sparse import coo_matrix
+
     n, types = inst.num_jobs, len(inst.gpu_types)
     cp = critical_path(inst).astype(float)
     w = inst.weight.astype(float)

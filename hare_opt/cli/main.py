@@ -41,11 +41,20 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def _commands() -> list:
+def _command_names() -> list[str]:
+    """Module names under ``hare_opt.cli.commands`` (nothing imported)."""
     import hare_opt.cli.commands as pkg
 
-    mods = [_import_command(f"{pkg.__name__}.{m.name}", m.name)
-            for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")]
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+
+def _commands(only: str | None = None) -> list:
+    """The command modules (each module's ``NAME`` is its file name); ``only``: just that
+    one, so that a command pays for its own imports and no other's."""
+    import hare_opt.cli.commands as pkg
+
+    names = [only] if only is not None else _command_names()
+    mods = [_import_command(f"{pkg.__name__}.{n}", n) for n in names]
     return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: m.NAME)
 
 
@@ -70,7 +79,17 @@ def _import_command(module: str, name: str) -> Any:
                                add_arguments=add_arguments)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _named(argv: Sequence[str] | None) -> str | None:
+    """The command ``argv`` names, if any (the first word that is not an option)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    first = next((w for w in words if not w.startswith("-")), None)
+    return first if first in _command_names() else None
+
+
+def build_parser(argv: Sequence[str] | None = None, *, lazy: bool = False
+                 ) -> argparse.ArgumentParser:
+    """The parser; with ``lazy``, only the sub-command ``argv`` names is loaded (all of
+    them when it names none: the help lists every command)."""
     parser = Parser(
         prog="hare-opt",
         description="Schedule distributed ML training jobs on heterogeneous GPUs "
@@ -78,22 +97,17 @@ def build_parser() -> argparse.ArgumentParser:
     from hare_opt import __version__
     parser.add_argument("--version", action="version", version=f"hare-opt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in _commands():
+    for mod in _commands(_named(argv) if lazy else None):
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser
 
 
-def _usage_prefix(argv: Sequence[str] | None, parse: bool = True) -> str:
-    """``hare-opt CMD`` when argv names a command, else ``hare-opt``. Without ``parse``
-    (while interrupted) the first word is taken as is: no command module is imported."""
-    words = list(sys.argv[1:] if argv is None else argv)
-    first = next((w for w in words if not w.startswith("-")), None)
-    if not parse:
-        return f"hare-opt {first}" if first and first.isidentifier() else "hare-opt"
-    names = {m.NAME for m in _commands()}
-    return f"hare-opt {first}" if first in names else "hare-opt"
+def _usage_prefix(argv: Sequence[str] | None) -> str:
+    """``hare-opt CMD`` when argv names a command, else ``hare-opt``."""
+    first = _named(argv)
+    return f"hare-opt {first}" if first else "hare-opt"
 
 
 def _pointer(exc: HareOptError) -> str:
@@ -123,8 +137,9 @@ def _quiet_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hare-opt`` (``argv``: the arguments; None: this process's command line).
 
-    The signal discipline is installed before anything else (the commands' imports take
-    most of start-up), so an interrupt at any moment gives exit 130 and one line.
+    The signal discipline is installed before anything else (the command's imports take
+    most of start-up), so an interrupt at any moment from here on gives exit 130 and one
+    line.
     """
     # argv None: this process's own command line, and the process ends after it: once the
     # output is flushed and the status decided, signals no longer change it.
@@ -134,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             sig = interrupt.requested()
             what = signal.Signals(sig).name if sig else "SIGINT"
-            print(f"{_usage_prefix(argv, parse=False)}: interrupted by {what}", file=sys.stderr)
+            print(f"{_usage_prefix(argv)}: interrupted by {what}", file=sys.stderr)
             code = interrupt.EXIT_INTERRUPTED
         if argv is None:  # the process ends next: what it printed must not be lost
             code = _flush(code)
@@ -153,8 +168,14 @@ def _flush(code: int) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words == ["--version"]:  # answered before any command module loads
+        from hare_opt import __version__
+
+        print(f"hare-opt {__version__}")
+        return 0
     try:
-        parser = build_parser()
+        parser = build_parser(words, lazy=True)
     except Exception:
         if interrupt.requested() is not None:
             raise KeyboardInterrupt from None

@@ -50,7 +50,7 @@ def _small() -> Iterator[tuple[str, str, dict[str, Any]]]:
 
 
 def _paper() -> Iterator[tuple[str, str, dict[str, Any]]]:
-    variants = (
+    variants: tuple[dict[str, Any], ...] = (
         dict(seed=1, n_jobs=20),
         dict(seed=2, n_jobs=30),
         dict(seed=3, n_jobs=40),

@@ -52,10 +52,10 @@ PAIRS = 2000
 def relax(residual: Instance, available: np.ndarray, limits: dict[str, int]) -> Relaxation:
     """Step 1 from a running cluster, with deterministic limits.
 
-    TODO(relax merge): the compact relaxation (branch ``relax``) takes ``gpu_available``,
-    ``node_limit``, ``max_rounds`` and ``search_evals``; the pairwise one on main takes
-    none of them (it is then solved without availability, under its own defaults, and
-    is only practical for small plans). Drop this check once both are merged.
+    The compact relaxation takes ``gpu_available``, ``node_limit``, ``max_rounds`` and
+    ``search_evals``; a relaxation that takes none of them is solved without
+    availability, under its own defaults, and is only practical for small plans: the
+    check below passes only what the installed relaxation accepts.
     """
     accepted = inspect.signature(solve_relaxation).parameters
     options: dict[str, Any] = {k: v for k, v in limits.items() if k in accepted}

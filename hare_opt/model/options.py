@@ -16,13 +16,22 @@ import threading
 import time
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self, get_args, get_origin, get_type_hints
 
 from hare_opt.model.errors import OptionError
 from hare_opt.model.limits import OutOfTime
 from hare_opt.model.result import Result
+
+#: Largest seed: CP-SAT's and HiGHS's random seeds are signed 32-bit integers.
+MAX_SEED = 2**31 - 1
+#: Most threads a run may ask for (CP-SAT refuses more than 10,000 workers; no machine
+#: this runs on has anywhere near this many cores).
+MAX_THREADS = 1024
+
+#: ``(source, incumbent, bound, note)``: what a solver reports while it runs.
+ProgressFn = Callable[[str, "float | None", "float | None", "str | None"], None]
 
 
 class UnknownOptionError(OptionError):
@@ -190,8 +199,12 @@ class Run:
     """What every solver shares, under one name each, and the clock of this run.
 
     ``hint``: a feasible result the caller supplies (already verified by ``solve``,
-    its report attached). ``threads``: None lets the backend choose. ``stop``: set to
-    ask a running solver to return its best schedule now.
+    its report attached): the solver's start, warm start and upper bound. ``threads``:
+    None lets the backend choose. ``stop``: set to ask a running solver to return its
+    best schedule now. ``progress``: called with what the solver learns (``report``);
+    None sends it to the command's progress line (``hare_opt.util.progress``).
+    ``verify``: the schedule that leaves is checked (False for a phase of a larger solve,
+    which checks what leaves it).
     """
 
     time_limit: float | None = None
@@ -201,21 +214,48 @@ class Run:
     log: bool = False
     started: float = field(default_factory=time.perf_counter)
     stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    progress: ProgressFn | None = field(default=None, repr=False)
+    verify: bool = True
 
     def __post_init__(self) -> None:
         owner = "solve"
         self.time_limit = check_time_limit(self.time_limit, owner)
         self.seed = coerce(self.seed, int, "seed", owner)
-        if self.seed < 0:
-            raise OptionError(f"must be >= 0, got {self.seed}", option="seed", owner=owner)
+        if not 0 <= self.seed <= MAX_SEED:
+            raise OptionError(f"must be between 0 and {MAX_SEED} (the backends' seeds are "
+                              f"32-bit), got {self.seed}", option="seed", owner=owner)
         self.threads = coerce(self.threads, int | None, "threads", owner)
-        if self.threads is not None and self.threads < 1:
-            raise OptionError(f"must be >= 1, got {self.threads}", option="threads",
-                              owner=owner)
+        if self.threads is not None and not 1 <= self.threads <= MAX_THREADS:
+            raise OptionError(f"must be between 1 and {MAX_THREADS}, got {self.threads}",
+                              option="threads", owner=owner)
         self.log = coerce(self.log, bool, "log", owner)
         if self.hint is not None and not isinstance(self.hint, Result):
             raise OptionError(f"must be a Result, got {type(self.hint).__name__}",
                               option="hint", owner=owner)
+
+    def report(self, source: str, incumbent: float | None = None, bound: float | None = None,
+               note: str | None = None) -> None:
+        """What the solver learned: ``incumbent`` only the objective of a schedule that
+        passes the checker, ``bound`` only a proved lower bound on the optimum."""
+        if self.progress is not None:
+            self.progress(source, incumbent, bound, note)
+        else:
+            from hare_opt.util import progress
+
+            progress.report(source, incumbent, bound, note)
+
+    @property
+    def reporting(self) -> bool:
+        """Whether anyone listens to ``report`` (backends skip costly progress work else)."""
+        if self.progress is not None:
+            return True
+        from hare_opt.util import progress
+
+        return progress.enabled()
+
+    def exclude(self, seconds: float) -> None:
+        """Leave ``seconds`` just spent (a one-off compile) out of the time limit."""
+        self.started += seconds
 
     @property
     def deadline(self) -> float | None:
@@ -248,9 +288,10 @@ class Run:
         left = self.remaining()
         limit = cap if left is None else (share * left if cap is None else min(cap, share * left))
         return Run(None if limit is None else max(limit, 1e-3), hint if hint is not None
-                   else self.hint, self.seed, self.threads, self.log, stop=self.stop)
+                   else self.hint, self.seed, self.threads, self.log, stop=self.stop,
+                   progress=self.progress)
 
     def with_hint(self, hint: Result | None) -> Run:
         """The same run (same clock) with another starting schedule."""
         return Run(self.time_limit, hint, self.seed, self.threads, self.log, self.started,
-                   self.stop)
+                   self.stop, self.progress)

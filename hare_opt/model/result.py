@@ -9,15 +9,17 @@ instance and schedule objects it judged (``CheckReport.judged``).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hare_opt.model.errors import ScheduleError
 from hare_opt.model.instance import Instance
 from hare_opt.model.schedule import Schedule
+from hare_opt.model.stats import Stats
 
 #: One tolerance for turning a solver's float bound into an integer one (objectives are
 #: integers): a bound within BOUND_TOL (relative, at least absolute) below an integer
@@ -70,6 +72,17 @@ class CheckReport:
         """Whether this report is about exactly these (immutable) objects."""
         return self.instance is instance and self.schedule is schedule
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The verdict travels (e.g. from a portfolio's child process); the objects it
+        # judged do not: the receiver ``rebind``s it to its own copies.
+        return {**self.__dict__, "instance": None, "schedule": None}
+
+    def rebind(self, instance: Instance, schedule: Schedule) -> CheckReport:
+        """This verdict, received from another process that checked ``schedule`` for
+        ``instance``, tied to the receiver's objects so that ``judged`` holds again."""
+        self.instance, self.schedule = instance, schedule
+        return self
+
     def to_json(self) -> dict[str, Any]:
         """The object ``hare-opt check --json`` prints (spec fields first)."""
         return {"feasible": self.feasible, "objective": self.objective,
@@ -84,8 +97,9 @@ class Result:
 
     ``objective`` is the schedule's total weighted completion time, ``math.inf`` when
     there is no schedule; ``lower_bound`` a proved bound on the optimum (or None);
-    ``stats`` solver-specific figures (nodes, LP value, flags such as a time-limited
-    relaxation); ``report`` the checker's report once the result has been verified.
+    ``stats`` what the solve reports about itself (``Stats``: typed shared fields, the
+    backend's own figures in its extras; a plain dict given here becomes one);
+    ``report`` the checker's report once the result has been verified.
     """
 
     solver: str
@@ -95,8 +109,15 @@ class Result:
     lower_bound: float | None = None
     runtime_s: float = 0.0
     instance_name: str = ""
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: Stats = field(default_factory=Stats)
     report: CheckReport | None = field(default=None, repr=False, compare=False)
+
+    if TYPE_CHECKING:  # what callers may pass: ``__setattr__`` makes stats a ``Stats``
+        def __init__(self, solver: str, status: Status | str, schedule: Schedule,
+                     objective: float = math.inf, lower_bound: float | None = None,
+                     runtime_s: float = 0.0, instance_name: str = "",
+                     stats: Stats | Mapping[str, Any] | None = None,
+                     report: CheckReport | None = None) -> None: ...
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "status":  # always a Status, also when set from a string later
@@ -104,17 +125,19 @@ class Result:
                 value = Status(value)
             except ValueError:
                 raise ScheduleError(f"status must be one of {STATUSES}, got {value!r}") from None
+        elif name == "stats":
+            value = Stats.of(value)
         object.__setattr__(self, name, value)
 
     @classmethod
     def checked(cls, solver: str, status: Status | str, report: CheckReport, *,
                 lower_bound: float | None = None, runtime_s: float = 0.0,
-                stats: dict[str, Any] | None = None) -> Result:
+                stats: Stats | dict[str, Any] | None = None) -> Result:
         """A result for the schedule a report judged, with the report's objective."""
         if report.schedule is None or report.instance is None or report.objective is None:
             raise ValueError("Result.checked needs a report on a complete schedule")
         return cls(solver, Status(status), report.schedule, report.objective, lower_bound,
-                   runtime_s, report.instance.name, dict(stats or {}), report)
+                   runtime_s, report.instance.name, Stats.of(stats).copy(), report)
 
     @property
     def gap(self) -> float | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import colorsys
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -93,19 +94,20 @@ def gantt(instance: Instance, schedule: Schedule, *, ax: Axes | None = None,
         per_row = 0.42 if n_rows <= 20 else 0.16
         fig = Figure(figsize=(12, min(60.0, 1.8 + per_row * n_rows)), layout="constrained")
         ax = fig.add_subplot()
-    fig = ax.figure
+    fig = cast(Figure, ax.figure)
     colors = job_colors(instance.num_jobs)
     y = rows[gpu]
     start, end = schedule.start.astype(float), schedule.end.astype(float)
     dense = len(schedule) > 2000
     # Dense charts: no edges, hatches or anti-aliasing, which cost Agg most of its time.
     ax.add_collection(PolyCollection(
-        _boxes(start, end, y), facecolors=colors[job], edgecolors="white",
+        cast(Any, _boxes(start, end, y)), facecolors=colors[job], edgecolors="white",
         linewidths=0 if dense else 0.6, antialiaseds=not dense, zorder=2))
     s_rows, s_len = _setups(instance, job, gpu, schedule.start)
     if len(s_rows):
         ax.add_collection(PolyCollection(
-            _boxes(start[s_rows] - s_len, start[s_rows], y[s_rows]), facecolors=SETUP_COLOR,
+            cast(Any, _boxes(start[s_rows] - s_len, start[s_rows], y[s_rows])),
+            facecolors=SETUP_COLOR,
             edgecolors="0.45", hatch=None if dense else "////", linewidths=0 if dense else 0.5,
             antialiaseds=not dense, zorder=2))
     t0 = min(0.0, float(start.min() - s_len.max(initial=0))) if len(schedule) else 0.0
@@ -152,7 +154,7 @@ def _label_rows(ax: Axes, instance: Instance, rows: np.ndarray) -> None:
 def _label_bars(ax: Axes, instance: Instance, schedule: Schedule, color: np.ndarray,
                 y: np.ndarray, span: float) -> None:
     """``j3 r2`` inside bars wide and tall enough for it; nothing when the chart is dense."""
-    fig = ax.figure
+    fig = cast(Figure, ax.figure)
     width_px = fig.get_figwidth() * fig.dpi * 0.8            # plotting area, roughly
     row_px = fig.get_figheight() * fig.dpi * 0.8 / max(1, instance.num_gpus)
     if row_px < 11 or len(schedule) == 0:

@@ -15,14 +15,25 @@ schedule leaves hare_opt unchecked.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from hare_opt.checker import report_for, verify
-from hare_opt.model import HareOptError, Instance, OptionError, Result, SolverError
-from hare_opt.model.limits import MAX_TASKS, check_size
-from hare_opt.model.options import NoOptions, Options, Run, UnknownOptionError
+from hare_opt.model import (
+    CheckReport,
+    HareOptError,
+    Instance,
+    OptionError,
+    Result,
+    Schedule,
+    SolverError,
+    Stats,
+)
+from hare_opt.model.limits import MAX_TASKS, CapacityError, check_size
+from hare_opt.model.options import NoOptions, Options, ProgressFn, Run, UnknownOptionError
+from hare_opt.util import progress as progress_line
 from hare_opt.util.interrupt import watch
 from hare_opt.util.registry import Registry, resolve
 
@@ -51,7 +62,17 @@ class SolverSpec:
 
     ``guarantee``: a function ``instance -> factor`` such that the solver claims
     objective <= factor x OPT (``falsify`` tests the claim); None if it claims none.
-    ``portfolio``: the ``portfolio`` solver runs it as one of its backends.
+    ``portfolio``: the ``portfolio`` solver runs it as one of its backends, in
+    registration order, with ``portfolio_options`` as its defaults there;
+    ``portfolio_quick``: the portfolio first tries it in-process for a few seconds, in
+    registration order, except that those whose ``portfolio_first(instance)`` holds go
+    first (bnb on small clusters with setups, its domain).
+    ``fits``: a function ``(instance) -> None`` that raises ``CapacityError`` when the
+    solver cannot take the instance (before any work; refusals name the solvers that
+    can). ``kernels``: names of compiled-kernel groups (``KERNELS``) it runs: ``solve``
+    loads them before the run's clock starts. ``planner``: the class that plans with it
+    from a running cluster in the simulator (``solvers.planners``; default: plan
+    through ``solve``).
     """
 
     name: str
@@ -59,7 +80,13 @@ class SolverSpec:
     kind: Kind
     options: str | type[Options] = NoOptions
     portfolio: bool = False
+    portfolio_quick: bool = False
+    portfolio_options: Mapping[str, Any] = field(default_factory=dict)
+    portfolio_first: str | Callable[[Instance], bool] | None = None
     guarantee: str | Callable[[Instance], float] | None = None
+    fits: str | Callable[[Instance], None] | None = None
+    kernels: tuple[str, ...] = ()
+    planner: str | type | None = None
     description: str = ""
 
     def options_class(self) -> type[Options]:
@@ -75,8 +102,13 @@ class SolverSpec:
 
 SOLVERS: Registry[SolverSpec] = Registry("solver", UnknownSolverError)
 #: Seconds per task kept back from a time limit for the checker (1.3 s per 10^6 tasks
-#: measured on the development machine, with a margin).
+#: measured on a 2-core machine, with a margin).
 CHECK_S_PER_TASK = 2e-6
+#: Compiled-kernel groups: a function that loads them (compiling on a first run after
+#: installing, tens of seconds) and returns the seconds it took.
+KERNELS: dict[str, str] = {"hare": "hare_opt.heuristics.rounds:warm_up",
+                           "bnb": "hare_opt.solvers.bnb:warm_up"}
+_warm: set[str] = set()
 
 
 def register(spec: SolverSpec) -> SolverSpec:
@@ -87,18 +119,26 @@ def register(spec: SolverSpec) -> SolverSpec:
 for _spec in (
     SolverSpec("cpsat", "hare_opt.solvers.cpsat:solve_cpsat", "exact",
                "hare_opt.solvers.cpsat.options:CpsatOptions", portfolio=True,
+               portfolio_quick=True, portfolio_options={"interleave_search": True},
+               fits="hare_opt.solvers.cpsat.size:fits",
                description="OR-Tools CP-SAT model (interval variables per GPU)"),
     SolverSpec("milp", "hare_opt.solvers.milp:solve_milp", "exact",
                "hare_opt.solvers.milp.options:MilpOptions", portfolio=True,
+               portfolio_options={"lp_bound": False}, fits="hare_opt.solvers.milp.windows:fits",
                description="time-indexed MILP (PuLP; HiGHS or CBC)"),
     SolverSpec("bnb", "hare_opt.solvers.bnb:solve_bnb", "exact",
-               "hare_opt.solvers.bnb.options:BnbOptions", portfolio=True,
+               "hare_opt.solvers.bnb.options:BnbOptions", portfolio=True, portfolio_quick=True,
+               portfolio_first="hare_opt.solvers.bnb.options:suits",
+               fits="hare_opt.solvers.bnb.options:fits", kernels=("bnb",),
                description="branch and bound over GPU sequences with dominance"),
     SolverSpec("portfolio", "hare_opt.solvers.portfolio:solve_portfolio", "exact",
                "hare_opt.solvers.portfolio.options:PortfolioOptions",
-               description="the portfolio backends in parallel, sharing what they prove"),
+               fits="hare_opt.solvers.portfolio.options:fits",
+               description="the portfolio backends: the quick ones in-process first, then all "
+                           "in parallel, sharing what they prove"),
     SolverSpec("hare", "hare_opt.heuristics.hare:solve_hare", "heuristic",
                "hare_opt.heuristics.hare:HareOptions", guarantee="hare_opt.bounds:hare_claim",
+               kernels=("hare",), planner="hare_opt.heuristics.planning:HarePlanner",
                description="our heuristic: round blocks, priority orders, bounded search"),
     SolverSpec("geobatch", "hare_opt.heuristics.geobatch:solve_geobatch", "heuristic",
                "hare_opt.heuristics.geobatch:GeobatchOptions",
@@ -108,9 +148,10 @@ for _spec in (
     SolverSpec("hare-paper", "hare_opt.heuristics.hare_paper:solve_hare_paper", "heuristic",
                "hare_opt.heuristics.hare_paper:HarePaperOptions",
                guarantee="hare_opt.bounds:paper_claim",
+               planner="hare_opt.heuristics.paper_planning:HarePaperPlanner",
                description="the paper's Algorithm 1 (relaxation, H order, list scheduling)"),
     SolverSpec("lns", "hare_opt.solvers.lns:solve_lns", "improver",
-               "hare_opt.solvers.lns:LnsOptions",
+               "hare_opt.solvers.lns:LnsOptions", kernels=("hare",),
                description="anytime improver: CP-SAT re-places the tasks of one time window "
                            "of hare's schedule at a time"),
     SolverSpec("wspt", "hare_opt.heuristics.rules:solve_wspt", "rule",
@@ -147,6 +188,49 @@ def claimed_factor(instance: Instance, solver: str) -> float | None:
     return None if target is None else float(resolve(target)(instance))
 
 
+def checked_report(instance: Instance, schedule: Schedule, known: CheckReport | None,
+                   stats: Stats) -> CheckReport:
+    """``known`` if it judged exactly these objects, else the checker's report, counted in
+    ``stats.checks`` (a test holds every solve to one check per schedule that leaves)."""
+    if known is not None and known.judged(instance, schedule):
+        return known
+    stats.count_check()
+    return report_for(instance, schedule)
+
+
+def suggest(instance: Instance, solver: str, refusal: CapacityError) -> CapacityError:
+    """``refusal`` with the solvers that do take ``instance`` (their ``fits`` pass) as its
+    advice, so that a refusal never recommends another refusal."""
+    takers = []
+    for other in SOLVERS:
+        if other.name == solver or other.kind == "improver":
+            continue
+        try:
+            if other.fits is not None:
+                resolve(other.fits)(instance)
+        except CapacityError:
+            continue
+        takers.append(other.name)
+    text = str(refusal).split("; use ")[0]
+    return type(refusal)(text + (f"; solvers that take it: {', '.join(takers)}" if takers
+                                 else ""))
+
+
+def warm_kernels(groups: tuple[str, ...]) -> float:
+    """Load the compiled kernels of ``groups`` once per process; returns the seconds it took
+    (a first run after installing compiles them). Announced on the progress line."""
+    todo = [g for g in groups if g not in _warm]
+    if not todo:
+        return 0.0
+    t0 = time.perf_counter()
+    progress_line.report("solve", note="loading compiled kernels (a first run compiles them, "
+                                  "tens of seconds; not counted in the time limit)")
+    for group in todo:
+        resolve(KERNELS[group])()
+        _warm.add(group)
+    return time.perf_counter() - t0
+
+
 def check_hint(instance: Instance, hint: Result) -> Result:
     """A hint as a verified ``feasible`` result (its report attached), or a named error."""
     if not isinstance(hint, Result):
@@ -164,7 +248,7 @@ def check_hint(instance: Instance, hint: Result) -> Result:
 def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None = None,
           hint: Result | None = None, seed: int = 0, threads: int | None = None,
           log: bool = False, verify_result: bool = True, stop: threading.Event | None = None,
-          **options: Any) -> Result:
+          progress: ProgressFn | None = None, **options: Any) -> Result:
     """Solve ``instance`` with the named solver; the result is checked on its way out.
 
     Shared options: ``time_limit`` (s), ``hint`` (a feasible result: warm start and
@@ -173,34 +257,50 @@ def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None 
     ``verify_result`` (the default) a schedule that breaks a rule, or an objective or
     bound the checker disagrees with, raises ``SolverError``: a bug, never a result.
 
-    ``stop``: an event that asks the solver to return its best schedule now (the
-    caller's own, e.g. a parent run's; default a fresh one). Ctrl-C and SIGTERM set it
-    while the solver runs (``hare_opt.util.interrupt``); the result then says
-    ``stats["stopped"]`` and is ``feasible`` unless the proof was already complete.
-    Instances with more than ``MAX_TASKS`` tasks are refused before any work.
+    ``progress``: called with ``(source, incumbent, bound, note)`` as the solver learns
+    (incumbents are objectives of feasible schedules, bounds proved); default: the
+    command's progress line, if any. ``stop``: an event that asks the solver to return
+    its best schedule now (the caller's own, e.g. a parent run's; default a fresh one).
+    Ctrl-C and SIGTERM set it while the solver runs (``hare_opt.util.interrupt``); the
+    result then says
+    ``stats.stopped`` and is ``feasible`` unless the proof was already complete.
+    Instances with more than ``MAX_TASKS`` tasks, or beyond the solver's own ``fits``,
+    are refused before any work. Compiled kernels the solver runs are loaded before its
+    clock starts (``stats.compile_s`` when that took time: a first run compiles them).
     """
     spec = SOLVERS.spec(solver)
     opts = spec.parse_options(options)
-    run = Run(time_limit=time_limit, seed=seed, threads=threads, log=log)
+    check_size(f"solver {solver!r}", instance.name, instance.num_tasks, MAX_TASKS,
+               advice="a schedule holds one row per task")
+    compile_s = warm_kernels(spec.kernels)  # before the clock: a one-off, not search time
+    run = Run(time_limit=time_limit, seed=seed, threads=threads, log=log, progress=progress,
+              verify=verify_result)
     if run.time_limit is not None and verify_result:
         # the limit covers the check on the way out too (about a second per 10^6 tasks)
         run.time_limit = max(0.5 * run.time_limit,
                              run.time_limit - CHECK_S_PER_TASK * instance.num_tasks)
     if stop is not None:
         run.stop = stop
-    check_size(f"solver {solver!r}", instance.name, instance.num_tasks, MAX_TASKS,
-               advice="a schedule holds one row per task")
+    hint_checks = 0
     if hint is not None:
+        hint_checks = int(hint.report is None or not hint.report.judged(instance, hint.schedule))
         run.hint = check_hint(instance, hint)
     fn = SOLVERS.load(solver)
     with watch(run.stop):
         result = fn(instance, run, opts)
     if run.stop.is_set():
-        result.stats.setdefault("stopped", "interrupted")
+        result.stats.stopped = result.stats.stopped or "interrupted"
+    if compile_s > 0.05:
+        result.stats.compile_s = round(compile_s, 3)
+    if hint_checks:
+        result.stats.count_check(hint_checks)
     if not result.runtime_s:
         result.runtime_s = run.elapsed()
     result.solver = result.solver or solver
     result.instance_name = result.instance_name or instance.name
     if verify_result:
+        if result.status.has_schedule and (result.report is None or not result.report.judged(
+                instance, result.schedule)):
+            result.stats.count_check()
         verify(instance, result)
     return result

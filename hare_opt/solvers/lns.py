@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
-from hare_opt.checker import report_for
-from hare_opt.model import Instance, Result, Schedule, SolverError, Status
+from hare_opt.model import Instance, OptionError, Result, Schedule, SolverError, Stats, Status
 from hare_opt.model.options import Options, Run, option
 from hare_opt.model.rules import earliest_start
-from hare_opt.solvers.base import solve
+from hare_opt.solvers.base import SOLVERS, checked_report
+from hare_opt.util import interrupt
+from hare_opt.util.ortools import cp_model
 
 #: Budget (s) when the run has no time limit.
 DEFAULT_BUDGET_S = 10.0
@@ -42,9 +42,17 @@ class LnsOptions(Options):
     window: int = option(40, lo=2, doc="tasks freed per step at first (then adapted)")
     max_window: int = option(160, lo=2, doc="largest window the adaptation may reach")
     step_time: float = option(2.0, lo=0.01, doc="CP-SAT seconds per step")
-    steps: int | None = option(None, lo=1, doc="stop after this many steps (reproducible)")
+    work_limit: int | None = option(None, lo=1, doc="stop after this many steps "
+                                                    "(reproducible)")
 
     owner = "solver 'lns'"
+
+    def __post_init__(self) -> None:
+        if self.start in SOLVERS and SOLVERS.spec(self.start).kind in ("heuristic", "rule"):
+            return
+        names = SOLVERS.names(lambda s: s.kind in ("heuristic", "rule"))
+        raise OptionError(f"must be a heuristic or rule ({', '.join(names)}), got "
+                          f"{self.start!r}", option="start", owner=self.owner)
 
 
 @dataclass
@@ -229,7 +237,9 @@ def _reoptimise(inst: Instance, plan: Plan, free: np.ndarray, gpus: np.ndarray,
     solver.parameters.max_time_in_seconds = max(0.01, limit)
     solver.parameters.num_workers = run.threads or 2
     solver.parameters.random_seed = run.seed
-    code = solver.solve(m)
+    solver.parameters.catch_sigint_signal = False  # hare_opt.util.interrupt handles signals
+    with interrupt.stop_search_on(run.stop, solver):
+        code = solver.solve(m)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, False
     out = plan.copy()
@@ -294,20 +304,27 @@ def solve_lns(instance: Instance, run: Run | None = None,
               options: LnsOptions | None = None) -> Result:
     """Improve the run's hint (else ``start``'s schedule) until the time limit.
 
-    Without a time limit it runs ``DEFAULT_BUDGET_S`` seconds (or ``steps`` steps).
+    Without a time limit it runs ``DEFAULT_BUDGET_S`` seconds (or ``work_limit`` steps).
     """
     run = run or Run()
     opts = options or LnsOptions()
     budget = run.time_limit if run.time_limit is not None else DEFAULT_BUDGET_S
     deadline = run.started + budget
-    base = run.hint if run.hint is not None else solve(
-        instance, opts.start, time_limit=max(0.1, 0.2 * budget), seed=run.seed)
+    if run.hint is not None:
+        base = run.hint
+    else:  # not checked here: the schedule that leaves is, once
+        spec = SOLVERS.spec(opts.start)
+        base = SOLVERS.load(opts.start)(instance, Run(max(0.1, 0.2 * budget), seed=run.seed,
+                                                      stop=run.stop), spec.parse_options({}))
+        if not base.status.has_schedule:
+            raise SolverError(f"lns: the start {opts.start!r} gave no schedule")
     best = Plan.of(instance, base.schedule)
     value = plan_objective(instance, best)
     rng = np.random.default_rng(run.seed)
     size = min(opts.window, instance.num_tasks)
     steps = improved = proved = 0
-    while (opts.steps is None or steps < opts.steps) and not run.stop.is_set():
+    run.report("lns", incumbent=value, note="improving")
+    while (opts.work_limit is None or steps < opts.work_limit) and not run.stop.is_set():
         left = deadline - time.perf_counter()
         if left < 0.05:
             break
@@ -333,10 +350,15 @@ def solve_lns(instance: Instance, run: Run | None = None,
         if new <= value:
             improved += new < value
             best, value = cand, new
+            run.report("lns", incumbent=value, note=f"step {steps}")
     schedule = best.schedule(instance)
-    report = report_for(instance, schedule)
+    stats = Stats(start="given" if base is run.hint else base.solver,
+                  start_objective=int(base.objective), work=steps)
+    stats.update(improvements=improved, proved_neighbourhoods=proved, final_window=size)
+    if run.stop.is_set():
+        stats.stopped = "interrupted"
+    report = checked_report(instance, schedule, base.report if improved == 0 and
+                            schedule is base.schedule else None, stats)
     if not report.feasible:  # a bug in the neighbourhood model: never a result
         raise SolverError(f"lns: infeasible schedule: {report.violations[:3]}")
-    return Result.checked("lns", Status.FEASIBLE, report, runtime_s=run.elapsed(), stats={
-        "start": base.solver, "start_objective": base.objective, "steps": steps,
-        "improvements": improved, "proved_neighbourhoods": proved, "final_window": size})
+    return Result.checked("lns", Status.FEASIBLE, report, runtime_s=run.elapsed(), stats=stats)

@@ -1,38 +1,21 @@
-"""Planners for plan-following simulator policies: our heuristic, or any registered solver.
+"""Planners for plan-following simulator policies: any registered solver.
 
-``get_planner(name)`` returns the registered planner of that name (``hare``: warm
-starts from the running cluster) or, for any other solver name, a ``SolverPlanner``
-that plans through ``solve()``: its options are checked and every plan is verified.
+``get_planner(name)`` returns the planner the solver's spec names (``SolverSpec.planner``:
+``hare`` and ``hare-paper`` plan from the running cluster with warm starts) or, for any
+other solver, a ``SolverPlanner`` that plans through ``solve()``: its options are
+checked and every plan is verified. There is no second list of planners: the solver
+registry is the one.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
-from hare_opt.model import HareOptError, Instance, Schedule
+from hare_opt.model import Instance, Schedule
 from hare_opt.model.planning import Planner, Warm
 from hare_opt.solvers.base import SOLVERS, solve
-from hare_opt.util.registry import Registry
-
-
-class UnknownPlannerError(HareOptError, ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class PlannerSpec:
-    name: str
-    target: str | type
-    description: str = ""
-
-
-PLANNERS: Registry[PlannerSpec] = Registry("planner", UnknownPlannerError)
-PLANNERS.add(PlannerSpec("hare", "hare_opt.heuristics.planning:HarePlanner",
-                         "our heuristic from the running cluster (warm start)"))
-PLANNERS.add(PlannerSpec("hare-paper", "hare_opt.heuristics.paper_planning:HarePaperPlanner",
-                         "the paper's Algorithm 1 from the running cluster (GPU availability)"))
+from hare_opt.util.registry import resolve
 
 
 class SolverPlanner:
@@ -56,12 +39,14 @@ class SolverPlanner:
 
 
 def get_planner(name: str, *, evals: int | None = None, **options: Any) -> Planner:
-    """The planner registered as ``name``, else a ``SolverPlanner`` for the solver ``name``.
+    """The planner the solver ``name`` registers (``SolverSpec.planner``), else a
+    ``SolverPlanner`` for it (an unknown name is refused with the list of solvers).
 
-    ``evals``: candidate plans per re-plan, for registered planners that compare
-    candidates (a solver plans once per re-plan and ignores it).
+    ``evals``: candidate plans per re-plan, for planners that compare candidates (a
+    solver plans once per re-plan and ignores it).
     """
-    if name in PLANNERS:
-        cls = PLANNERS.load(name)
+    spec = SOLVERS.spec(name)
+    if spec.planner is not None:
+        cls = resolve(spec.planner)
         return cls(**options) if evals is None else cls(evals=evals, **options)
     return SolverPlanner(name, **options)

@@ -1,7 +1,7 @@
 """Special cases with a polynomial or closed-form optimum, solved before any search.
 
-Every exact backend (``cpsat``, ``milp``, ``bnb``, ``portfolio``) calls ``at_once``
-first: when the instance is one of the cases below, the optimal schedule is built
+The exact template (``solvers/exact.py``) calls ``recognise`` first for every exact
+backend: when the instance is one of the cases below, the optimal schedule is built
 directly and returned as ``optimal`` (checked, with the closed-form value as its
 bound) in milliseconds, where a generic search may take minutes to prove it.
 
@@ -23,11 +23,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
-from hare_opt.model import Instance, Result, Schedule, SolverError, Status
-from hare_opt.model.options import Run
-from hare_opt.solvers.start import finish
+from hare_opt.model import Instance, Schedule
 
 #: Largest assignment matrix (jobs x GPU positions) ``horn`` builds; beyond it the case
 #: is left to the backends (a dense Hungarian method is cubic).
@@ -58,6 +55,8 @@ def horn(inst: Instance) -> Special | None:
     usable = np.flatnonzero(inst.eligible.any(axis=0))
     if n * len(usable) * n > MAX_HORN_ENTRIES:
         return None
+    from scipy.optimize import linear_sum_assignment  # SciPy only for this case
+
     r, w = int(inst.release[0]), int(inst.weight[0])
     length = inst.proc[:, usable] + inst.overhead[:, None]          # (n, u) GPU time of a job
     pos = np.arange(1, n + 1)                                         # k-th from the end
@@ -145,16 +144,3 @@ def recognise(inst: Instance) -> Special | None:
         if found is not None:
             return found
     return None
-
-
-def at_once(instance: Instance, run: Run, solver: str) -> Result | None:
-    """The proved optimum as ``solver``'s result when ``instance`` is a special case."""
-    found = recognise(instance)
-    if found is None:
-        return None
-    result = finish(instance, run, solver, Status.OPTIMAL, found.schedule, bound=found.value,
-                    stats={"special": found.kind})
-    if result.objective != found.value:
-        raise SolverError(f"{solver}: special case {found.kind!r} values {found.value} but "
-                          f"its schedule scores {result.objective}")
-    return result

@@ -312,7 +312,8 @@ def cdf_item() -> Item:
                 analyse, plot)
 
 
-def change_ci(df: pd.DataFrame, policy: str, before: str, after: str) -> tuple[float, ...]:
+def change_ci(df: pd.DataFrame, policy: str, before: str, after: str
+              ) -> tuple[float, float, float]:
     """Mean and 95% CI over seeds of 100 (1 - after / before) for ``policy``."""
     a, b = per_seed(df, policy, before), per_seed(df, policy, after)
     both = pd.concat({"a": a, "b": b}, axis=1).dropna()

@@ -33,7 +33,7 @@ def reference(inst: Instance, exact: Result | None, results: dict[str, Result] |
     (with ``strong``, also ``bounds.strong_bound`` from the best schedule found)."""
     if exact is not None and exact.status == "optimal":
         return float(exact.objective), "opt", exact.solver
-    found = {"bounds": lower_bound(inst)}
+    found: dict[str, float | None] = {"bounds": lower_bound(inst)}
     if strong:
         upper = min([r.objective for r in (results or {}).values()]
                     + ([exact.objective] if exact is not None else []))
@@ -46,7 +46,7 @@ def reference(inst: Instance, exact: Result | None, results: dict[str, Result] |
     if paper is not None:
         found["relaxation"] = paper.lower_bound
     valid = {k: float(v) for k, v in found.items() if v is not None and math.isfinite(v)}
-    source = max(valid, key=valid.get)
+    source = max(valid, key=lambda k: valid[k])
     return valid[source], "lb", source
 
 

@@ -286,7 +286,7 @@ def run_cells(cells: Iterable[Cell], store: Store, *, executor: str = "local",
         bar.close()
     if collect.failures:
         raise CellsFailed(collect.failures, len(cells))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c in cells:
         got = store.load(c)
         if got is None:

@@ -178,7 +178,7 @@ class Values:
         bad = {p: d for p, d in off.items() if abs(d) > self.tol}
         if not bad:
             return Verdict(REPRODUCED, f"all within {self.tol:g}{self.unit} of the paper")
-        ranked_paper = sorted(self.values, key=self.values.get)
+        ranked_paper = sorted(self.values, key=lambda p: self.values[p])
         ranked_ours = sorted(self.values, key=lambda p: measured[p][0])
         why = ", ".join(f"{p} {d:+.1f}{self.unit}" for p, d in bad.items())
         if ranked_paper == ranked_ours:

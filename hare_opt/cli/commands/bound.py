@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from typing import Any
 
 from hare_opt.bounds import (
     all_bounds,
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     lb = lower_bound(inst, bounds=bounds)
     alpha = inst.alpha
     theta, _, terms = best_restriction(inst)
-    out = {"lower_bound": _num(lb), **{k: _num(v) for k, v in bounds.items()},
+    out: dict[str, Any] = {"lower_bound": _num(lb), **{k: _num(v) for k, v in bounds.items()},
            "guarantee": _num(guarantee(inst, lb)),
            "guarantee_closed_form": _num(1 + 2 * rho(inst)),
            "hare_upper_bound": guarantee_plan(inst)[1],

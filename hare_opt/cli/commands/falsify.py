@@ -93,8 +93,10 @@ def run(args: argparse.Namespace) -> int:
                 exact_time_limit=exact_limit, progress=not args.no_progress,
                 solver_time_limit=args.solver_time_limit, score=args.score)
     if f.violates and not args.no_shrink and interrupt.requested() is None:
+        assert f.instance is not None  # a violation is found on an instance
         tasks, ratio = f.instance.num_tasks, f.ratio
         f = shrink(f, space, exact=exact, exact_time_limit=exact_limit)
+        assert f.instance is not None
         print(f"violating ratio found {ratio:.6g}; shrunk that instance from {tasks} to "
               f"{f.instance.num_tasks} tasks (ratio {f.ratio:.6g}, still violating)")
     ref = "OPT" if args.against == "opt" else "lower bound"
@@ -110,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if f.instance is None:
         print("no instance evaluated; raise --budget or --exact-time-limit")
         return 0
+    assert f.result is not None  # set with the instance
     where = (f"(objective {f.result.objective:g} / {ref} {f.reference:g}) on "
              f"{f.instance.num_jobs} jobs, {f.instance.num_gpus} GPUs, "
              f"{f.instance.num_tasks} tasks")

@@ -7,6 +7,8 @@ import json
 import math
 import os
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from hare_opt.cli import args as a
 from hare_opt.io import load_instance, save_result
@@ -120,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plain(stats: dict) -> dict:
+def _plain(stats: Mapping[str, Any]) -> dict[str, Any]:
     """``stats`` as JSON: finite numbers, strings, booleans and None; the rest as text."""
     out = {}
     for k, v in stats.items():

@@ -13,24 +13,20 @@ Correctness, bounds and dominance: docs/formulations.md, "Branch and bound".
 from __future__ import annotations
 
 import time
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from hare_opt.bounds.combinatorial import min_sync
-from hare_opt.model import GPU, Instance, Job, Result, Schedule, SolverError, Status
+from hare_opt.model import GPU, Instance, Job, Result, Schedule, Stats, Status
 from hare_opt.model.options import Run
 from hare_opt.solvers.bnb import _search as k
-from hare_opt.solvers.bnb.options import BnbOptions
+from hare_opt.solvers.bnb.options import BnbOptions, fits
+from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
-from hare_opt.solvers.special import at_once
-from hare_opt.solvers.start import best_start, finish
-from hare_opt.util import progress
 
 #: Labels the dominance memo starts with; it doubles when full, up to ``memo_mb``.
 MEMO_START = 1 << 14
-#: Largest search stack (states + child lists) in bytes: beyond, the instance is refused.
-MAX_STACK_BYTES = 1 << 30
 #: Largest chunk of nodes between looks at the clock under a node limit (a fixed schedule:
 #: the search, memo growth included, is then the same on any machine).
 DETERMINISTIC_CHUNK = 50_000
@@ -107,119 +103,158 @@ def _schedule(instance: Instance, moves: np.ndarray) -> Schedule:
     return Schedule.from_indices(instance, *_rows(instance, moves).T)
 
 
+@dataclass
+class _Search:
+    """The search's arrays (``_search`` says what each holds) and what it found."""
+
+    a: dict[str, np.ndarray]
+    states: np.ndarray
+    chj: np.ndarray
+    chg: np.ndarray
+    nch: np.ndarray
+    ptr: np.ndarray
+    depth: np.ndarray
+    moves: np.ndarray
+    best_moves: np.ndarray
+    best: np.ndarray
+    memo: _Memo
+    counts: np.ndarray
+    root: float
+    root_s: float
+    own_value: int
+    own_moves: np.ndarray | None = None
+
+    @property
+    def tail(self) -> tuple[np.ndarray, ...]:
+        a = self.a
+        return (a["proc"], a["sync"], a["fix"], a["rt"], a["minp"], a["mins"])
+
+
+class BnbBackend:
+    """The branch and bound under the exact template (``solvers/exact.py``)."""
+
+    name = "bnb"
+
+    def fits(self, instance: Instance, options: BnbOptions) -> None:
+        fits(instance)
+
+    def build(self, ctx: Context) -> _Search:
+        instance, opts = ctx.instance, ctx.options
+        n, m, total = instance.num_jobs, instance.num_gpus, instance.num_tasks
+        width = k.layout(n, m)[-1]
+        a = _arrays(instance)
+        states = np.zeros((total + 1, width), dtype=np.int64)
+        _, lo_last, _, lo_ready, _, _, _, _ = k.layout(n, m)
+        states[0, lo_last:lo_last + m] = -1
+        states[0, lo_ready:lo_ready + n] = instance.release
+        chj = np.zeros((total + 1, n * m), dtype=np.int64)
+        moves = np.zeros((total, 3), dtype=np.int64)
+        t_root = time.perf_counter()
+        tail = (a["proc"], a["sync"], a["fix"], a["rt"], a["minp"], a["mins"])
+        root = k.bound(states[0], *tail, n, m, 1e300, *k.scratch(n, m))
+        root_s = time.perf_counter() - t_root  # what one bound costs: prices open_bound
+        return _Search(a, states, chj, np.zeros_like(chj), np.zeros(total + 1, dtype=np.int64),
+                       np.zeros(total + 1, dtype=np.int64), np.zeros(1, dtype=np.int64), moves,
+                       np.zeros_like(moves), np.array([ctx.upper], dtype=np.int64),
+                       _Memo(width, opts.memo_mb, n, m), np.zeros(4, dtype=np.int64),
+                       float(root), root_s, ctx.upper)
+
+    def search(self, ctx: Context, s: _Search) -> Found:
+        """Depth first, in chunks between which the clock, the stop flag, the work limit
+        and the shared incumbent are read. ``optimal`` when the search completes with its
+        own schedule; when it completes below another's (the start's, the shared one), that
+        value is a proved bound; stopped early, the bound is the lowest of the subtrees
+        not yet searched (or the root's)."""
+        instance, run, opts = ctx.instance, ctx.run, ctx.options
+        n, m = instance.num_jobs, instance.num_gpus
+        a, tail, best = s.a, s.tail, s.best
+        finished = s.root > ctx.upper - 1 + k.EPS
+        if not finished:
+            k.expand(s.states[0], 0, s.chj, s.chg, s.nch, a["proc"], a["fix"], a["gtype"], n, m)
+        limit = None if opts.work_limit is None else max(1, int(opts.work_limit))
+        chunk = 1000 if limit is None else max(1, min(1000, limit))
+        shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
+        found = 0
+        stopped = None
+        while not finished:
+            tick = time.perf_counter()
+            if shared is not None:  # another run's better schedule: search only below it
+                outside = shared.peek()
+                if outside is not None and outside < best[0]:
+                    best[0] = outside
+            code = k.run(s.states, s.chj, s.chg, s.nch, s.ptr, s.depth, s.moves, s.best_moves,
+                         best, *tail, a["gtype"], a["groups"], a["gptr"], s.memo.head,
+                         s.memo.nxt, s.memo.labels, s.memo.dead, s.memo.count, s.counts, chunk)
+            finished = code == 0
+            if s.counts[2] > found:  # the kernel built a schedule below best[0]
+                found, s.own_value, s.own_moves = (int(s.counts[2]), int(best[0]),
+                                                   s.best_moves.copy())
+                run.report("bnb", incumbent=s.own_value)
+                if shared is not None:
+                    shared.offer(s.own_value, _rows(instance, s.own_moves))
+            s.memo.grow_if_half_full()
+            now = time.perf_counter()
+            if finished:
+                break
+            if run.stop.is_set():
+                stopped = "interrupted"
+            elif run.deadline is not None and now >= run.deadline:
+                stopped = "time limit"
+            elif limit is not None and s.counts[0] >= limit:
+                stopped = "work limit"
+            if stopped:
+                break
+            run.report("bnb", note=f"{int(s.counts[0]):,} nodes")
+            # about 0.1 s per call: the clock is read often enough, the call overhead is nil
+            if limit is None:
+                chunk = max(100, min(chunk * 2, int(chunk * 0.1 / max(now - tick, 1e-6))))
+            else:  # chunks (hence memo growth between them) must not depend on the clock
+                chunk = max(1, min(chunk * 2, DETERMINISTIC_CHUNK, limit - int(s.counts[0])))
+        own = s.own_moves is not None
+        if finished and own and s.own_value == int(best[0]):
+            status, bound = Status.OPTIMAL, float(s.own_value)
+        elif finished:  # nothing below best[0] (the start's or a shared value): it is a bound
+            status, bound = Status.UNKNOWN, float(best[0])
+        else:
+            status, bound = Status.UNKNOWN, self._open_bound(ctx, s)
+        return Found(status, solution=own, value=s.own_value if own else None, bound=bound,
+                     stopped=stopped, stats={
+                         "nodes": int(s.counts[0]), "dominated": int(s.counts[1]),
+                         "pruned_by_bound": int(s.counts[3]), "improvements": int(s.counts[2]),
+                         "memo_labels": int(s.memo.count[0]), "memo_full": s.memo.full,
+                         "root_bound": round(s.root, 3),
+                         "search_bound_from_shared": int(best[0]) < s.own_value})
+
+    def _open_bound(self, ctx: Context, s: _Search) -> float:
+        """open_bound prices every open child (it took 18 s on 994 tasks x 15 GPUs): only
+        with the time for it, and never after a stop request; else the root's bound."""
+        run = ctx.run
+        d = int(s.depth[0])
+        open_children = int((s.nch[:d + 1] - s.ptr[:d + 1]).clip(min=0).sum())
+        left = run.remaining()
+        affordable = not run.stop.is_set() and (
+            left is None or open_children * s.root_s < max(left, OPEN_BOUND_SLACK_S))
+        low = k.open_bound(s.states, s.chj, s.chg, s.nch, s.ptr, s.depth, s.best,
+                           *s.tail) if affordable else -np.inf
+        return max(s.root - k.EPS, low - k.EPS)
+
+    def extract(self, ctx: Context, s: _Search) -> Schedule:
+        assert s.own_moves is not None
+        return _schedule(ctx.instance, s.own_moves)
+
+
 def solve_bnb(instance: Instance, run: Run | None = None,
               options: BnbOptions | None = None) -> Result:
     """Prove the optimum by branch and bound; ``optimal`` only when the search is complete.
 
-    The run's hint (else ``best_start``'s) is the first incumbent. The search looks only
-    for schedules better than the incumbent, so a good one prunes more. ``memo_mb``:
-    memory for the dominance memo; when it is full the search goes on without storing
-    more (correct, less pruning). ``node_limit``: stop after about that many nodes, like
-    a time limit but reproducible. On a limit the schedule is the best found and the
-    lower bound the lowest bound of the subtrees not yet searched.
+    The start (the run's hint, else the rules') is the first incumbent; the search looks
+    only for schedules better than it, so a good one prunes more. ``memo_mb``: memory
+    for the dominance memo; when it is full the search goes on without storing more
+    (correct, less pruning). ``work_limit``: stop after about that many nodes, like a
+    time limit but reproducible. On a limit the schedule is the best found and the lower
+    bound the lowest bound of the subtrees not yet searched.
     """
-    run = run or Run()
-    opts = options or BnbOptions()
-    if opts.special and (done := at_once(instance, run, "bnb")) is not None:
-        return done
-    n, m, total = instance.num_jobs, instance.num_gpus, instance.num_tasks
-    width = k.layout(n, m)[-1]
-    stack_bytes = (total + 1) * 8 * (width + 2 * n * m + 3)
-    if stack_bytes > MAX_STACK_BYTES:
-        raise SolverError(f"bnb: {instance.name!r} is too large for the branch and bound "
-                          f"({total} tasks x {n} jobs x {m} GPUs needs "
-                          f"{stack_bytes / 2**30:.1f} GiB of search stack); use cpsat, milp "
-                          f"or portfolio")
-    if run.hint is not None:
-        start, source = run.hint, "given"
-    else:
-        start = best_start(instance, run, heuristic=opts.start_heuristic)
-        source = start.solver
-    upper = int(start.objective)
-    memo_mb, node_limit = opts.memo_mb, opts.node_limit
-    a = _arrays(instance)
-    states = np.zeros((total + 1, width), dtype=np.int64)
-    _, lo_last, _, lo_ready, _, _, _, _ = k.layout(n, m)
-    states[0, lo_last:lo_last + m] = -1
-    states[0, lo_ready:lo_ready + n] = instance.release
-    chj = np.zeros((total + 1, n * m), dtype=np.int64)
-    chg = np.zeros_like(chj)
-    nch = np.zeros(total + 1, dtype=np.int64)
-    ptr = np.zeros(total + 1, dtype=np.int64)
-    depth = np.zeros(1, dtype=np.int64)
-    moves = np.zeros((total, 3), dtype=np.int64)
-    best_moves = np.zeros_like(moves)
-    best = np.array([upper], dtype=np.int64)
-    memo = _Memo(width, memo_mb, n, m)
-    stats_arr = np.zeros(4, dtype=np.int64)
-
-    p, s, fix = a["proc"], a["sync"], a["fix"]
-    tail = (p, s, fix, a["rt"], a["minp"], a["mins"])
-    t_root = time.perf_counter()
-    root = k.bound(states[0], *tail, n, m, 1e300, *k.scratch(n, m))
-    t_root = time.perf_counter() - t_root  # what one bound costs: prices open_bound below
-    finished = root > upper - 1 + k.EPS
-    if not finished:
-        k.expand(states[0], 0, chj, chg, nch, p, fix, a["gtype"], n, m)
-    deadline = run.deadline
-    chunk = 1000 if node_limit is None else max(1, min(1000, node_limit))
-    shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
-    own_value, own_moves, found = upper, None, 0  # the best schedule this search built
-    while not finished:
-        tick = time.perf_counter()
-        if shared is not None:  # another run's better schedule: search only below it
-            outside = shared.peek()
-            if outside is not None and outside < best[0]:
-                best[0] = outside
-        code = k.run(states, chj, chg, nch, ptr, depth, moves, best_moves, best, *tail,
-                     a["gtype"], a["groups"], a["gptr"], memo.head, memo.nxt, memo.labels,
-                     memo.dead, memo.count, stats_arr, chunk)
-        finished = code == 0
-        if stats_arr[2] > found:  # the kernel built a schedule below best[0]
-            found, own_value, own_moves = int(stats_arr[2]), int(best[0]), best_moves.copy()
-            if shared is not None:
-                shared.offer(own_value, _rows(instance, own_moves))
-        memo.grow_if_half_full()
-        now = time.perf_counter()
-        if (deadline is not None and now >= deadline) or run.stop.is_set() or (
-                node_limit is not None and stats_arr[0] >= node_limit):
-            break
-        progress.report("bnb", incumbent=int(best[0]), note=f"{int(stats_arr[0]):,} nodes")
-        # about 0.1 s per call: the clock is read often enough, the call overhead is nil
-        if node_limit is None:
-            chunk = max(100, min(chunk * 2, int(chunk * 0.1 / max(now - tick, 1e-6))))
-        else:  # chunks (hence memo growth between them) must not depend on the clock
-            chunk = min(chunk * 2, DETERMINISTIC_CHUNK)
-        if node_limit is not None:
-            chunk = max(1, min(chunk, node_limit - int(stats_arr[0])))
-    schedule = _schedule(instance, own_moves) if own_moves is not None else start.schedule
-    if finished and own_value == int(best[0]):
-        status, lower = Status.OPTIMAL, None
-    elif finished:  # nothing below the shared schedule's value: that value is the optimum
-        status, lower = Status.FEASIBLE, float(best[0])
-    else:
-        # open_bound prices every open child (it took 18 s on 994 tasks x 15 GPUs): only
-        # with the time for it, and never after a stop request; else the root's bound
-        d = int(depth[0])
-        open_children = int((nch[:d + 1] - ptr[:d + 1]).clip(min=0).sum())
-        left = run.remaining()
-        affordable = not run.stop.is_set() and (
-            left is None or open_children * t_root < max(left, OPEN_BOUND_SLACK_S))
-        low = k.open_bound(states, chj, chg, nch, ptr, depth, best, *tail) if affordable \
-            else -np.inf
-        status, lower = Status.FEASIBLE, max(root - k.EPS, low - k.EPS)
-    stats: dict[str, Any] = {
-        "nodes": int(stats_arr[0]), "dominated": int(stats_arr[1]),
-        "pruned_by_bound": int(stats_arr[3]), "improvements": int(stats_arr[2]),
-        "memo_labels": int(memo.count[0]), "memo_full": memo.full,
-        "root_bound": round(float(root), 3), "hint": source, "hint_objective": upper,
-        "search_bound_from_shared": int(best[0]) < own_value}
-    result = finish(instance, run, "bnb", status, schedule, bound=lower, start=start,
-                    stats=stats)
-    if result.objective != own_value:
-        raise SolverError(f"bnb: search value {own_value} but its schedule scores "
-                          f"{result.objective}")
-    return result
+    return run_exact(instance, run or Run(), options or BnbOptions(), BnbBackend())
 
 
 def warm_up() -> float:
@@ -229,6 +264,12 @@ def warm_up() -> float:
     inst = Instance((GPU("g0", "A"), GPU("g1", "A"), GPU("g2", "B")),
                     (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2, switch_overhead=1),
                      Job("j1", {"A": 1}, release=1, sync_time=1)), "warm-up")
-    solve_bnb(inst, Run(), BnbOptions(node_limit=1))  # the root's children: every kernel runs
-    solve_bnb(inst)
+    from hare_opt.heuristics.rules import solve_fifo
+
+    backend = BnbBackend()
+    for limit in (1, None):  # the root's children (open_bound), then a complete search
+        run = Run()
+        ctx = Context("bnb", inst, run, BnbOptions(work_limit=limit), solve_fifo(inst, run, None),
+                      0, Stats())
+        backend.search(ctx, backend.build(ctx))
     return time.perf_counter() - t0

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from hare_opt.model import Instance
+from hare_opt.solvers.cpsat import size
 from hare_opt.solvers.cpsat.tasks import Tasks
+from hare_opt.util.ortools import cp_model
 
 
 @dataclass(frozen=True)
@@ -164,12 +165,8 @@ def _no_poll() -> None:
 
 
 def model_size(inst: Instance, features: Features = Features()) -> tuple[int, int]:
-    """(task-GPU assignment literals, setup arcs) the model would hold: what building costs."""
-    per_job = inst.rounds * inst.tasks_per_round
-    per_gpu = (per_job[:, None] * inst.eligible).sum(axis=0).astype(float)
-    pairs = int(per_gpu.sum())
-    setups = (inst.overhead > 0).any() and features.setups == "circuit"
-    return pairs, int((per_gpu**2).sum()) if setups else 0
+    """(task-GPU assignment literals, setup arcs) the model would hold (``size``)."""
+    return size.model_size(inst, features.setups == "circuit")
 
 
 def _add_redundant(b: Built, inst: Instance) -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
 from hare_opt.model import OptionError
-from hare_opt.model.options import Options, option
+from hare_opt.model.options import option
 from hare_opt.solvers.cpsat.model import Features
+from hare_opt.solvers.exact import ExactOptions
 
 #: CP-SAT parameters that duplicate a shared option: the shared name is the one to use.
 SHARED = {"num_workers": "threads", "num_search_workers": "threads", "random_seed": "seed",
@@ -16,20 +18,15 @@ SHARED = {"num_workers": "threads", "num_search_workers": "threads", "random_see
 
 
 @dataclass(frozen=True)
-class CpsatOptions(Options):
+class CpsatOptions(ExactOptions):
     """Any other name is taken as a CP-SAT parameter (e.g. ``linearization_level=2``)
-    and checked against CP-SAT's own parameter set."""
+    and checked by CP-SAT's own parameter validator."""
 
-    special: bool = option(True, doc="return the closed-form optimum of a special case "
-                                     "at once (solvers/special.py)")
-    warm_start: bool = option(True, doc="start from the best of the rules and hare "
-                                        "(hint and upper bound) when no hint is given")
-    start_heuristic: str | None = option("hare", doc="solver tried for the start besides "
-                                                     "the rules (null: rules only)")
     relax_setups: float = option(0.25, lo=0.0, hi=1.0,
                                  doc="share of the time first spent on a setup relaxation")
     floor: int | None = option(None, lo=0, doc="a proved lower bound, added as a constraint")
-    bounds: bool = option(True, doc="add hare_opt.bounds.lower_bound as a floor")
+    lp_floor: bool = option(False, doc="add the LP bound (hare_opt.bounds, up to 200 tasks) "
+                                      "to the floor")
     symmetry: bool = option(True, doc="model switch (docs/formulations.md)")
     redundant: bool = option(True, doc="model switch")
     cumulative: bool = option(False, doc="model switch")
@@ -48,23 +45,40 @@ class CpsatOptions(Options):
                            if f.name != "setups"})
 
     def __post_init__(self) -> None:
-        from ortools.sat.python import cp_model
-
-        probe = cp_model.CpSolver().parameters
-        for key, value in self.params.items():
-            if key in SHARED:
-                raise OptionError(f"is the shared option {SHARED[key]!r} here", option=key,
-                                  owner=self.owner)
-            try:
-                set_param(probe, key, value)
-            except (AttributeError, TypeError, ValueError) as exc:
-                raise OptionError(f"is not a valid CP-SAT parameter or option of this "
-                                  f"solver ({exc}); its options: {', '.join(self.names())}",
-                                  option=key, owner=self.owner) from None
+        super().__post_init__()
+        check_params(self.params, self.owner, self.names())
 
     @classmethod
     def take_extra(cls, extra: Mapping[str, Any], owner: str) -> dict[str, Any]:
         return {"params": dict(extra)}  # checked as CP-SAT parameters in __post_init__
+
+
+def check_params(params: Mapping[str, Any], owner: str, names: list[str]) -> None:
+    """Each parameter's name and type, then CP-SAT's own validator on the values (it
+    refuses e.g. a negative time or 100,000 workers), each as a one-line error."""
+    from hare_opt.util.ortools import cp_model
+
+    solver = cp_model.CpSolver()
+    for key, value in params.items():
+        if key in SHARED:
+            raise OptionError(f"is the shared option {SHARED[key]!r} here", option=key,
+                              owner=owner)
+        if not hasattr(solver.parameters, key):
+            raise OptionError(f"is not a CP-SAT parameter or an option of this solver; its "
+                              f"options: {', '.join(names)}", option=key, owner=owner)
+        try:
+            set_param(solver.parameters, key, value)
+        except (AttributeError, TypeError, ValueError) as exc:
+            expected = re.search(r"arg[01]: ([\w.\[\]]+)\)", str(exc))
+            kind = ("list" if hasattr(getattr(solver.parameters, key), "extend") else
+                    expected.group(1).rsplit(".", 1)[-1] if expected else "another type")
+            raise OptionError(f"must be of type {kind} (a CP-SAT parameter), got {value!r}",
+                              option=key, owner=owner) from None
+    if params:
+        solver.parameters.max_time_in_seconds = 0.0
+        if solver.solve(cp_model.CpModel()) == cp_model.MODEL_INVALID:
+            raise OptionError(" ".join(solver.solution_info().split()), option=None,
+                              owner=owner)
 
 
 def set_param(parameters: Any, key: str, value: Any) -> None:

@@ -8,31 +8,25 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
-from hare_opt.bounds import lower_bound
-from hare_opt.checker import report_for
 from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil_bound
-from hare_opt.model.limits import OutOfTime, check_size
+from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import Run
-from hare_opt.solvers.cpsat.model import Built, Features, build, model_size
+from hare_opt.solvers.cpsat import size
+from hare_opt.solvers.cpsat.model import Built, Features, build
 from hare_opt.solvers.cpsat.options import CpsatOptions, set_param
+from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.lns import Plan, left_shift, plan_objective
-from hare_opt.solvers.special import at_once
-from hare_opt.solvers.start import best_start, finish
-from hare_opt.util import interrupt, progress
+from hare_opt.util import interrupt
+from hare_opt.util.ortools import cp_model
 
 #: Time for the setup relaxation when the solve itself has no limit (it can be as hard).
 RELAX_CAP_S = 10.0
 #: Largest instance (tasks) for which the LP bound of hare_opt.bounds is computed.
 LP_MAX_TASKS = 200
-#: CP-SAT workers when the run does not say (the development machine has 2 cores).
+#: CP-SAT workers when the run does not say (two: the machines we measure on have 2 cores).
 DEFAULT_WORKERS = 2
-#: Largest model built: task-GPU literals (about 0.1 ms each to build: ~100 s) and, with
-#: setups, arcs of the per-GPU circuits.
-MAX_PAIRS = 10**6
-MAX_ARCS = 2 * 10**6
 
 _STATUS = {cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.FEASIBLE,
            cp_model.INFEASIBLE: Status.INFEASIBLE, cp_model.UNKNOWN: Status.UNKNOWN}
@@ -66,30 +60,16 @@ def add_hint(b: Built, instance: Instance, schedule: Schedule, run: Run | None =
                 m.add_hint(b.switch[(c, g)], int(a < 0 or b.tasks.job[a] != b.tasks.job[c]))
 
 
-class _Progress(cp_model.CpSolverSolutionCallback):
-    """Reports each new solution (objective and bound) to ``util.progress``."""
+class _Solutions(cp_model.CpSolverSolutionCallback):
+    """Each improving CP-SAT solution as a schedule, left-shifted (its own score is then
+    exact, and never above the model's): reported as the incumbent and offered to the
+    shared incumbent file. Only for the exact model: a relaxation's solutions need not be
+    schedules, so its values are never reported as incumbents."""
 
-    def on_solution_callback(self) -> None:
-        progress.report("cpsat", incumbent=self.objective_value, bound=self.best_objective_bound)
-
-
-@dataclass
-class Outcome:
-    """What one CP-SAT run of a model (exact or a setup relaxation) gave, unverified."""
-
-    status: Status
-    schedule: Schedule | None
-    model_objective: int | None
-    bound: float
-    stats: dict[str, Any]
-
-
-class _Offer(cp_model.CpSolverSolutionCallback):
-    """Offers every improving CP-SAT solution, left-shifted, to the shared incumbent."""
-
-    def __init__(self, b: Built, instance: Instance, shared: SharedIncumbent) -> None:
+    def __init__(self, b: Built, instance: Instance, run: Run,
+                 shared: SharedIncumbent | None) -> None:
         super().__init__()
-        self.b, self.instance, self.shared = b, instance, shared
+        self.b, self.instance, self.run, self.shared = b, instance, run, shared
         self.best: int | None = None
 
     def on_solution_callback(self) -> None:
@@ -99,155 +79,195 @@ class _Offer(cp_model.CpSolverSolutionCallback):
         plan = left_shift(inst, Plan(b.tasks.job, b.tasks.round, b.tasks.task, gpu,
                                      np.array([self.value(v) for v in b.start], dtype=np.int64)))
         value = plan_objective(inst, plan)
-        progress.report("cpsat", incumbent=self.objective_value, bound=self.best_objective_bound)
         if self.best is None or value < self.best:
             self.best = value
-            self.shared.offer(value, np.column_stack(
-                [plan.job, plan.rnd, plan.task, plan.gpu, plan.start]))
+            self.run.report("cpsat", incumbent=value, bound=self.best_objective_bound)
+            if self.shared is not None:
+                self.shared.offer(value, np.column_stack(
+                    [plan.job, plan.rnd, plan.task, plan.gpu, plan.start]))
 
 
-def run_model(instance: Instance, run: Run, features: Features, *, start: Result | None = None,
-              upper: int | None = None, floor: int | None = None,
-              params: dict[str, Any] | None = None,
-              shared: SharedIncumbent | None = None) -> Outcome:
-    """Build the model with ``features`` (``setups`` may be a relaxation), hint it with
-    ``start``, solve it within the run's time left. The schedule is the model's, which
-    for a setup relaxation need not be feasible for the instance."""
-    try:
-        b = build(instance, features, upper_bound=upper, poll=run.check)
-        if floor is not None:
-            b.model.add(b.objective >= floor)
-        if start is not None:
-            add_hint(b, instance, start.schedule, run)
-    except OutOfTime as exc:  # the caller falls back on its start
-        return Outcome(Status.UNKNOWN, None, None, -math.inf,
-                       {"stopped_in": f"model building ({exc})"})
-    solver = cp_model.CpSolver()
+@dataclass
+class Outcome:
+    """What one CP-SAT run of a model (exact or a setup relaxation) gave, unverified."""
+
+    status: Status
+    model_objective: int | None
+    bound: float
+    stats: dict[str, Any]
+    solver: cp_model.CpSolver | None = None
+    built: Built | None = None
+
+    def plan(self, instance: Instance) -> Plan:
+        """The solution, left-shifted: every GPU keeps its order, every task starts as early
+        as the rules allow (setups included), so even a setup relaxation's solution becomes
+        a feasible schedule, scoring at most the model's value for the exact model."""
+        b, solver = self.built, self.solver
+        assert b is not None and solver is not None
+        starts = np.array([solver.value(v) for v in b.start], dtype=np.int64)
+        gpu = np.array([next(g for g, lit in b.assign[i].items() if solver.boolean_value(lit))
+                        for i in range(b.tasks.count)], dtype=np.int64)
+        return left_shift(instance, Plan(b.tasks.job, b.tasks.round, b.tasks.task, gpu, starts))
+
+
+def configure(solver: cp_model.CpSolver, run: Run, params: dict[str, Any] | None) -> None:
+    """The run's shared options and the caller's CP-SAT parameters on ``solver``."""
     solver.parameters.num_workers = run.threads or DEFAULT_WORKERS
     solver.parameters.random_seed = run.seed
     solver.parameters.log_search_progress = run.log
     solver.parameters.catch_sigint_signal = False  # hare_opt.util.interrupt handles signals
-    limit = run.remaining(floor=0.1)
+    limit = run.remaining(floor=0.05)
     if limit is not None:
         solver.parameters.max_time_in_seconds = limit
     for key, value in (params or {}).items():
         set_param(solver.parameters, key, value)
-    callback: cp_model.CpSolverSolutionCallback | None = None
-    progress.report("cpsat", incumbent=None if start is None else start.objective,
-                    note="searching")
-    if shared is not None:  # it reports progress too
-        callback = _Offer(b, instance, shared)
-    elif progress.enabled():
-        callback = _Progress()
-    if progress.enabled():
-        solver.best_bound_callback = lambda bound: progress.report("cpsat", bound=bound)
+
+
+def params_of(opts: CpsatOptions) -> dict[str, Any]:
+    """The CP-SAT parameters of ``opts``, ``work_limit`` as deterministic time."""
+    if opts.work_limit is None:
+        return dict(opts.params)
+    return {**opts.params, "max_deterministic_time": float(opts.work_limit)}
+
+
+def solve_model(b: Built, instance: Instance, run: Run, params: dict[str, Any] | None, *,
+                callback: cp_model.CpSolverSolutionCallback | None = None,
+                report_bound: bool = True) -> Outcome:
+    """Solve a built model within the run's time left (stopped by ``run.stop``)."""
+    solver = cp_model.CpSolver()
+    configure(solver, run, params)
+    if report_bound and run.reporting:
+        solver.best_bound_callback = lambda bound: run.report("cpsat", bound=bound)
     with interrupt.stop_search_on(run.stop, solver):
         code = solver.solve(b.model, callback)
     status = _STATUS.get(code)
     if status is None:
-        raise SolverError(f"cpsat: the model is invalid ({solver.status_name(code)}): "
-                          f"{b.model.validate()}")
+        raise SolverError(f"cpsat: CP-SAT refused the model: {_one_line(solver.solution_info())}")
     proto = b.model.proto
     stats = {"branches": solver.num_branches, "conflicts": solver.num_conflicts,
-             "wall_time_s": solver.wall_time, "num_variables": len(proto.variables),
+             "cpsat_wall_s": round(solver.wall_time, 4), "num_variables": len(proto.variables),
              "num_constraints": len(proto.constraints),
              "num_workers": int(solver.parameters.num_workers), **b.stats}
-    if not status.has_schedule:
-        return Outcome(status, None, None, solver.best_objective_bound, stats)
-    starts = [solver.value(s) for s in b.start]
-    gpu = [next(g for g, lit in b.assign[i].items() if solver.boolean_value(lit))
-           for i in range(b.tasks.count)]
-    schedule = Schedule.from_indices(instance, b.tasks.job, b.tasks.round, b.tasks.task, gpu,
-                                     starts)
-    return Outcome(status, schedule, int(round(solver.objective_value)),
-                   solver.best_objective_bound, stats)
+    model_objective = int(round(solver.objective_value)) if status.has_schedule else None
+    return Outcome(status, model_objective, solver.best_objective_bound, stats, solver, b)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _model(ctx: Context, features: Features, upper: int, floor: int | None) -> Built:
+    """The model for ``features``, bounded by ``upper`` and ``floor``, hinted with the
+    context's start; building polls the run (``OutOfTime``)."""
+    b = build(ctx.instance, features, upper_bound=upper, poll=ctx.run.check)
+    if floor is not None:
+        b.model.add(b.objective >= min(floor, upper))
+    add_hint(b, ctx.instance, ctx.start.schedule, ctx.run)
+    return b
+
+
+class CpsatBackend:
+    """CP-SAT under the exact template (``solvers/exact.py``).
+
+    ``build`` first spends ``relax_setups`` of the time on a relaxation that charges one
+    setup per (job, GPU) used (when the instance has setups): its proved bound holds here
+    too, its optimum when feasible here is optimal here, and any feasible schedule it
+    finds may improve the start. It then builds the exact model below the start.
+    """
+
+    name = "cpsat"
+
+    def fits(self, instance: Instance, options: CpsatOptions) -> None:
+        size.fits(instance, options.features.setups == "circuit")
+
+    def build(self, ctx: Context) -> Built | Outcome:
+        instance, opts = ctx.instance, ctx.options
+        floor = ctx.floor if opts.floor is None else max(ctx.floor, opts.floor)
+        if opts.lp_floor and instance.num_tasks <= LP_MAX_TASKS:
+            from hare_opt.bounds import lower_bound
+
+            floor = max(floor, int(lower_bound(instance, lp=True)))
+        ctx.floor = min(floor, ctx.upper)
+        if opts.relax_setups > 0 and (instance.overhead > 0).any():
+            done = self._relax(ctx)
+            if done is not None:
+                return done
+        shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
+        if shared is not None and (outside := shared.schedule(instance)) is not None:
+            ctx.offer(Result("shared", Status.FEASIBLE, outside[1], outside[0]), "shared")
+        return _model(ctx, opts.features, ctx.upper, ctx.floor)
+
+    def _relax(self, ctx: Context) -> Outcome | None:
+        """The setup relaxation; its outcome when it proved an optimum feasible here."""
+        instance, run, opts = ctx.instance, ctx.run, ctx.options
+        params = params_of(opts)
+        det = params.get("max_deterministic_time")
+        capped = run.time_limit is None and det is None  # a work limit needs no wall cap
+        sub = run.phase(opts.relax_setups, RELAX_CAP_S if capped else None)
+        if det is not None:
+            params["max_deterministic_time"] = det * opts.relax_setups
+        features = dataclasses.replace(opts.features, setups="first")
+        try:
+            b = build(instance, features, upper_bound=ctx.upper, poll=sub.check)
+            b.model.add(b.objective >= ctx.floor)
+            add_hint(b, instance, ctx.start.schedule, sub)
+        except OutOfTime:
+            return None
+        out = solve_model(b, instance, sub, params)
+        ctx.stats["relaxed_status"] = str(out.status)
+        if math.isfinite(out.bound):
+            ctx.stats["relaxed_bound"] = ceil_bound(out.bound)
+            ctx.floor = min(ctx.upper, max(ctx.floor, ceil_bound(out.bound)))
+        if out.status.has_schedule:
+            plan = out.plan(instance)
+            value = plan_objective(instance, plan)
+            if out.status == Status.OPTIMAL and value <= ceil_bound(out.bound):
+                ctx.stats["relaxed_status"] = "optimal and feasible"
+                self._plan = plan
+                out.model_objective = value
+                return out
+            ctx.offer(Result("relaxation", Status.FEASIBLE, plan.schedule(instance), value),
+                      "relaxation")
+        return None
+
+    def search(self, ctx: Context, model: Built | Outcome) -> Found:
+        if isinstance(model, Outcome):  # the relaxation's optimum is feasible: optimal here
+            return Found(Status.OPTIMAL, solution=True, value=model.model_objective,
+                         bound=model.bound, source="relaxation")
+        shared = None if ctx.options.incumbent is None else SharedIncumbent(ctx.options.incumbent)
+        callback = _Solutions(model, ctx.instance, ctx.run, shared) if (
+            shared is not None or ctx.run.reporting) else None
+        out = solve_model(model, ctx.instance, ctx.run, params_of(ctx.options),
+                          callback=callback)
+        self._out = out
+        stopped = None
+        if out.status not in (Status.OPTIMAL, Status.INFEASIBLE):
+            stopped = ("interrupted" if ctx.run.stop.is_set() else "time limit"
+                       if ctx.run.expired() or ctx.options.work_limit is None else "work limit")
+        if out.status == Status.INFEASIBLE:
+            # nothing scores at most the start's value: the start's claim is wrong, and it
+            # fails its check on the way out (the template checks what leaves)
+            return Found(stats={**out.stats, "model_status": "infeasible"})
+        return Found(out.status, solution=out.status.has_schedule, value=out.model_objective,
+                     bound=out.bound if math.isfinite(out.bound) else None, stopped=stopped,
+                     stats={**out.stats, "model_objective": out.model_objective})
+
+    def extract(self, ctx: Context, model: Built | Outcome) -> Schedule:
+        if isinstance(model, Outcome):
+            return self._plan.schedule(ctx.instance)
+        # A barrier may sit above its round's real end in a non-optimal solution (only the
+        # objective pushes it down): the left shift scores at most the model's value.
+        return self._out.plan(ctx.instance).schedule(ctx.instance)
 
 
 def solve_cpsat(instance: Instance, run: Run | None = None,
                 options: CpsatOptions | None = None) -> Result:
     """Solve exactly with CP-SAT; ``optimal`` only when CP-SAT proved it.
 
-    The run's hint (else, with ``warm_start``, ``best_start``: rules and hare) is the
-    warm start and upper bound. ``relax_setups``: share of the time limit spent first
-    on a relaxation that charges one setup per (job, GPU) used; its proved bound holds
-    here too, and its optimum, when feasible here, is optimal here. ``floor``: a
-    proved lower bound added as a constraint; with ``bounds`` and no floor,
-    ``hare_opt.bounds.lower_bound`` supplies one (its LP part up to ``LP_MAX_TASKS``).
+    The start (the run's hint, else the rules and ``start_heuristic``) is the warm start
+    and upper bound. ``relax_setups``: share of the time first spent on a relaxation that
+    charges one setup per (job, GPU) used (see ``CpsatBackend``). ``floor``: a proved
+    lower bound added as a constraint; the template's cheap bounds always are, and with
+    ``lp_floor`` the LP bound too (up to ``LP_MAX_TASKS`` tasks).
     """
-    run = run or Run()
-    opts = options or CpsatOptions()
-    if opts.special and (done := at_once(instance, run, "cpsat")) is not None:
-        return done
-    pairs, arcs = model_size(instance, opts.features)
-    check_size("solver 'cpsat'", instance.name, pairs, MAX_PAIRS, "task-GPU pairs",
-               "use hare, or milp/bnb on smaller instances")
-    check_size("solver 'cpsat'", instance.name, arcs, MAX_ARCS, "setup arcs",
-               "use hare or bnb")
-    start = run.hint
-    if start is None and opts.warm_start:
-        start = best_start(instance, run, heuristic=opts.start_heuristic)
-    source = None if start is None else ("given" if run.hint is not None else start.solver)
-    upper = None if start is None else int(start.objective)
-    floor = opts.floor
-    if floor is None and opts.bounds:
-        floor = int(lower_bound(instance, lp=instance.num_tasks <= LP_MAX_TASKS))
-    if floor is not None and upper is not None:
-        floor = min(floor, upper)
-    features = opts.features
-    relaxed = None
-    if opts.relax_setups > 0 and (instance.overhead > 0).any():
-        # One setup per (job, GPU) used only relaxes the problem: its bound holds here too.
-        det = opts.params.get("max_deterministic_time")
-        capped = run.time_limit is None and det is None  # a work limit needs no wall cap
-        sub = run.phase(opts.relax_setups, RELAX_CAP_S if capped else None)
-        params = opts.params if det is None else {
-            **opts.params, "max_deterministic_time": det * opts.relax_setups}
-        relaxed = run_model(instance, sub, dataclasses.replace(features, setups="first"),
-                            start=start, upper=upper, floor=floor, params=params)
-        if relaxed.schedule is not None:
-            report = report_for(instance, relaxed.schedule)
-            if report.feasible:
-                if relaxed.status == Status.OPTIMAL:
-                    return finish(instance, run, "cpsat", Status.OPTIMAL, relaxed.schedule,
-                                  bound=relaxed.bound, stats={
-                                      **relaxed.stats, "hint": source,
-                                      "relaxed_status": "optimal and feasible"},
-                                  start=Result.checked("relaxation", Status.FEASIBLE, report))
-                if report.objective is not None and (upper is None or report.objective < upper):
-                    start = Result.checked("relaxation", Status.FEASIBLE, report)
-                    source, upper = "relaxation", int(start.objective)
-        if math.isfinite(relaxed.bound):
-            floor = max(floor or 0, ceil_bound(relaxed.bound))
-    shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
-    if shared is not None and (outside := shared.schedule(instance)) is not None and (
-            upper is None or outside[0] < upper):
-        report = report_for(instance, outside[1])  # nothing read from the file is trusted
-        if report.objective is not None and (upper is None or report.objective < upper):
-            start = Result.checked("shared", Status.FEASIBLE, report)
-            source, upper = "shared", int(start.objective)
-    out = run_model(instance, run, features, start=start, upper=upper, floor=floor,
-                    params=opts.params, shared=shared)
-    stats = {**out.stats, "hint": source, "hint_used": start is not None,
-             "hint_objective": upper, "floor": floor,
-             "relaxed_bound": None if relaxed is None or not math.isfinite(relaxed.bound)
-             else ceil_bound(relaxed.bound),
-             "relaxed_status": None if relaxed is None else str(relaxed.status)}
-    if out.status == Status.UNKNOWN and start is not None:
-        # Out of time before CP-SAT even read the hint (e.g. in presolve): the start is a
-        # checked feasible schedule, and the floor is a proved bound.
-        stats["returned_hint"] = True
-        bound = floor if floor is not None else lower_bound(instance, lp=False)
-        return finish(instance, run, "cpsat", Status.FEASIBLE, start.schedule, bound=bound,
-                      start=start, stats=stats)
-    if out.schedule is None:
-        return Result("cpsat", out.status, Schedule.empty(), runtime_s=run.elapsed(),
-                      instance_name=instance.name, stats=stats)
-    # A barrier variable may sit above its round's real end in a non-optimal solution
-    # (only the objective pushes it down), so the schedule's own score is the objective.
-    stats["model_objective"] = out.model_objective
-    result = finish(instance, run, "cpsat", out.status, out.schedule, bound=out.bound,
-                    stats=stats)
-    if out.status == Status.OPTIMAL and result.objective != out.model_objective:
-        raise SolverError(f"cpsat: proved optimum {out.model_objective} but its "
-                          f"schedule scores {result.objective}")
-    return result
+    return run_exact(instance, run or Run(), options or CpsatOptions(), CpsatBackend())

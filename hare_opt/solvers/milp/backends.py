@@ -9,11 +9,22 @@ within 0.5 of the incumbent proves it optimal.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import ctypes
 import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import highspy
@@ -22,8 +33,10 @@ import pulp
 
 from hare_opt.model import SolverError
 from hare_opt.solvers.milp.formulation import TimeIndexedModel
-from hare_opt.util import progress
+from hare_opt.util import interrupt
 from hare_opt.util.highs import quiet_banner, use_threads
+
+Report = Callable[..., None]
 
 ABS_GAP = 0.5  # < 1: enough to prove an integer objective optimal, robust to tolerances
 #: HiGHS defaults that differ from HiGHS's own: its presolve spent up to 90% of the
@@ -48,30 +61,71 @@ class Outcome:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-def watch_highs(h: highspy.Highs, stop: threading.Event | None) -> None:
+def watch_highs(h: highspy.Highs, stop: threading.Event | None,
+                report: Report | None = None) -> None:
     """Interrupt HiGHS when ``stop`` is set (its interrupt callbacks poll it), and report
-    new incumbents and bounds to ``util.progress``."""
+    new incumbents and bounds (``report(source, incumbent=, bound=)``)."""
     def poll(e: Any) -> None:
         if stop is not None and stop.is_set():
             e.interrupt()
 
     def improved(e: Any) -> None:
         out = e.data_out
-        progress.report("milp", incumbent=out.mip_primal_bound, bound=out.mip_dual_bound)
+        assert report is not None
+        report("milp", incumbent=out.mip_primal_bound, bound=out.mip_dual_bound)
 
     h.cbSimplexInterrupt += poll
     h.cbIpmInterrupt += poll
     h.cbMipInterrupt += poll
-    if progress.enabled():
+    if report is not None:
         h.cbMipImprovingSolution += improved
 
 
 def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
               start: dict[str, float] | None, lp_bound: bool, mip: bool = True,
               options: dict[str, Any] | None = None,
-              stop: threading.Event | None = None) -> Outcome:
+              stop: threading.Event | None = None, report: Report | None = None) -> Outcome:
     """Solve with highspy on the model PuLP builds; optionally the LP relaxation first.
-    ``stop`` interrupts the run (the incumbent is kept, the status is then not optimal)."""
+    ``stop`` interrupts the run (the incumbent is kept, the status is then not optimal);
+    it is also read between the phases, so that a stop during one skips the next. PuLP
+    hands the model over in Python (seconds on large models): the exchange runs in a
+    worker thread, so that a stop returns here within ``STOP_GRACE_S`` regardless."""
+    out = in_worker(lambda: _highs(m, time_limit=time_limit, threads=threads, msg=msg,
+                                   start=start, lp_bound=lp_bound, mip=mip, options=options,
+                                   stop=stop, report=report), stop, "highs")
+    return out if out is not None else Outcome("none", stats={"backend": "highs"})
+
+
+def in_worker(fn: Callable[[], Any], stop: threading.Event | None, name: str) -> Any:
+    """``fn()`` in a daemon thread; None if ``stop`` is set and ``fn`` has not returned
+    ``STOP_GRACE_S`` later (it then winds down alone: it must watch ``stop`` itself)."""
+    box: list[Any] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            box.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=work, name=name, daemon=True)
+    worker.start()
+    stopped_at = None
+    while worker.is_alive():
+        worker.join(0.05)
+        if stop is not None and stop.is_set():
+            stopped_at = stopped_at or time.perf_counter()
+            if time.perf_counter() > stopped_at + STOP_GRACE_S:
+                return None
+    if errors:
+        raise errors[0]
+    return box[0]
+
+
+def _highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
+           start: dict[str, float] | None, lp_bound: bool, mip: bool,
+           options: dict[str, Any] | None, stop: threading.Event | None,
+           report: Report | None) -> Outcome:
     t0 = time.perf_counter()
     if not msg:
         quiet_banner()
@@ -81,7 +135,39 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
     solver.createAndConfigureSolver(m.prob)
     solver.buildSolverModel(m.prob)
     h: highspy.Highs = m.prob.solverModel
-    watch_highs(h, stop)
+    watch_highs(h, stop, report)
+    if stop is not None and stop.is_set():
+        return Outcome("none", stats={"backend": "highs"})
+    with _cancel_on(stop, h):
+        return _run_phases(h, m, time_limit=time_limit, t0=t0, start=start,
+                           lp_bound=lp_bound, mip=mip, stop=stop)
+
+
+@contextlib.contextmanager
+def _cancel_on(stop: threading.Event | None, h: highspy.Highs) -> Iterator[None]:
+    """``h.cancelSolve()`` once ``stop`` is set: HiGHS polls its interrupt callbacks only in
+    some phases (a node-limited MIP once ignored two SIGTERMs); cancelling reaches all."""
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.05):
+            if stop is not None and stop.is_set():
+                h.cancelSolve()
+                return
+
+    thread = threading.Thread(target=watch, name="highs-stop", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(1.0)
+
+
+def _run_phases(h: highspy.Highs, m: TimeIndexedModel, *, time_limit: float | None,
+                t0: float, start: dict[str, float] | None, lp_bound: bool, mip: bool,
+                stop: threading.Event | None) -> Outcome:
+    """The LP relaxation (optional), then the MIP from ``start``."""
     h.changeObjectiveOffset(float(m.constant))
     variables = m.prob.variables()
     out = Outcome("none", stats={"backend": "highs", "n_vars": h.getNumCol(),
@@ -103,7 +189,7 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
             out.lp_bound = h.getInfo().objective_function_value
         h.changeColsIntegrality(n, idx, kinds)
         h.clearSolver()
-    if not mip:
+    if not mip or (stop is not None and stop.is_set()):
         return out
     if start is not None:
         sol = highspy.HighsSolution()
@@ -128,8 +214,16 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
 
 def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
             start: dict[str, float] | None, lp_bound: bool,
-            options: dict[str, Any] | None = None) -> Outcome:
-    """Solve with PuLP's bundled CBC; its proved status is ``sol_status == LpSolutionOptimal``."""
+            options: dict[str, Any] | None = None, stop: threading.Event | None = None,
+            report: Report | None = None) -> Outcome:
+    """Solve with PuLP's bundled CBC; its proved status is ``sol_status == LpSolutionOptimal``.
+
+    CBC runs as a child process (``guarded_cbc``): ``stop`` makes it return its best
+    solution (SIGINT, then SIGKILL if it does not), it dies with this process, and its
+    files live in a folder of this process that is removed afterwards. PuLP writes the
+    model file in Python for seconds on large models, so the whole exchange runs in a
+    worker thread (``in_worker``): a stop returns here within about ``STOP_GRACE_S``
+    (then without CBC's answer) while the worker winds down alone, starting no CBC."""
     t0 = time.perf_counter()
     out = Outcome("none", stats={"backend": "cbc", "n_vars": len(m.prob.variables()),
                                  "n_rows": m.prob.numConstraints()})
@@ -137,24 +231,147 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
     def remaining() -> float | None:
         return None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PULP_CBC_CMD's deprecation notice
-        if lp_bound:
-            m.prob.solve(pulp.PULP_CBC_CMD(mip=False, msg=msg, timeLimit=remaining()))
-            if m.prob.status == pulp.LpStatusOptimal:
-                out.lp_bound = pulp.value(m.prob.objective)
-        if start is not None:
-            for v in m.prob.variables():
-                v.setInitialValue(start.get(v.name, 0.0))
-        m.prob.solve(pulp.PULP_CBC_CMD(msg=msg, timeLimit=remaining(), threads=threads,
-                                       warmStart=start is not None, **(options or {})))
-    out.stats["mip_status"] = pulp.LpSolution[m.prob.sol_status]
-    if m.prob.sol_status == pulp.LpSolutionOptimal:
+    def work() -> bool:
+        with warnings.catch_warnings(), guarded_cbc(stop) as folder:
+            warnings.simplefilter("ignore")  # PULP_CBC_CMD's deprecation notice
+            if lp_bound:
+                cmd = pulp.PULP_CBC_CMD(mip=False, msg=msg, timeLimit=remaining())
+                cmd.tmpDir = folder
+                _solve(m.prob, cmd)
+                if m.prob.status == pulp.LpStatusOptimal:
+                    out.lp_bound = pulp.value(m.prob.objective)
+            if stop is not None and stop.is_set():
+                return False
+            if start is not None:
+                for v in m.prob.variables():
+                    v.setInitialValue(start.get(v.name, 0.0))
+            cmd = pulp.PULP_CBC_CMD(msg=msg, timeLimit=remaining(), threads=threads,
+                                    warmStart=start is not None, **(options or {}))
+            cmd.tmpDir = folder
+            _solve(m.prob, cmd)
+            return True
+
+    if not in_worker(work, stop, "cbc"):  # stopped: the worker starts no CBC now
+        return out
+    out.stats["mip_status"] = pulp.LpSolution.get(m.prob.sol_status, str(m.prob.sol_status))
+    if m.prob.sol_status == pulp.LpSolutionOptimal and not (stop is not None and stop.is_set()):
         out.status = "optimal"
-    elif m.prob.sol_status == pulp.LpSolutionIntegerFeasible:
+    elif m.prob.sol_status in (pulp.LpSolutionIntegerFeasible, pulp.LpSolutionOptimal):
         out.status = "feasible"
     if out.status != "none":
         out.objective = pulp.value(m.prob.objective)
         if out.status == "optimal":
             out.bound = out.objective
     return out
+
+
+def _solve(prob: pulp.LpProblem, cmd: Any) -> None:
+    """``prob.solve(cmd)``; a CBC stopped before it wrote a solution leaves no values."""
+    try:
+        prob.solve(cmd)
+    except pulp.PulpSolverError:
+        prob.sol_status = pulp.LpSolutionNoSolutionFound
+
+
+#: Folders of CBC runs are named with this prefix and the owning process id.
+CBC_FOLDER = "hare-opt-cbc-"
+_cbc_lock = threading.Lock()
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # runs in the CBC child between fork and exec
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def sweep_stale_folders(root: str | None = None) -> int:
+    """Remove CBC folders left by processes that no longer run (killed with -9); returns
+    how many. Run before every CBC solve, so what a killed run left lasts until the next."""
+    base = Path(root or tempfile.gettempdir())
+    removed = 0
+    for folder in base.glob(f"{CBC_FOLDER}*"):
+        try:
+            pid = int(folder.name[len(CBC_FOLDER):].split("-")[0])
+        except ValueError:
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+@contextlib.contextmanager
+def guarded_cbc(stop: threading.Event | None) -> Iterator[str]:
+    """A folder for CBC's files and a CBC that obeys ``stop`` and dies with this process.
+
+    PuLP starts CBC with ``subprocess.Popen`` and waits for it; for the body, PuLP's
+    Popen starts it in its own process group with a death signal (Linux), and a watcher
+    sends it SIGINT when ``stop`` is set (CBC then writes its best solution and exits),
+    SIGKILL ``STOP_GRACE_S`` later if it has not."""
+    from pulp.apis import coin_api
+
+    sweep_stale_folders()
+    folder = tempfile.mkdtemp(prefix=f"{CBC_FOLDER}{os.getpid()}-")
+    # a worker abandoned after a stop may still be writing when the process exits; once
+    # the folder is gone its writes fail, so nothing is left behind
+    atexit.register(shutil.rmtree, folder, True)
+    children: list[subprocess.Popen] = []
+    real = coin_api.subprocess
+
+    class _Shim:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        @staticmethod
+        def Popen(args: Any, **kw: Any) -> subprocess.Popen:  # noqa: N802 - Popen's name
+            with lock:
+                if stop is not None and stop.is_set():  # asked to stop while PuLP wrote
+                    raise pulp.PulpSolverError("stopped before CBC started")
+                proc = real.Popen(args, process_group=0, preexec_fn=_die_with_parent, **kw)
+                interrupt.track(proc.pid)
+                children.append(proc)
+                return proc
+
+    done = threading.Event()
+    lock = threading.Lock()
+
+    def watch() -> None:
+        """Once ``stop`` is set: SIGINT to each CBC, SIGKILL ``STOP_GRACE_S`` later."""
+        asked: dict[int, float] = {}
+        while not done.wait(0.05):
+            if stop is None or not stop.is_set():
+                continue
+            now = time.monotonic()
+            with lock:
+                for proc in children:
+                    if proc.pid not in asked:
+                        interrupt.kill_group(proc.pid, signal.SIGINT)
+                        asked[proc.pid] = now
+                    elif now >= asked[proc.pid] + STOP_GRACE_S:
+                        interrupt.kill_group(proc.pid)
+
+    watcher = threading.Thread(target=watch, name="cbc-stop", daemon=True)
+    with _cbc_lock:
+        coin_api.subprocess = _Shim()  # type: ignore[assignment]
+        watcher.start()
+        try:
+            yield folder
+        finally:
+            coin_api.subprocess = real
+            done.set()
+            watcher.join(1.0)
+            for proc in children:
+                interrupt.kill_group(proc.pid)
+                interrupt.untrack(proc.pid)
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+#: Seconds CBC has to write its solution after SIGINT before it is killed.
+STOP_GRACE_S = 0.5

@@ -30,19 +30,18 @@ from dataclasses import dataclass, field
 import pulp
 
 from hare_opt.model import HareOptError, Instance
-from hare_opt.model.limits import CapacityError
-from hare_opt.solvers.milp.windows import Windows
+from hare_opt.solvers.milp.windows import (
+    MAX_VARS,
+    ModelTooLargeError,
+    Windows,
+    hold_range,
+    size_estimate,
+    zrange,
+)
 
 Key = tuple[int, ...]
 
-#: Default cap on model columns; a larger time-indexed model would take minutes
-#: to build in PuLP and gigabytes to solve.
-MAX_VARS = 400_000
 MAX_DENSE_NNZ = 2_000_000
-
-
-class ModelTooLargeError(CapacityError, ValueError):
-    """The time-indexed model would be too large for this instance's time scale."""
 
 
 @dataclass
@@ -66,20 +65,12 @@ class TimeIndexedModel:
     made: int = 0
 
     def zrange(self, j: int, r: int) -> range:
-        """Times at which the barrier of round r matters (last round: [E_j, D_j))."""
-        w, inst = self.windows, self.instance
-        if r == inst.rounds[j] - 1:
-            return range(int(w.earliest_completion[j]), int(w.deadline[j]))
-        nxt = [w.starts(j, r + 1, k) for k in range(len(inst.gpu_types))]
-        hi = max((s.stop for s in nxt if len(s)), default=w.earliest_start(j, r + 1))
-        return range(w.earliest_start(j, r + 1), hi)
+        """Times at which the barrier of round r matters (``windows.zrange``)."""
+        return zrange(self.windows, j, r)
 
     def hold_range(self, j: int, k: int) -> range:
-        """Times at which job j may hold a GPU of type k: [release, last task end)."""
-        inst = self.instance
-        last = max((self.windows.starts(j, r, k).stop for r in range(inst.rounds[j])),
-                   default=0)
-        return range(int(inst.release[j]), last - 1 + int(inst.proc_by_type[j, k]))
+        """Times at which job j may hold a GPU of type k (``windows.hold_range``)."""
+        return hold_range(self.windows, j, k)
 
     def dense_nonzeros(self) -> int:
         """Non-zeros of the barrier rows when written densely (an upper estimate)."""
@@ -90,20 +81,8 @@ class TimeIndexedModel:
                    for (j, r) in n_x)
 
     def size_estimate(self, stop_above: int | None = None) -> int:
-        """Columns of the model; with ``stop_above``, counting stops once it is exceeded
-        (a large model is refused without counting all of it)."""
-        inst, w = self.instance, self.windows
-        n = 0
-        for j in range(inst.num_jobs):
-            if stop_above is not None and n > stop_above:
-                break
-            for r in range(inst.rounds[j]):
-                n += sum(len(w.starts(j, r, k)) for k in range(len(inst.gpu_types)))
-                n += 3 * len(self.zrange(j, r))
-            if inst.overhead[j] > 0:
-                n += sum(2 * len(self.hold_range(j, k)) for k in range(len(inst.gpu_types))
-                         if inst.eligible_by_type[j, k])
-        return n
+        """Columns of the model (``windows.size_estimate``)."""
+        return size_estimate(self.windows, stop_above)
 
 
 def build(instance: Instance, windows: Windows, *, max_vars: int = MAX_VARS,

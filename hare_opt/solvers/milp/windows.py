@@ -16,6 +16,15 @@ from functools import cached_property
 import numpy as np
 
 from hare_opt.model import Instance, SolverError
+from hare_opt.model.limits import CapacityError, fmt_count
+
+#: Default cap on model columns; a larger time-indexed model would take minutes
+#: to build in PuLP and gigabytes to solve.
+MAX_VARS = 400_000
+
+
+class ModelTooLargeError(CapacityError, ValueError):
+    """The time-indexed model would be too large for this instance's time scale."""
 
 
 @dataclass(frozen=True)
@@ -61,3 +70,55 @@ class Windows:
         if not self.instance.eligible_by_type[j, k]:
             return range(0)
         return range(self.earliest_start(j, r), self.latest_start(j, r, k) + 1)
+
+
+def zrange(w: Windows, j: int, r: int) -> range:
+    """Times at which the barrier of round r matters (last round: [E_j, D_j))."""
+    inst = w.instance
+    if r == inst.rounds[j] - 1:
+        return range(int(w.earliest_completion[j]), int(w.deadline[j]))
+    nxt = [w.starts(j, r + 1, k) for k in range(len(inst.gpu_types))]
+    hi = max((s.stop for s in nxt if len(s)), default=w.earliest_start(j, r + 1))
+    return range(w.earliest_start(j, r + 1), hi)
+
+
+def hold_range(w: Windows, j: int, k: int) -> range:
+    """Times at which job j may hold a GPU of type k: [release, last task end)."""
+    inst = w.instance
+    last = max((w.starts(j, r, k).stop for r in range(inst.rounds[j])), default=0)
+    return range(int(inst.release[j]), last - 1 + int(inst.proc_by_type[j, k]))
+
+
+def size_estimate(w: Windows, stop_above: int | None = None) -> int:
+    """Columns of the model of these windows; with ``stop_above``, counting stops once it
+    is exceeded (a large model is refused without counting all of it)."""
+    inst = w.instance
+    n = 0
+    for j in range(inst.num_jobs):
+        if stop_above is not None and n > stop_above:
+            break
+        for r in range(inst.rounds[j]):
+            n += sum(len(w.starts(j, r, k)) for k in range(len(inst.gpu_types)))
+            n += 3 * len(zrange(w, j, r))
+        if inst.overhead[j] > 0:
+            n += sum(2 * len(hold_range(w, j, k)) for k in range(len(inst.gpu_types))
+                     if inst.eligible_by_type[j, k])
+    return n
+
+
+def fits(instance: Instance, max_vars: int = MAX_VARS) -> None:
+    """Refuse at once (``ModelTooLargeError``) when even the smallest windows (those of an
+    upper bound equal to the cheap lower bound, which every real upper bound exceeds)
+    need more than ``max_vars`` columns; counted without building (and without PuLP),
+    and counting stops once over."""
+    from hare_opt.bounds import lower_bound
+
+    # every (job, round, GPU type) has at least one start variable
+    least = int(instance.rounds.sum()) * len(instance.gpu_types)
+    if least <= max_vars:
+        least = size_estimate(Windows(instance, int(lower_bound(instance, lp=False))),
+                              stop_above=max_vars)
+    if least > max_vars:
+        raise ModelTooLargeError(
+            f"solver 'milp': instance {instance.name!r} needs at least {fmt_count(least)} "
+            f"variables, more than the {fmt_count(max_vars)} it handles (option max_vars)")

@@ -1,5 +1,14 @@
-"""Exact portfolio: CP-SAT and the MILP in parallel, the better schedule and the higher bound."""
+"""Exact portfolio: the registered members in-process and in parallel, sharing what they
+prove (names load on first use)."""
 
-from hare_opt.solvers.portfolio.solver import solve_portfolio
+from typing import TYPE_CHECKING
+
+from hare_opt.util.lazy import lazy_exports
+
+_EXPORTS = {"solve_portfolio": "hare_opt.solvers.portfolio.solver"}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from hare_opt.solvers.portfolio.solver import solve_portfolio
 
 __all__ = ["solve_portfolio"]

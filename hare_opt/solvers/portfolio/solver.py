@@ -1,22 +1,22 @@
 """``solve_portfolio``: the portfolio's backends at once, sharing what they prove.
 
-Why: the formulations fail on different instances. CP-SAT finds good
-schedules fast but its bound for a weighted sum of completion times stays
-near the critical path; the MILP's time-indexed LP bound is strong but its
-search is slow; the branch and bound (``bnb``) proves small clusters with
-switching overheads that both leave open, and little else. Run in parallel,
-they prove whatever any proves within the limit; the best schedule is the best
-of all and the bound the highest. A short in-process CP-SAT phase first settles
-the easy instances without starting processes (then a short bnb phase, which
-proves most small clusters), and the best schedule so far is the warm start
-(for the MILP also the horizon, for bnb the incumbent) of every run. Three runs
-share the two cores (docs/formulations.md, "Portfolio", says what that costs).
+Why: the formulations fail on different instances. CP-SAT finds good schedules fast
+but its bound for a weighted sum of completion times stays near the critical path; the
+MILP's time-indexed LP bound is strong but its search is slow; the branch and bound
+(``bnb``) proves small clusters with switching overheads that both leave open, and
+little else. Run in parallel, they prove whatever any proves within the limit; the best
+schedule is the best of all and the bound the highest.
 
-The members are the registered solvers marked ``portfolio=True``. They run in
-child interpreters (neither OR-Tools nor HiGHS is safe to fork with threads
-running); the instance travels as its JSON document and the results come back
-pickled. When one backend proves optimality the others are stopped. A backend
-that fails is reported in ``stats``; the portfolio fails only if every backend does.
+Under the exact template (``solvers/exact.py``) the portfolio computes the start once;
+its *search* first runs the members marked ``portfolio_quick`` in-process for a few
+seconds each, in registration order (CP-SAT, then bnb), which settles the easy
+instances without starting processes, each starting from the best schedule so far. Then
+every member runs in a child interpreter (neither OR-Tools nor HiGHS is safe to fork
+with threads running) with the best schedule as its start; the instance travels as its
+JSON document, the results (with their check reports and typed statistics) come back
+pickled. When one member proves optimality the others are stopped. A member that fails
+is reported in ``stats``; the start remains the answer if every member fails.
+Three runs share the two cores (docs/formulations.md, "Portfolio", says what that costs).
 """
 
 from __future__ import annotations
@@ -35,16 +35,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hare_opt.checker import report_for
 from hare_opt.io.json_io import instance_from_dict, instance_to_dict
-from hare_opt.model import Instance, Result, SolverError, Status
+from hare_opt.model import HareOptError, Instance, Result, Schedule, SolverError, Stats, Status
 from hare_opt.model.options import Run
-from hare_opt.solvers.base import SOLVERS, solve
+from hare_opt.solvers.base import SOLVERS, checked_report, solve, warm_kernels
+from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
-from hare_opt.solvers.portfolio.options import PortfolioOptions
-from hare_opt.solvers.special import at_once
-from hare_opt.solvers.start import best_start
-from hare_opt.util import interrupt, progress
+from hare_opt.solvers.portfolio.options import PortfolioOptions, fits, takes
+from hare_opt.util import interrupt
+from hare_opt.util.registry import resolve
 
 #: Share of the time limit for each in-process quick phase (and its cap in seconds).
 QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
@@ -53,14 +52,9 @@ QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
 #: (SIGTERM), and ``STOP_GRACE_S`` later killed.
 RETURN_S, STOP_GRACE_S = 1.0, 3.0
 #: With less time than this left after the quick phases, starting child interpreters
-#: (about 2-3 s of imports each on the development machine) would overrun the limit:
-#: CP-SAT goes on in-process instead.
+#: (about 2-3 s of imports each on a loaded 2-core machine) would overrun the limit:
+#: the quick members share what is left in-process instead.
 MIN_CHILD_S = 4.0
-#: What each backend gets in the portfolio unless its options say otherwise: one core each.
-#: CP-SAT interleaves its subsolvers (LNS too) in its one thread: without that, a single
-#: worker finds far worse schedules. The MILP's root LP is its first bound.
-DEFAULTS: dict[str, dict[str, Any]] = {"cpsat": {"interleave_search": True},
-                                       "milp": {"lp_bound": False}}
 
 
 def _worker() -> None:
@@ -78,10 +72,13 @@ def _worker() -> None:
         shared["time_limit"] = max(0.05, deadline - time.time())
     out: tuple[str, Result | str]
     try:
+        instance = instance_from_dict(doc)
+        hint = shared.get("hint")
+        if hint is not None and hint.report is not None:  # checked by the parent
+            hint.report.rebind(instance, hint.schedule)
         with interrupt.handling("soft"):
-            result = solve(instance_from_dict(doc), name, **shared, **options)
-        result.report = None  # reports hold the instance; the parent checks what it keeps
-        out = ("ok", result)
+            result = solve(instance, name, **shared, **options)
+        out = ("ok", result)  # its report travels without the objects it judged
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
         out = ("error", f"{type(exc).__name__}: {exc}")
     sys.stdout.buffer.write(pickle.dumps(out))
@@ -121,39 +118,215 @@ def _brief(result: Result) -> dict[str, Any]:
             "lower_bound": result.lower_bound, "runtime_s": round(result.runtime_s, 3)}
 
 
-def _combine(instance: Instance, run: Run, results: dict[str, Result], stats: dict) -> Result:
-    best = min(results.values(), key=lambda r: r.objective)
-    bound = max((r.lower_bound for r in results.values() if r.lower_bound is not None),
-                default=None)
-    proved = [n for n, r in results.items() if r.status == Status.OPTIMAL]
-    optimal = bool(proved) or (bound is not None and bound >= best.objective)
-    if not proved and optimal:  # one run's bound meets another run's schedule
-        bounded = {n: float(r.lower_bound) for n, r in results.items()
-                   if r.lower_bound is not None}
-        proved = [max(bounded, key=bounded.__getitem__) + " (bound)"]
-    stats.update(proved_by=proved[0] if proved else None, schedule_from=best.solver)
-    return Result("portfolio", Status.OPTIMAL if optimal else Status.FEASIBLE, best.schedule,
-                  best.objective,
-                  best.objective if optimal or bound is None else min(bound, best.objective),
-                  run.elapsed(), instance.name, stats, best.report)
+def members(opts: PortfolioOptions, *, quick: bool = False,
+            instance: Instance | None = None) -> list[str]:
+    """The chosen members in registration order (``quick``: those run in-process first;
+    with ``instance``, those whose ``portfolio_first`` holds for it go first)."""
+    names = [s.name for s in SOLVERS if s.portfolio and s.name in opts.backends
+             and (s.portfolio_quick or not quick)]
+    if instance is None:
+        return names
+
+    def first(name: str) -> bool:
+        test = SOLVERS.spec(name).portfolio_first
+        return test is not None and bool(resolve(test)(instance))
+    return sorted(names, key=lambda n: not first(n))
 
 
-def _met(results: dict[str, Result], board: SharedIncumbent) -> bool:
-    """Whether some run's proved bound already meets the best schedule anyone has."""
-    bound = max((r.lower_bound for r in results.values() if r.lower_bound is not None),
-                default=None)
-    best = min([r.objective for r in results.values() if r.status.has_schedule]
-               + [v for v in (board.peek(),) if v is not None], default=None)
-    return bound is not None and best is not None and bound >= best
+def _own(name: str, opts: PortfolioOptions) -> dict[str, Any]:
+    """The caller's options for one member; ``special=False`` reaches every member."""
+    off = not opts.special and "special" in SOLVERS.spec(name).options_class().names()
+    return {**({"special": False} if off else {}), **opts.backend_options.get(name, {})}
 
 
-def _from_board(instance: Instance, board: SharedIncumbent, stats: dict) -> Result | None:
-    """The shared schedule as a checked result (a run offers it while it runs, so a run
-    stopped early still contributes it), or None."""
-    found = board.schedule(instance)
-    if found is None:
+@dataclasses.dataclass
+class _Runs:
+    """What the members returned (by name) and what went wrong."""
+
+    results: dict[str, Result] = dataclasses.field(default_factory=dict)
+    best: Result | None = None
+
+
+class PortfolioBackend:
+    """The portfolio under the exact template (see the module docstring)."""
+
+    name = "portfolio"
+
+    def fits(self, instance: Instance, options: PortfolioOptions) -> None:
+        fits(instance, options.backends)
+
+    def build(self, ctx: Context) -> _Runs:
+        return _Runs()
+
+    def search(self, ctx: Context, runs: _Runs) -> Found:
+        opts, run = ctx.options, ctx.run
+        short = (not opts.deterministic and run.time_limit is not None
+                 and run.time_limit < MIN_CHILD_S + 2 * QUICK_CAP_S)
+        if (opts.quick and not opts.deterministic) or short:
+            done = self._quick(ctx, runs, short)
+            if done is not None:
+                return done
+        left = run.remaining(floor=0.5)
+        if not (run.stop.is_set() or short or (left is not None and left < MIN_CHILD_S
+                                                and not opts.deterministic)):
+            done = self._children(ctx, runs, left)
+            if done is not None:
+                return done
+        return self._combine(ctx, runs)
+
+    def _quick(self, ctx: Context, runs: _Runs, short: bool) -> Found | None:
+        opts, run, instance = ctx.options, ctx.run, ctx.instance
+        quick = [n for n in members(opts, quick=True, instance=instance) if takes(n, instance)]
+        for pos, name in enumerate(quick):
+            if run.stop.is_set():
+                break
+            last = pos + 1 == len(quick)
+            share = (float(run.remaining(0.05) or 0.0) * (1.0 if last else 0.5) if short
+                     else QUICK_CAP_S if run.time_limit is None
+                     else min(QUICK_CAP_S, QUICK_SHARE * run.time_limit))
+            spec = SOLVERS.spec(name)
+            run.exclude(warm_kernels(spec.kernels))  # a one-off compile is not search time
+            try:  # the members' own defaults here (two threads), not the children's
+                # loaded before the phase's clock starts: a first import (OR-Tools: about
+                # a second on a loaded machine) is not the member's search time
+                fn, options = SOLVERS.load(name), spec.parse_options(_own(name, opts))
+                sub = Run(share, ctx.start, run.seed, run.threads, run.log, stop=run.stop,
+                          progress=run.progress, verify=False)  # what leaves is checked once
+                found = fn(instance, sub, options)
+            except HareOptError as exc:  # e.g. too large for bnb: its child run says so too
+                ctx.stats[f"quick_{name}"] = f"{type(exc).__name__}: {exc}"
+                continue
+            ctx.stats[f"quick_{name}"] = _brief(found)
+            runs.results[f"quick {name}"] = found
+            if found.status == Status.OPTIMAL:
+                return self._proved(ctx, runs, f"quick {name}")
+            if found.status.has_schedule:
+                ctx.offer(found, f"quick {name}")
         return None
-    report = report_for(instance, found[1])
+
+    def _proved(self, ctx: Context, runs: _Runs, name: str) -> Found:
+        runs.best = best = runs.results[name]
+        return Found(Status.OPTIMAL, solution=True, value=best.objective,
+                     bound=best.lower_bound, source=name, report=best.report)
+
+    def _children(self, ctx: Context, runs: _Runs, left: float | None) -> Found | None:
+        opts, run, instance, stats = ctx.options, ctx.run, ctx.instance, ctx.stats
+        doc = instance_to_dict(instance)
+        # the children's answers are checked here, once, if they leave the portfolio
+        shared = {"seed": run.seed, "threads": 1, "log": run.log, "hint": ctx.start,
+                  "verify_result": False}
+        procs: dict[str, tuple[subprocess.Popen, threading.Thread, list]] = {}
+        done: queue.Queue[str] = queue.Queue()
+        # Deterministic runs end on their work limits; the wall clock is only a safety net
+        # (the parent's, below), and the result says when it had to act.
+        wall_deadline = (None if left is None or opts.deterministic
+                         else time.time() + max(0.5 * left, left - RETURN_S))
+        names = members(opts)
+        run.report("portfolio", note=f"running {', '.join(names)}")
+        folder = tempfile.mkdtemp(prefix="hare-portfolio-")
+        board = SharedIncumbent(Path(folder) / "incumbent.pkl")
+        proved = None
+        for name in names:
+            spec = SOLVERS.spec(name)
+            extra = ({"incumbent": str(board.path)} if "incumbent" in
+                     spec.options_class().names() else {})
+            options = {**spec.portfolio_options, **_own(name, opts), **extra}
+            procs[name] = _start(name, doc, shared, options, done, wall_deadline)
+        deadline = None if left is None else time.perf_counter() + left
+        stopping: float | None = None  # when the children were asked to stop
+        try:
+            waiting = set(names)
+            while waiting:
+                now = time.perf_counter()
+                if stopping is None and (run.stop.is_set() or (deadline is not None
+                                                               and now >= deadline)):
+                    for n in waiting:  # each returns its best schedule so far
+                        interrupt.kill_group(procs[n][0].pid, signal.SIGTERM)
+                    stopping = now
+                if stopping is not None and now >= stopping + STOP_GRACE_S:
+                    stats.update({f"{n}_error": "killed: no answer after being asked to stop"
+                                  for n in waiting})
+                    break
+                try:
+                    name = done.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                waiting.discard(name)
+                kind, payload = procs[name][2][0]
+                if kind != "ok":
+                    stats[f"{name}_error"] = payload
+                    continue
+                if payload.report is not None:  # checked in the child: the verdict travels
+                    payload.report.rebind(instance, payload.schedule)
+                runs.results[name] = payload
+                stats[name] = _brief(payload)
+                run.report(name, incumbent=payload.objective if payload.status.has_schedule
+                           else None, bound=payload.lower_bound, note=f"{name} done")
+                if not opts.deterministic and (payload.status == Status.OPTIMAL
+                                               or self._met(runs, board)):
+                    if payload.status == Status.OPTIMAL:
+                        proved = name
+                    break  # proved: the other runs are no longer needed
+            if opts.deterministic and stopping is not None and deadline is not None \
+                    and stopping >= deadline:
+                stats["wall_clock_limited"] = True  # the safety net acted: not reproducible
+        finally:
+            for proc, thread, _ in procs.values():
+                interrupt.kill_group(proc.pid)  # the child's own children (CBC) too
+                interrupt.untrack(proc.pid)
+                thread.join(5)
+            self._board(ctx, runs, board)
+            shutil.rmtree(folder, ignore_errors=True)
+        return None if proved is None else self._proved(ctx, runs, proved)
+
+    @staticmethod
+    def _met(runs: _Runs, board: SharedIncumbent) -> bool:
+        """Whether some run's proved bound already meets the best schedule anyone has."""
+        bound = max((r.lower_bound for r in runs.results.values()
+                     if r.lower_bound is not None), default=None)
+        best = min([r.objective for r in runs.results.values() if r.status.has_schedule]
+                   + [v for v in (board.peek(),) if v is not None], default=None)
+        return bound is not None and best is not None and bound >= best
+
+    @staticmethod
+    def _board(ctx: Context, runs: _Runs, board: SharedIncumbent) -> None:
+        have = [r.objective for r in runs.results.values() if r.status.has_schedule]
+        found = from_board(ctx.instance, board, ctx.stats, min(have + [ctx.start.objective]))
+        if found is not None:
+            runs.results["shared"] = found
+
+    def _combine(self, ctx: Context, runs: _Runs) -> Found:
+        """The best schedule and the highest proved bound of all runs (a bound of one run
+        that meets another's schedule proves it: the template says so)."""
+        usable = {n: r for n, r in runs.results.items() if r.status.has_schedule}
+        if any(r.status == Status.INFEASIBLE for r in runs.results.values()):
+            raise SolverError(f"portfolio: a member claims {ctx.instance.name!r} has no "
+                              f"schedule: {dict(ctx.stats)}")
+        bounds = {n: float(r.lower_bound) for n, r in runs.results.items()
+                  if r.lower_bound is not None}
+        bound = max(bounds.values(), default=None)
+        bound_from = None if bound is None else max(bounds, key=bounds.__getitem__)
+        if not usable:
+            return Found(bound=bound, bound_from=bound_from)
+        name = min(usable, key=lambda n: usable[n].objective)
+        runs.best = best = usable[name]
+        return Found(Status.FEASIBLE, solution=True, value=best.objective, bound=bound,
+                     source=name, bound_from=bound_from, report=best.report)
+
+    def extract(self, ctx: Context, runs: _Runs) -> Schedule:
+        assert runs.best is not None
+        return runs.best.schedule
+
+
+def from_board(instance: Instance, board: SharedIncumbent, stats: Stats, below: float
+               ) -> Result | None:
+    """The shared schedule as a checked result when it scores below ``below`` (a run
+    offers it while it runs, so a run stopped early still contributes it): checked, as
+    it may leave; a false claim is recorded in ``stats["shared_error"]``."""
+    found = board.schedule(instance)
+    if found is None or found[0] >= below:
+        return None
+    report = checked_report(instance, found[1], None, stats)
     if not report.feasible or report.objective != found[0]:
         stats["shared_error"] = f"claimed {found[0]}: {report.violations[:3]}"
         return None
@@ -161,145 +334,15 @@ def _from_board(instance: Instance, board: SharedIncumbent, stats: dict) -> Resu
     return Result.checked("shared", Status.FEASIBLE, report)
 
 
-def _options(name: str, opts: PortfolioOptions) -> dict[str, Any]:
-    return {**DEFAULTS.get(name, {}), **_own(name, opts)}
-
-
-def _own(name: str, opts: PortfolioOptions) -> dict[str, Any]:
-    """The caller's options for one backend; ``special=False`` reaches every backend."""
-    off = not opts.special and "special" in SOLVERS.spec(name).options_class().names()
-    return {**({"special": False} if off else {}), **opts.backend_options.get(name, {})}
-
-
 def solve_portfolio(instance: Instance, run: Run | None = None,
                     options: PortfolioOptions | None = None) -> Result:
-    """Run ``backends`` in parallel (one thread each); ``optimal`` when any proves it.
+    """Run the members (quick ones first, in-process; then all in parallel, one thread
+    each); ``optimal`` when any proves it or a bound of one meets another's schedule.
 
-    ``backend_options``: options for each backend (see their solvers). ``quick``: first
-    try CP-SAT, then bnb (when among ``backends``), in-process for a few seconds each.
-    The run's hint is the warm start of every run.
+    ``backend_options``: options for each member (see their solvers); the run's hint (else
+    the template's start) is the start of every run.
     """
-    run = run or Run()
-    opts = options or PortfolioOptions()
-    if opts.special and (easy := at_once(instance, run, "portfolio")) is not None:
-        return easy
-    stats: dict[str, Any] = {}
-    results: dict[str, Result] = {}
-    hint = run.hint
-    if hint is not None:
-        results["hint"] = hint
-    # bnb first: it proves small clusters in milliseconds, and CP-SAT then starts from
-    # its schedule when it does not
-    quick = [b for b in ("bnb", "cpsat") if b == "cpsat" or b in opts.backends]
-    # Too short a limit for child interpreters: the in-process phases share all of it.
-    short = (not opts.deterministic and run.time_limit is not None
-             and run.time_limit < MIN_CHILD_S + 2 * QUICK_CAP_S)
-    if (opts.quick and not opts.deterministic) or short:
-        for pos, backend in enumerate(quick):
-            last = pos + 1 == len(quick)
-            share = (float(run.remaining(0.05) or 0.0) * (1.0 if last else 0.5) if short
-                     else QUICK_CAP_S if run.time_limit is None
-                     else min(QUICK_CAP_S, QUICK_SHARE * run.time_limit))
-            if run.stop.is_set():
-                break
-            try:  # the backends' own defaults here (two threads), not the children's
-                found = solve(instance, backend, time_limit=share, hint=hint, seed=run.seed,
-                              threads=run.threads, log=run.log, stop=run.stop,
-                              **_own(backend, opts))
-            except SolverError as exc:  # e.g. too large for bnb: its child run says so too
-                stats[f"quick_{backend}"] = f"{type(exc).__name__}: {exc}"
-                continue
-            stats[f"quick_{backend}"] = _brief(found)
-            if found.status == Status.OPTIMAL:
-                found.solver, found.runtime_s = "portfolio", run.elapsed()
-                found.stats.update(proved_by=f"quick {backend}",
-                                   **{k: v for k, v in stats.items() if k.startswith("quick")})
-                return found
-            if found.status == Status.FEASIBLE:
-                results[f"quick_{backend}"] = found
-                if hint is None or found.objective < hint.objective or (
-                        backend == "cpsat" and found.objective <= hint.objective):
-                    hint = found
-    left = run.remaining(floor=0.5)
-    if run.stop.is_set() or short or (left is not None and left < MIN_CHILD_S
-                                      and not opts.deterministic):
-        # stopped, or the quick phases used the limit (too short for children)
-        usable = {n: r for n, r in results.items() if r.status.has_schedule}
-        if not usable:
-            raise SolverError(f"portfolio: no schedule for {instance.name!r}: {stats}")
-        return _combine(instance, run, usable, stats)
-    doc = instance_to_dict(instance)
-    shared = {"seed": run.seed, "threads": 1, "log": run.log}
-    runs: dict[str, tuple[subprocess.Popen, threading.Thread, list]] = {}
-    done: queue.Queue[str] = queue.Queue()
-    # The report holds the instance (not picklable, and the child checks the hint anyway).
-    sent = None if hint is None else dataclasses.replace(hint, report=None)
-    # Deterministic runs end on their work limits; the wall clock is only a safety net
-    # (the parent's, below), and the result says when it had to act.
-    wall_deadline = (None if left is None or opts.deterministic
-                     else time.time() + max(0.5 * left, left - RETURN_S))
-    progress.report("portfolio", incumbent=None if hint is None else hint.objective,
-                    note=f"running {', '.join(opts.backends)}")
-    folder = tempfile.mkdtemp(prefix="hare-portfolio-")
-    board = SharedIncumbent(Path(folder) / "incumbent.pkl")
-    for name in opts.backends:
-        extra = ({"incumbent": str(board.path)} if "incumbent" in
-                 SOLVERS.spec(name).options_class().names() else {})
-        runs[name] = _start(name, doc, {**shared, "hint": sent},
-                            {**_options(name, opts), **extra}, done, wall_deadline)
-    deadline = None if left is None else time.perf_counter() + left
-    stopping: float | None = None  # when the children were asked to stop
-    try:
-        waiting = set(opts.backends)
-        while waiting:
-            now = time.perf_counter()
-            if stopping is None and (run.stop.is_set() or (deadline is not None
-                                                           and now >= deadline)):
-                for n in waiting:  # each returns its best schedule so far
-                    interrupt.kill_group(runs[n][0].pid, signal.SIGTERM)
-                stopping = now
-            if stopping is not None and now >= stopping + STOP_GRACE_S:
-                stats.update({f"{n}_error": "killed: no answer after being asked to stop"
-                              for n in waiting})
-                break
-            try:
-                name = done.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            waiting.discard(name)
-            kind, payload = runs[name][2][0]
-            if kind == "ok":
-                results[name] = payload
-                stats[name] = _brief(payload)
-                progress.report(name, incumbent=payload.objective, bound=payload.lower_bound,
-                                note=f"{name} done")
-                if not opts.deterministic and (payload.status == Status.OPTIMAL
-                                               or _met(results, board)):
-                    break  # proved: the other runs are no longer needed
-            else:
-                stats[f"{name}_error"] = payload
-        if opts.deterministic and stopping is not None and deadline is not None \
-                and stopping >= deadline:
-            stats["wall_clock_limited"] = True  # the safety net acted: not reproducible
-    finally:
-        for proc, thread, _ in runs.values():
-            interrupt.kill_group(proc.pid)  # the child's own children (CBC) too
-            interrupt.untrack(proc.pid)
-            thread.join(5)
-        posted = _from_board(instance, board, stats)
-        shutil.rmtree(folder, ignore_errors=True)
-    if posted is not None:
-        results["shared"] = posted
-    # Every instance has a schedule (run the tasks one by one), so "infeasible" is a bug.
-    usable = {n: r for n, r in results.items() if r.status.has_schedule}
-    if not usable and not any(r.status == Status.INFEASIBLE for r in results.values()):
-        # every backend failed or was killed: the start all of them began from
-        usable["start"] = best_start(instance, run.with_hint(hint))
-        stats["schedule_from_fallback"] = True
-    if not usable or any(r.status == Status.INFEASIBLE for r in results.values()):
-        raise SolverError(f"portfolio: no backend returned a schedule for {instance.name!r}: "
-                          f"{stats}")
-    return _combine(instance, run, usable, stats)
+    return run_exact(instance, run or Run(), options or PortfolioOptions(), PortfolioBackend())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,78 @@
+"""Interrupts inside the solvers' engines: ``lns`` (CP-SAT per step) and the MILP on CBC
+(a child process) stop on the first SIGINT/SIGTERM, keep their best schedule, and leave
+no process or temporary file; a CBC left by a driver killed with -9 dies with it, and
+its folder goes at the next CBC run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from test_faults import HARD, Cli, session
+
+from hare_opt.checker import check
+from hare_opt.io import load_instance, load_result
+from hare_opt.solvers.milp.backends import CBC_FOLDER, sweep_stale_folders
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(),
+                                reason="orphan detection reads /proc (Linux)")
+
+
+def _cbc_folders(pid: int) -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(f"{CBC_FOLDER}{pid}-*"))
+
+
+@pytest.mark.parametrize("args, sig, ready", [
+    (["--solver", "lns", "--time-limit", "120"], signal.SIGINT, "incumbent"),
+    (["--solver", "lns", "--time-limit", "120"], signal.SIGTERM, "incumbent"),
+    (["--solver", "milp", "--option", "backend=cbc", "--option", "special=false",
+      "--time-limit", "120"], signal.SIGINT, "MIP search"),
+    (["--solver", "milp", "--option", "backend=cbc", "--time-limit", "120"], signal.SIGTERM,
+     "MIP search"),
+])
+def test_first_signal_stops_the_engine_and_leaves_nothing(tmp_path, args, sig, ready):
+    out = tmp_path / "s.json"
+    cli = Cli("solve", str(HARD), *args, "--out", str(out))
+    cli.wait_for(lambda: any(ready in ln for ln in cli.lines))
+    time.sleep(1.0)  # inside the engine's search
+    t0 = time.perf_counter()
+    cli.signal(sig, "pid")
+    code = cli.finish(60)
+    took = time.perf_counter() - t0
+    assert code == 130, "".join(cli.lines)[-800:]
+    # generous: the goal (1 s) is measured by experiments/fuzz_cli.py, not here
+    assert took < 15, took
+    assert cli.orphans() == []
+    assert _cbc_folders(cli.proc.pid) == []
+    res = load_result(out)
+    report = check(load_instance(HARD), res.schedule)
+    assert res.status == "feasible" and report.feasible and report.objective == res.objective
+
+
+def test_kill9_of_a_cbc_driver_kills_cbc_and_its_folder_goes_next_time():
+    cli = Cli("solve", str(HARD), "--solver", "milp", "--option", "backend=cbc",
+              "--option", "lp_bound=false", "--time-limit", "120")
+    cli.wait_for(lambda: any("MIP search" in ln for ln in cli.lines))
+    deadline = time.time() + 30
+    while time.time() < deadline and not any("cbc" in cmd for _, cmd in session(cli.proc.pid)):
+        time.sleep(0.1)
+    assert any("cbc" in cmd for _, cmd in session(cli.proc.pid)), "CBC never started"
+    cli.signal(signal.SIGKILL, "pid")
+    assert cli.finish() == -signal.SIGKILL
+    assert cli.orphans(grace=5.0) == []  # CBC died with its parent
+    left = _cbc_folders(cli.proc.pid)
+    assert sweep_stale_folders() >= len(left)
+    assert _cbc_folders(cli.proc.pid) == []
+
+
+def test_a_live_process_keeps_its_cbc_folder():
+    mine = Path(tempfile.mkdtemp(prefix=f"{CBC_FOLDER}{os.getpid()}-"))
+    try:
+        sweep_stale_folders()
+        assert mine.exists()
+    finally:
+        mine.rmdir()
