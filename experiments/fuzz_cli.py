@@ -854,7 +854,7 @@ LAZY_CLAIM = """
 import os, re, subprocess, sys, pathlib
 root = pathlib.Path(sys.argv[1])
 text = (root / "docs" / "contributing.md").read_text()
-if not re.search(r"import(s)? lazily|lazy import", text):
+if not re.search(r"import(s)? lazily|lazy import|on first use", text):
     sys.exit(0)  # no claim
 out = subprocess.run([sys.executable, "-X", "importtime", "-m", "hare_opt.cli.main",
                       "--version"], capture_output=True, text=True, env=os.environ)

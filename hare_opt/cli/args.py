@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from hare_opt.model import OptionError
 
@@ -182,7 +183,8 @@ class _Deprecated(argparse.Action):
 def deprecated(parser: argparse.ArgumentParser, old: str, new: str) -> None:
     """Accept ``old`` as an alias of the option ``new`` for one release (hidden in --help)."""
     target = parser._option_string_actions[new]
+    typed: dict[str, Any] = {} if target.type is None else {"type": target.type}
     parser.add_argument(old, action=_Deprecated, dest=target.dest, nargs=target.nargs,
-                        type=target.type, metavar=target.metavar, choices=target.choices,
+                        metavar=target.metavar, choices=target.choices,
                         default=argparse.SUPPRESS, help=argparse.SUPPRESS, target=target,
-                        new=new)
+                        new=new, **typed)
