@@ -63,7 +63,7 @@ def _bnb(set_name: str, nodes: str) -> tuple[list[str], int]:
     """The instances of a set bnb leaves open within ``nodes`` nodes, and the set's size."""
     files = _set(set_name)
     open_ = [p.stem for p in files
-             if solve(load_instance(p), "bnb", node_limit=int(nodes)).status != "optimal"]
+             if solve(load_instance(p), "bnb", work_limit=int(nodes)).status != "optimal"]
     return open_, len(files)
 
 
