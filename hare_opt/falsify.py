@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from hare_opt.bounds import lower_bound
 from hare_opt.io import instance_from_dict, instance_to_dict
 from hare_opt.model import HareOptError, Instance, OptionError, Result
 from hare_opt.solvers import SolverError, claimed_factor, solve
+from hare_opt.util import interrupt
 
 TYPES = ("A", "B", "C")
 
@@ -71,8 +73,10 @@ class Finding:
     instance: Instance | None = None
     result: Result | None = None
     reference: float | None = None
-    ratio: float = 0.0
-    score: float = 0.0
+    ratio: float = 0.0           # the ratio of ``instance`` (the best-scoring one)
+    score: float = 0.0           # what the search climbed, on ``instance``
+    score_kind: str = "ratio"    # "ratio", or "relative" (ratio / claimed guarantee)
+    max_ratio: float = 0.0       # the highest ratio of any instance evaluated
     guarantee: float | None = None
     alpha: float | None = None
     evaluated: int = 0
@@ -243,45 +247,50 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
         raise OptionError(f"score must be 'relative' or 'ratio', got {score!r}")
     space = space or Space()
     rng = random.Random(seed)
-    best = Finding(solver, against)
+    best = Finding(solver, against, score_kind=score)
     current: tuple[float, dict] | None = None
     t0 = time.monotonic()
     bar = _bar(progress, iterations, budget)
     it = 0
-    while time.monotonic() - t0 < budget and (iterations is None or it < iterations):
-        it += 1
-        if current is None or rng.random() < restart:
-            data = random_candidate(rng, space, f"falsify-{solver}-s{seed}-i{it}")
-        else:
-            data = current[1]
-            for _ in range(rng.randint(1, 3)):
-                data = mutate(rng, data, space)
-            data["name"] = f"falsify-{solver}-s{seed}-i{it}"
-        inst = _valid(data, space)
-        try:
-            out = None if inst is None else evaluate(inst, solver, against, exact=exact,
-                                                     exact_time_limit=exact_time_limit,
-                                                     solver_time_limit=solver_time_limit,
-                                                     solver_options=solver_options)
-        except SolverError as exc:  # a bug in some solver: keep the instance, go on
-            best.errors.append((data, str(exc)))
-            out = None
-        if out is None:
-            best.skipped += 1
-        else:
-            best.evaluated += 1
-            assert inst is not None  # evaluated
-            ratio, ref, res = out
-            g = claimed_guarantee(inst, solver)
-            value = ratio / g if g and math.isfinite(g) and score == "relative" else ratio
-            if current is None or value >= current[0]:
-                current = (value, data)
-            if value > best.score:
-                best.instance, best.result, best.reference = inst, res, ref
-                best.ratio, best.score, best.guarantee = ratio, value, g
-                best.alpha = float(inst.alpha.max())
-        best.history.append(best.score)
-        _tick(bar, iterations, t0, best)
+    stop = threading.Event()  # Ctrl-C / SIGTERM: the search ends, the best so far is kept
+    with interrupt.watch(stop):
+        while (time.monotonic() - t0 < budget and (iterations is None or it < iterations)
+               and not stop.is_set()):
+            it += 1
+            if current is None or rng.random() < restart:
+                data = random_candidate(rng, space, f"falsify-{solver}-s{seed}-i{it}")
+            else:
+                data = current[1]
+                for _ in range(rng.randint(1, 3)):
+                    data = mutate(rng, data, space)
+                data["name"] = f"falsify-{solver}-s{seed}-i{it}"
+            inst = _valid(data, space)
+            try:
+                out = None if inst is None else evaluate(
+                    inst, solver, against, exact=exact, exact_time_limit=exact_time_limit,
+                    solver_time_limit=solver_time_limit, solver_options=solver_options)
+            except SolverError as exc:  # a bug in some solver: keep the instance, go on
+                best.errors.append((data, str(exc)))
+                out = None
+            if stop.is_set():
+                break  # a search cut short by the signal is no measurement
+            if out is None:
+                best.skipped += 1
+            else:
+                best.evaluated += 1
+                assert inst is not None  # evaluated
+                ratio, ref, res = out
+                best.max_ratio = max(best.max_ratio, ratio)
+                g = claimed_guarantee(inst, solver)
+                value = ratio / g if g and math.isfinite(g) and score == "relative" else ratio
+                if current is None or value >= current[0]:
+                    current = (value, data)
+                if value > best.score:
+                    best.instance, best.result, best.reference = inst, res, ref
+                    best.ratio, best.score, best.guarantee = ratio, value, g
+                    best.alpha = float(inst.alpha.max())
+            best.history.append(best.score)
+            _tick(bar, iterations, t0, best)
     if bar is not None:
         bar.close()
     return best
@@ -363,7 +372,15 @@ def _bar(progress: bool, iterations: int | None, budget: float):
 def _tick(bar, iterations: int | None, t0: float, best: Finding) -> None:
     if bar is None:
         return
-    claim = f" (claimed {best.guarantee:.3g})" if best.guarantee else ""
-    bar.set_postfix_str(f"worst ratio {best.ratio:.4f}{claim}", refresh=False)
+    bar.set_postfix_str(describe(best), refresh=False)
     # update() honours mininterval, so the bar redraws at most twice a second
     bar.update(1 if iterations is not None else min(bar.total, time.monotonic() - t0) - bar.n)
+
+
+def describe(f: Finding) -> str:
+    """What the search found, named by what it measured: under the relative score the
+    best instance is the one nearest to (or beyond) its claim, not the worst ratio."""
+    if f.score_kind == "relative" and f.guarantee is not None and math.isfinite(f.guarantee):
+        return (f"highest ratio / claim {f.score:.4f} (ratio {f.ratio:.4f}, claim "
+                f"{f.guarantee:.4g}); highest ratio seen {f.max_ratio:.4f}")
+    return f"worst ratio {f.ratio:.4f}"

@@ -365,3 +365,73 @@ def test_an_index_hint_is_used_only_when_it_names_the_same_ids():
         assert check(inst, sched).objective == rep.objective
     finally:
         module._lookup = original
+
+# --- the header of a schedule file, against its tasks ----------------------------------
+
+HEADER_LIES = [
+    ({"status": "unknown"}, "says there is no schedule"),
+    ({"status": "infeasible"}, "every valid instance has a schedule"),
+    ({"objective": 16}, "but the tasks score 17"),
+    ({"lower_bound": 18}, "exceeds 17"),
+    ({"lower_bound": 16, "status": "optimal"}, "is its own bound"),
+    ({"instance": "other"}, "'instance' is 'other'"),
+    ({"runtime_s": -1}, "negative"),
+]
+
+
+@pytest.mark.parametrize("change, says", HEADER_LIES)
+def test_check_refuses_a_header_that_contradicts_its_tasks(tmp_path, change, says):
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from hare_opt.cli.main import main
+
+    doc = json.loads((INSTANCES / "fig1" / "c.schedule.json").read_text())
+    doc.update({"status": "feasible", "objective": 17, "lower_bound": 15}, **change)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["check", str(INSTANCES / "fig1.json"), str(path), "--json"])
+    report = json.loads(out.getvalue())
+    assert code == 1 and report["feasible"] is True  # the tasks are fine; the header is not
+    assert any(says in line for line in report["header"]), report["header"]
+
+
+@given(instances(max_gpus=3, max_jobs=3), st.sampled_from(["wspt", "hare", "bnb"]))
+def test_every_file_a_solver_writes_has_a_true_header(inst, solver):
+    import json
+
+    from hare_opt.checker import check_header
+    from hare_opt.io import dumps_result, result_from_dict
+    from hare_opt.solvers import solve
+
+    back = result_from_dict(json.loads(dumps_result(solve(inst, solver, time_limit=5))))
+    assert check_header(inst, back, check(inst, back.schedule)) == []
+
+
+def test_committed_schedule_files_have_true_headers():
+    from hare_opt.checker import check_header
+
+    for path in sorted(INSTANCES.rglob("*.schedule.json")):
+        inst_path = path.with_name(path.name.replace(".schedule.json", ".json"))
+        if not inst_path.exists():  # instances/fig1/a.schedule.json is for instances/fig1.json
+            inst_path = path.parent.with_suffix(".json")
+        inst, res = load_instance(inst_path), load_result(path)
+        report = check(inst, res.schedule)
+        assert report.feasible and check_header(inst, res, report) == [], path
+
+
+@pytest.mark.parametrize("field", ["objective", "lower_bound", "runtime_s"])
+def test_a_header_number_that_json_has_not_is_refused(tmp_path, field):
+    import json
+    import math
+
+    from hare_opt.model import ScheduleError
+
+    doc = json.loads((INSTANCES / "fig1" / "c.schedule.json").read_text())
+    doc[field] = math.nan  # Python writes NaN; JSON has no such number
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    with pytest.raises(ScheduleError, match=f"'{field}': must be a finite number"):
+        load_result(tmp_path / "s.json")

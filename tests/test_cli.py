@@ -233,3 +233,45 @@ def test_bound_text_output_prints_every_line(name):
     code, out, err = run(["bound", str(path), "--no-lp"])
     assert code == 0 and not err, err
     assert "approx_factor" in out and "approx_terms          theta" in out
+
+
+# --- one vocabulary across commands -----------------------------------------------------
+
+def test_the_option_example_in_solve_help_runs():
+    import re
+
+    buf = io.StringIO()
+    with redirect_stdout(buf), pytest.raises(SystemExit):
+        main(["solve", "--help"])
+    text = " ".join(buf.getvalue().split())
+    example = re.search(r"e\.g\. ((?:--solver \S+ )?--option \S+(?: --option \S+)*)", text)
+    assert example, "solve --help has no --option example"
+    code, out, err = run(["solve", str(FIG1), *example.group(1).split()])
+    assert code == 0, err
+
+
+def test_generate_paper_takes_a_named_cluster_and_the_reproductions_regime(tmp_path):
+    from hare_opt.generators import TESTBED, get_regime, paper_instance
+
+    out = tmp_path / "p.json"
+    code, _, err = run(["generate", "paper", "--cluster", "testbed", "--regime", "paper",
+                        "--jobs", "3", "--seed", "4", "--out", str(out)])
+    assert code == 0, err
+    reg = get_regime("paper")
+    expected = paper_instance(4, 3, TESTBED, regime="paper",
+                              mean_interarrival=reg.mean_interarrival(15))
+    assert load_instance(out).jobs == expected.jobs
+
+
+def test_simulate_runs_the_regime_reproduce_uses():
+    # reproduce's simulate cells (sweeps.cells.simulate_paper) and simulate --regime paper
+    # see the same workload, so their figures agree.
+    from hare_opt.sweeps.cells import simulate_paper
+
+    code, out, err = run(["simulate", "--workload", "paper", "--regime", "paper", "--jobs",
+                          "4", "--seed", "3", "--policies", "gavel-fifo", "--json",
+                          "--no-progress"])
+    assert code == 0, err
+    row = simulate_paper(seed=3, policies=["gavel-fifo"], n_jobs=4)[0]
+    assert json.loads(out)["gavel-fifo"]["total_weighted_jct"] / 1000 == pytest.approx(
+        row["total_weighted_jct_s"])

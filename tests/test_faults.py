@@ -58,10 +58,10 @@ class Cli:
         raise AssertionError("condition not met in time")
 
     def signal(self, sig: int, target: str) -> None:
-        if target == "group":  # what a terminal's Ctrl-C does
-            os.killpg(self.proc.pid, sig)
-        else:
+        if target in ("pid", "twice"):
             os.kill(self.proc.pid, sig)
+        if target in ("group", "twice"):  # group: what a terminal's Ctrl-C does
+            os.killpg(self.proc.pid, sig)
 
     def finish(self, timeout: float = 60.0) -> int:
         code = self.proc.wait(timeout)
@@ -79,6 +79,16 @@ class Cli:
                         os.kill(pid, signal.SIGKILL)
                 return [cmd for _, cmd in alive]
             time.sleep(0.2)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a live process has used: a clock that a loaded machine
+    does not stretch."""
+    try:
+        rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def session(sid: int) -> list[tuple[int, str]]:
@@ -130,6 +140,65 @@ def test_signal_returns_the_best_schedule_and_leaves_no_process(tmp_path, solver
     assert any(f"stopped by {signal.Signals(sig).name}" in ln for ln in cli.lines)
 
 
+@pytest.mark.parametrize("solver", ["cpsat", "bnb"])
+def test_a_group_wide_signal_is_one_interrupt(tmp_path, solver):
+    # ``timeout`` and ``kill -- -PGID`` deliver a signal to the process twice (directly and
+    # through its group): that is one interrupt, so the schedule is kept, not dropped.
+    out = tmp_path / "s.json"
+    cli = Cli("solve", str(HARD), "--solver", solver, "--out", str(out))
+    cli.wait_for(lambda: any("incumbent" in ln for ln in cli.lines))
+    cli.signal(signal.SIGTERM, "pid")
+    cli.signal(signal.SIGTERM, "group")
+    assert cli.finish(60) == 130
+    text = "".join(cli.lines)
+    assert "interrupted again" not in text and "stopped by SIGTERM" in text
+    res = load_result(out)
+    assert res.status == "feasible" and check(load_instance(HARD), res.schedule).feasible
+
+
+def test_falsify_stops_on_a_signal_and_keeps_its_best(tmp_path):
+    # Each solve of the search stops on a signal; the search itself must stop too, not
+    # go on evaluating stopped solves until its budget is spent.
+    out = tmp_path / "worst.json"
+    cli = Cli("falsify", "--solver", "hare", "--budget", "600", "--seed", "2", "--out", str(out))
+    cli.wait_for(lambda: cpu_seconds(cli.proc.pid) > 6.0)  # imports done, searching
+    cli.signal(signal.SIGINT, "group")
+    assert cli.finish(60) == 130  # far from the 600 s budget
+    assert load_result(out.with_suffix(".schedule.json")).status.has_schedule
+    assert check(load_instance(out), load_result(out.with_suffix(".schedule.json"))
+                 .schedule).feasible
+
+
+#: ``hare-opt ARGS`` with a signal sent to itself while a command module is imported
+#: (start-up: most of it is imports), optionally with that import then failing the way
+#: an extension module cut short by Ctrl-C fails.
+STARTUP = """
+import importlib, os, signal, sys
+import hare_opt.cli.main as cli
+real, sig, fail = importlib.import_module, int(sys.argv[1]), sys.argv[2] == "fail"
+def hooked(name, *args, **kwargs):
+    if name == "hare_opt.cli.commands.solve":
+        os.kill(os.getpid(), sig)
+        if fail:
+            raise ImportError("initialization failed")
+    return real(name, *args, **kwargs)
+importlib.import_module = hooked
+sys.argv = ["hare-opt", "solve", sys.argv[3], "--solver", "cpsat"]
+sys.exit(cli.main())
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("how", ["plain", "fail"])
+def test_a_signal_during_start_up_exits_130_in_one_line(sig, how):
+    out = subprocess.run([sys.executable, "-c", STARTUP, str(int(sig)), how,
+                          str(ROOT / "instances" / "fig1.json")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 130, out.stderr[-800:]
+    assert out.stderr.splitlines() == [f"hare-opt solve: interrupted by {sig.name}"]
+    assert out.stdout == ""
+
+
 def test_kill9_of_the_portfolio_leaves_no_backend_alive():
     cli = Cli("solve", str(HARD), "--solver", "portfolio")
     cli.wait_for(lambda: any("running" in ln for ln in cli.lines))
@@ -177,6 +246,7 @@ def _saved(folder: Path) -> int:
 
 @pytest.mark.parametrize("executor, sig, target", [
     ("local", signal.SIGINT, "group"),
+    ("local", signal.SIGTERM, "twice"),     # as ``timeout`` sends it: pid, then the group
     ("local", signal.SIGKILL, "pid"),
     ("dask", signal.SIGTERM, "pid"),
     ("dask", signal.SIGKILL, "pid"),
@@ -190,13 +260,14 @@ def test_driver_stopped_or_killed_then_resumed_gives_the_same_rows(tmp_path, exe
 
     run_sweep(Sweep.load(cfg), ref, workers=1, progress=False)
     out = tmp_path / "out"
-    args = ("sweep", str(cfg), "--out", str(out), "--executor", executor, "--workers", "2",
+    args = ("sweep", str(cfg), "--out-dir", str(out), "--executor", executor, "--workers", "2",
             "--no-progress")
     cli = Cli(*args)
     cli.wait_for(lambda: (out / "cells" / "slow").is_dir() and _saved(out) >= 2)
     cli.signal(sig, target)
     code = cli.finish(60)
     assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 130)
+    assert "interrupted again" not in "".join(cli.lines)
     assert cli.orphans(grace=5.0) == []
     assert 2 <= _saved(out) < 12, "the signal should land midway"
     again = Cli(*args)
@@ -210,16 +281,16 @@ def test_reproduce_stopped_then_resumed_gives_the_same_tables(tmp_path):
     args = ["reproduce", "--quick", "--only", "ours-bounds", "--workers", "2",
             "--no-progress"]
     ref = tmp_path / "ref"
-    assert subprocess.run([sys.executable, "-m", "hare_opt.cli.main", *args, "--out",
+    assert subprocess.run([sys.executable, "-m", "hare_opt.cli.main", *args, "--out-dir",
                            str(ref)], cwd=ROOT, capture_output=True).returncode == 0
     out = tmp_path / "out"
-    cli = Cli(*args, "--out", str(out))
+    cli = Cli(*args, "--out-dir", str(out))
     cli.wait_for(lambda: len(list((out / ".cells").glob("*.json"))) >= 3
                  if (out / ".cells").is_dir() else False)
     cli.signal(signal.SIGTERM, "pid")
     assert cli.finish(60) == 130
     assert cli.orphans() == []
-    again = Cli(*args, "--out", str(out))
+    again = Cli(*args, "--out-dir", str(out))
     assert again.finish(600) == 0
     assert (out / "ours-bounds.csv").read_text() == (ref / "ours-bounds.csv").read_text()
 

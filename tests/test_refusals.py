@@ -111,11 +111,66 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("argv", CASES, ids=lambda a: " ".join(a)[:60])
+# Options that used to be ignored or checked only after the work: refused before it.
+LATE = [
+    ["bound", FIG1, "--strong", "--strong-time-limit", "0"],
+    ["bound", FIG1, "--strong", "--strong-time-limit", "nan"],
+    ["bound", FIG1, "--strong-time-limit", "5"],            # without --strong: ignored before
+    ["reproduce", "--only", "fig1", "--executor", "local", "--address", "tcp://127.0.0.1:8786"],
+    ["reproduce", "--only", "fig1", "--executor", "dask", "--address", "not-a-url"],
+    ["reproduce", "--only", "fig1", "--executor", "dask", "--address", "tcp://127.0.0.1:1"],
+    ["falsify", "--solver", "hare", "--exact", "wspt"],       # proves nothing: burnt the budget
+    ["falsify", "--solver", "hare", "--against", "bound", "--exact", "milp"],
+    ["falsify", "--solver", "hare", "--types", "4"],
+    ["simulate", "--workload", "paper", "--cluster", "V100:1000000000"],   # hung before
+    ["simulate", "--workload", "paper", "--cluster", "V100:60000,T4:60000"],
+    ["generate", "paper", "--cluster", "V100:1000000000", "--out", "x.json"],
+    ["simulate", "--instance", FIG1, "--jobs", "5"],          # the file fixes the jobs
+    ["simulate", "--instance", FIG1, "--regime", "paper"],
+    ["simulate", "--workload", "random", "--regime", "paper"],
+    ["solve", FIG1, "--out", "/dev/zero"],
+    ["plot", FIG1, FIG1_C, "--out", "-"],
+]
+
+
+@pytest.mark.parametrize("argv", CASES + LATE, ids=lambda a: " ".join(a)[:60])
 def test_bad_arguments_are_refused_in_one_line(argv, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing may be written; if it were, not in the repo
     refused(argv)
     assert not any(tmp_path.iterdir())
+
+
+def test_falsify_refuses_its_outputs_before_the_search(tmp_path, monkeypatch):
+    import hare_opt.cli.commands.falsify as cmd
+
+    def search(*args, **kwargs):
+        raise AssertionError("the search started")
+
+    monkeypatch.setattr(cmd, "falsify", search)
+    (tmp_path / "worst.schedule.json").mkdir()  # a file the command would write is a folder
+    for out in (str(tmp_path), str(tmp_path / "worst.json"), "/dev/null", "-"):
+        refused(["falsify", "--solver", "hare", "--budget", "600", "--no-progress", "--out", out])
+
+
+def test_bare_command_says_why_it_exits_2():
+    code, out, err = run([])
+    assert code == 2 and "usage: hare-opt" in out
+    assert err.splitlines() == ["hare-opt: error: a command is required (see 'hare-opt --help')"]
+
+
+@pytest.mark.parametrize("old, new, argv", [
+    ("--quiet", "--no-progress", ["solve", FIG1, "--solver", "wspt"]),
+    ("--summary-json", "--json", ["simulate", "--instance", FIG1, "--no-progress"]),
+])
+def test_old_spellings_work_for_one_release_with_a_notice(old, new, argv):
+    code, out, err = run([*argv, old])
+    assert code == 0 and err.splitlines() == [
+        f"hare-opt {argv[0]}: warning: {old} is deprecated, use {new} (the old spelling goes "
+        "in the next release)"]
+    def steady(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if "runtime" not in ln]
+
+    assert steady(run([*argv, new])[1]) == steady(out)  # the same under the new spelling
 
 
 @pytest.mark.parametrize("name", ["t.csv.gz", "t.csv.bz2", "t.csv.xz", "t.csv.zip",
@@ -145,7 +200,7 @@ def test_trace_with_a_generated_workload_is_refused(files):
                                         ("unknown.toml", "bogus"),
                                         ("negative.toml", "seeds")])
 def test_bad_sweep_configs_are_refused_before_any_cell(files, name, word, tmp_path):
-    line = refused(["sweep", files[name], "--out", str(tmp_path / "o"), "--no-progress"])
+    line = refused(["sweep", files[name], "--out-dir", str(tmp_path / "o"), "--no-progress"])
     assert word in line
     assert not (tmp_path / "o").exists()
 

@@ -26,7 +26,7 @@ def test_summary_json_matches_the_library(capsys, tmp_path):
     path = str(ROOT / FIG1)
     out_csv = tmp_path / "jobs.csv"
     code, out, _ = run_cli(["simulate", "--instance", path, "--policies", "hare,hlas,srtf",
-                            "--summary-json", "--out", str(out_csv), "--no-progress"], capsys)
+                            "--json", "--out", str(out_csv), "--no-progress"], capsys)
     assert code == 0
     summary = json.loads(out)
     assert list(summary) == ["hare", "hlas", "srtf"]

@@ -132,17 +132,31 @@ def test_sweep_command_runs_and_resumes(tmp_path, capsys):
     cfg = tmp_path / "s.toml"
     cfg.write_text('name = "cli"\nfn = "arith"\nseeds = 2\n[grid]\nn = [5, 6]\n')
     out = tmp_path / "out"
-    assert main(["sweep", str(cfg), "--out", str(out), "--no-progress"]) == 0
+    assert main(["sweep", str(cfg), "--out-dir", str(out), "--no-progress"]) == 0
     first = (out / "cli.csv").read_text()
     assert len(first.strip().splitlines()) == 1 + 4
-    assert main(["sweep", str(cfg), "--out", str(out), "--no-progress"]) == 0
+    assert main(["sweep", str(cfg), "--out-dir", str(out), "--no-progress"]) == 0
     assert (out / "cli.csv").read_text() == first
     bad = tmp_path / "bad.toml"
     bad.write_text('fn = "arith"\nnope = 1\n')
     capsys.readouterr()
-    assert main(["sweep", str(bad), "--out", str(out), "--no-progress"]) == 2
+    assert main(["sweep", str(bad), "--out-dir", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nope" in err[0]
+
+
+def test_sweep_command_with_failed_cells_exits_1_and_keeps_the_others(tmp_path, capsys):
+    # Failed cells are not a refusal (2: nothing done): the others were computed and kept.
+    from hare_opt.cli.main import main
+
+    cfg = tmp_path / "f.toml"
+    cfg.write_text('name = "f"\nfn = "arith"\nseeds = 3\n[fixed]\nfail_seed = 1\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(cfg), "--out-dir", str(out), "--workers", "1",
+                 "--no-progress"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "1 of 3 cells failed" in err[0] and "retries" in err[0]
+    assert len(list((out / "cells" / "f").glob("*.json"))) == 2
 
 
 def test_committed_configs_are_valid():

@@ -2,8 +2,10 @@
 path checked before any work, each refusal one line naming the option.
 
 argparse calls these as ``type=``; an ``ArgumentTypeError`` becomes the one-line usage
-error of ``hare_opt.cli.main.Parser``. ``check_output`` refuses an output path that is
-an input of the same command or an existing folder.
+error of ``hare_opt.cli.main.Parser``. ``check_output`` and ``check_folder`` refuse an
+output that cannot or must not be written (an input of the same command, a folder for
+a file, a special file) before any work. ``deprecated`` keeps an old option spelling
+for one release.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from hare_opt.model import OptionError
 
@@ -29,7 +33,7 @@ def number(*, lo: float | None = None, hi: float | None = None, lo_open: bool = 
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
         if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected a finite {what}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {what}, finite, got {text!r}")
         if lo is not None and (value <= lo if lo_open else value < lo):
             raise argparse.ArgumentTypeError(f"expected {what} {'>' if lo_open else '>='} "
                                              f"{lo:g}, got {text!r}")
@@ -74,12 +78,28 @@ def path(text: str) -> str:
 
 
 def names(text: str) -> list[str]:
-    """A comma-separated list with at least one name."""
+    """A comma-separated list with at least one name, none twice."""
     out = [s.strip() for s in text.split(",") if s.strip()]
     if not out:
         raise argparse.ArgumentTypeError(f"expected one or more comma-separated names, got "
                                          f"{text!r}")
+    twice = sorted({n for n in out if out.count(n) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"{', '.join(twice)} listed twice in {text!r}")
     return out
+
+
+def cluster(text: str) -> str:
+    """A cluster spec or name (``testbed``, ``V100:8,T4:4``), checked and counted before
+    any GPU is made."""
+    from hare_opt.generators.clusters import parse_cluster
+    from hare_opt.model import HareOptError
+
+    try:
+        parse_cluster(text)
+    except HareOptError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("field 'cluster': ")) from None
+    return text
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -90,15 +110,81 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike | None],
-                 option: str = "--out", owner: str = "command") -> Path:
-    """``out`` as a Path, refused when it is one of ``inputs`` (an output never replaces
-    an input) or an existing folder."""
+                 option: str = "--out", owner: str = "command", *,
+                 streams: bool = True) -> Path:
+    """``out`` as a Path, refused before any work when it is one of ``inputs`` (an output
+    never replaces an input), a folder, a special file (``hare_opt.io.output`` decides),
+    or in a folder that cannot be written. ``streams=False``: only a file will do (the
+    command writes several files named after it)."""
+    from hare_opt.io.output import OutputError, destination, writable
+
     p = Path(out)
     for src in inputs:
-        if src is not None and (_same(p, Path(src)) or p.resolve() == Path(src).resolve()):
+        # realpath, not Path.resolve: a symlink loop is an unusable output, not a crash
+        if src is not None and (_same(p, Path(src))
+                                or os.path.realpath(p) == os.path.realpath(src)):
             raise OptionError(f"{str(out)!r} is also an input of this command; write the "
                               "output elsewhere", option=option, owner=owner)
     if p.is_dir():
         raise OptionError(f"{str(out)!r} is a folder; give a file name", option=option,
                           owner=owner)
+    try:
+        dest = destination(out)
+        if not streams and not dest.is_file:
+            raise OutputError(f"{str(out)!r}: this command writes files named after it; "
+                              "give a file name")
+        writable(dest, str(out))
+    except OutputError as exc:
+        raise OptionError(str(exc), option=option, owner=owner) from None
     return p
+
+
+def check_folder(folder: str | os.PathLike, option: str = "--out-dir",
+                 owner: str = "command") -> Path:
+    """An output folder: refused before any work when it is a file or cannot be made."""
+    p = Path(folder)
+    probe = p
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe == p and not p.is_dir():
+        raise OptionError(f"{str(folder)!r} is not a folder", option=option, owner=owner)
+    if not probe.is_dir():
+        raise OptionError(f"{str(folder)!r}: {probe} is not a folder", option=option,
+                          owner=owner)
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise OptionError(f"{str(folder)!r}: cannot write in {probe}", option=option,
+                          owner=owner)
+    return p
+
+
+def uses_stdout(out: str | os.PathLike | None) -> bool:
+    """Whether an ``--out`` value is standard output (the command's own lines then go to
+    stderr, so that stdout holds the output alone)."""
+    from hare_opt.io.output import STDOUT
+
+    return out is not None and os.fspath(out) in STDOUT
+
+
+class _Deprecated(argparse.Action):
+    """An old spelling of an option: does what the new one does, after one line on stderr."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, target: argparse.Action,
+                 new: str, **kw) -> None:
+        super().__init__(option_strings, dest, **kw)
+        self.target, self.new = target, new
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values, option_string: str | None = None) -> None:
+        print(f"{parser.prog}: warning: {option_string} is deprecated, use {self.new} (the "
+              "old spelling goes in the next release)", file=sys.stderr)
+        self.target(parser, namespace, values, self.new)
+
+
+def deprecated(parser: argparse.ArgumentParser, old: str, new: str) -> None:
+    """Accept ``old`` as an alias of the option ``new`` for one release (hidden in --help)."""
+    target = parser._option_string_actions[new]
+    typed: dict[str, Any] = {} if target.type is None else {"type": target.type}
+    parser.add_argument(old, action=_Deprecated, dest=target.dest, nargs=target.nargs,
+                        metavar=target.metavar, choices=target.choices,
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, target=target,
+                        new=new, **typed)

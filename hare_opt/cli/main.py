@@ -67,6 +67,8 @@ def _import_command(module: str, name: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
+        if interrupt.requested() is not None:
+            raise KeyboardInterrupt from None  # cut short by a signal, not missing
         reason = f"command unavailable ({exc})"
 
         def run(args: argparse.Namespace) -> int:
@@ -133,49 +135,100 @@ def _quiet_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``hare-opt`` (``argv``: the arguments; None: this process's command line).
+
+    The signal discipline is installed before anything else (the command's imports take
+    most of start-up), so an interrupt at any moment from here on gives exit 130 and one
+    line.
+    """
+    # argv None: this process's own command line, and the process ends after it: once the
+    # output is flushed and the status decided, signals no longer change it.
+    with interrupt.handling("soft", final=argv is None):
+        try:
+            code = _run(argv)
+        except KeyboardInterrupt:
+            sig = interrupt.requested()
+            what = signal.Signals(sig).name if sig else "SIGINT"
+            print(f"{_usage_prefix(argv)}: interrupted by {what}", file=sys.stderr)
+            code = interrupt.EXIT_INTERRUPTED
+        if argv is None:  # the process ends next: what it printed must not be lost
+            code = _flush(code)
+    return code
+
+
+def _flush(code: int) -> int:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_PIPE
+    except (OSError, ValueError):
+        pass
+    return code
+
+
+def _run(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     if words == ["--version"]:  # answered before any command module loads
         from hare_opt import __version__
 
         print(f"hare-opt {__version__}")
         return 0
-    parser = build_parser(words, lazy=True)
+    try:
+        parser = build_parser(words, lazy=True)
+    except Exception:
+        if interrupt.requested() is not None:
+            raise KeyboardInterrupt from None
+        raise
     try:
         args = parser.parse_args(argv)
-    except UsageError as exc:
+    except HareOptError as exc:  # UsageError, or a deprecated spelling's own complaint
         print(f"{_usage_prefix(argv)}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if not hasattr(args, "_run"):  # bare ``hare-opt``: the list of commands
+    if not hasattr(args, "_run"):  # bare ``hare-opt``: the list of commands, and why 2
         parser.print_help()
+        print("hare-opt: error: a command is required (see 'hare-opt --help')",
+              file=sys.stderr)
         return EXIT_USAGE
     name = f"hare-opt {args.command}"
     try:
-        with interrupt.handling("soft"):
-            code = int(args._run(args) or 0)
-            sig = interrupt.requested()
-            if sig is not None:
-                print(f"{name}: stopped by {signal.Signals(sig).name}", file=sys.stderr)
-                return interrupt.EXIT_INTERRUPTED
-            return code
+        code = int(args._run(args) or 0)
+        sig = interrupt.requested()
+        if sig is not None:
+            print(f"{name}: stopped by {signal.Signals(sig).name}", file=sys.stderr)
+            return interrupt.EXIT_INTERRUPTED
+        return code
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_PIPE
-    except HareOptError as exc:
-        print(f"{name}: error: {exc}{_pointer(exc)}", file=sys.stderr)
-        return EXIT_USAGE
-    except MemoryError:
+    except Exception as exc:
+        if interrupt.requested() is not None:
+            # Whatever failed after a signal failed because of it (a library cut short
+            # in its own set-up says "initialization failed"): report the interrupt.
+            raise KeyboardInterrupt from None
+        return _refusal(name, exc)
+
+
+def _refusal(name: str, exc: Exception) -> int:
+    """One line on stderr for an error a user can act on; anything else is a bug, and
+    its traceback is the report."""
+    if isinstance(exc, HareOptError):
+        text = _one_line(exc).removeprefix(f"{name.split()[-1]}: ")  # said once is enough
+        print(f"{name}: error: {text}{_pointer(exc)}", file=sys.stderr)
+    elif isinstance(exc, MemoryError):
         print(f"{name}: error: out of memory (instance or option too large; limits: "
               f"{SPEC})", file=sys.stderr)
-        return EXIT_USAGE
-    except (OSError, ValueError, OverflowError) as exc:
-        # Files that cannot be written, numbers a user typed wrong: one line, no traceback.
-        print(f"{name}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        sig = interrupt.requested()
-        what = signal.Signals(sig).name if sig else "SIGINT"
-        print(f"{name}: interrupted by {what}", file=sys.stderr)
-        return interrupt.EXIT_INTERRUPTED
+    elif isinstance(exc, (OSError, ValueError, OverflowError)):
+        # Files that cannot be written, numbers a user typed wrong.
+        print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
+    else:
+        raise exc
+    return EXIT_USAGE
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error message as one line (a backend's message may span several)."""
+    return " ".join(str(exc).split("\n")).strip() or type(exc).__name__
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,10 +9,11 @@ no model names, so it runs with its own overheads (``instance``) or none.
 
 from __future__ import annotations
 
-from hare_opt.generators.clusters import TESTBED, parse_cluster
+from hare_opt.generators.clusters import parse_cluster
 from hare_opt.generators.paper import build_instance, paper_jobs
 from hare_opt.generators.philly import philly_jobs_to_specs
 from hare_opt.generators.random_gen import random_instance
+from hare_opt.generators.regimes import get_regime
 from hare_opt.io.philly import load_philly_jobs
 from hare_opt.model import Instance, OptionError
 
@@ -34,13 +35,17 @@ def instance_switching(instance: Instance, switching: str | None) -> Instance:
 
 def workload_instance(workload: str, *, seed: int = 0, n_jobs: int = 40,
                       cluster: str = "testbed", switching: str = "hare",
-                      trace: str | None = None, **job_options) -> Instance:
+                      trace: str | None = None, regime: str | None = None,
+                      **job_options) -> Instance:
     """A generated workload bound to ``cluster`` (``testbed`` or a spec like ``V100:8,T4:4``).
 
     ``paper``: the paper-like generator (Poisson arrivals); ``philly``: a window of
     the Philly trace in ``trace`` (its submit times and sizes), or without a file
     the Philly-derived arrival and duration tables shipped in hare_opt/data;
     ``random``: ``random_instance`` with releases, on the cluster's GPU types.
+    ``regime`` (paper and philly; ``hare_opt.generators.regimes``): the task size, time
+    unit, job lengths and arrival rate by cluster size that the reproduction's cells
+    use; None keeps the compressed regime's defaults with the testbed's arrival rate.
     """
 
     if workload not in WORKLOADS:
@@ -49,8 +54,15 @@ def workload_instance(workload: str, *, seed: int = 0, n_jobs: int = 40,
     if switching not in SWITCHING:
         raise OptionError(f"must be one of {', '.join(SWITCHING)} for a generated workload, "
                           f"got {switching!r}", option="switching", owner="simulate")
-    gpus = parse_cluster(TESTBED if cluster == "testbed" else cluster)
+    gpus = parse_cluster(cluster)
     name = f"{workload}-s{seed}-n{n_jobs}"
+    if regime is not None:
+        if workload == "random":
+            raise OptionError("applies to the paper and philly workloads only",
+                              option="regime", owner="simulate")
+        reg = get_regime(regime)
+        job_options = {"rounds": reg.rounds,
+                       "mean_interarrival": reg.mean_interarrival(len(gpus)), **job_options}
     if workload == "random":
         types = tuple(dict.fromkeys(g.type for g in gpus))
         inst = random_instance(seed, n_jobs=n_jobs, n_gpus=len(gpus), gpu_types=types,
@@ -62,4 +74,5 @@ def workload_instance(workload: str, *, seed: int = 0, n_jobs: int = 40,
     else:
         arrival = "trace" if workload == "philly" else "poisson"
         specs = paper_jobs(seed, n_jobs, arrival=arrival, **job_options)
-    return build_instance(specs, gpus, switching=switching, name=name)
+    return build_instance(specs, gpus, switching=switching, name=name,
+                          regime=regime or "compressed")

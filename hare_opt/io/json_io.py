@@ -2,7 +2,7 @@
 
 Parsing is strict: unknown keys, wrong types and missing fields are errors
 that name the field and the job or GPU. Writing is canonical and atomic
-(temporary file, then rename), so an interrupted save never leaves half a file.
+(``hare_opt.io.output``), so an interrupted save never leaves half a file.
 """
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hare_opt.io.output import atomic_write_text
 from hare_opt.model import GPU, STATUSES, Instance, InstanceError, Job, Result, Schedule
 from hare_opt.model.errors import ScheduleError
 
@@ -52,8 +53,25 @@ def _make(err: type[Exception], message: str, field: str | None, owner: str | No
     return err(f"{prefix}: {message}" if prefix else message)
 
 
+def endless(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as a file to its end (a device node such as /dev/zero
+    or /dev/urandom never ends; a socket is not a file), or None. Pipes are fine."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # the read itself says what is wrong
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device node, not a file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a file"
+    return None
+
+
 def read_json(path: str | Path, err: type[Exception]) -> Any:
     """Parse a JSON file; every failure is one ``err`` naming the file (and the line)."""
+    why = endless(path)
+    if why:
+        raise err(f"{path}: {why}")
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
@@ -147,27 +165,6 @@ def _dump_lines(header: dict[str, Any], list_key: str, rows: list[str]) -> str:
         f"{head}{sep}  \"{list_key}\": []\n}}\n"
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write via a temporary file in the same folder, then rename: all or nothing."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def dumps_instance(instance: Instance) -> str:
     d = instance_to_dict(instance)
     jobs = d.pop("jobs")
@@ -187,8 +184,10 @@ def save_instance(instance: Instance, path: str | Path) -> None:
 def _number(x: Any, field: str) -> float | None:
     if x is None:
         return None
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise ScheduleError(f"schedule: field '{field}': must be a number or null, got {x!r}")
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        # Python's reader takes NaN and Infinity, which JSON does not have
+        raise ScheduleError(f"schedule: field '{field}': must be a finite number or null, "
+                            f"got {x!r}")
     return x
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hare_opt.io.json_io import endless
 from hare_opt.model import HareOptError
 
 _ALIASES = {
@@ -59,6 +60,9 @@ def load_philly_jobs(path: str | Path) -> pd.DataFrame:
 
     Extra columns (e.g. ``cluster``) are kept. Rows keep the file's order.
     """
+    why = endless(path)
+    if why:
+        raise TraceError(f"{path}: {why}")
     try:
         df = pd.read_csv(path)
     except FileNotFoundError:

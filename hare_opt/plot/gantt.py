@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
+from hare_opt.io.output import atomic_path
 from hare_opt.model import Instance, Schedule, ScheduleError
 
 MAX_TICK_ROWS = 40     # GPU ids as tick labels up to this many rows
@@ -172,10 +173,10 @@ def _label_bars(ax: Axes, instance: Instance, schedule: Schedule, color: np.ndar
 
 
 def save_gantt(instance: Instance, schedule: Schedule, path: str | Path, *,
-               title: str | None = None, dpi: int = 120) -> Path:
-    """Draw and write the chart; the format follows the suffix (png, svg, pdf)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+               title: str | None = None, dpi: int = 120, fmt: str | None = None) -> Path:
+    """Draw and write the chart, all or nothing; the format follows the suffix (png, svg,
+    pdf) unless ``fmt`` names it (for /dev/null or standard output, which have none)."""
     fig = gantt(instance, schedule, title=title)
-    fig.savefig(path, dpi=dpi)
-    return path
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=fmt or Path(path).suffix.lstrip(".").lower() or None)
+    return Path(path)

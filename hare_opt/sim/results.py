@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from hare_opt.checker import verify
+from hare_opt.io.output import atomic_path
 from hare_opt.model import Instance, Result, Schedule, Status
 
 if TYPE_CHECKING:
@@ -145,7 +146,8 @@ class SimResult:
         return pd.DataFrame({"jct": jct, "fraction": np.arange(1, len(jct) + 1) / len(jct)})
 
     def to_csv(self, path: str | Path) -> None:
-        self.jobs.to_csv(path, index=False)
+        with atomic_path(path) as tmp:  # all or nothing (hare_opt.io.output)
+            self.jobs.to_csv(tmp, index=False)
 
 
 def compare(runs: list[SimResult]) -> pd.DataFrame:

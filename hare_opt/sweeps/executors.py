@@ -18,8 +18,11 @@ local process pool and for Dask, so both executors share ``Collect``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -112,14 +115,46 @@ def run_pool(todo: list, collect: Collect, runner: Callable, workers: int | None
 
 class _Lifeline:
     """Dask worker plugin: the worker process exits when the driver that started its
-    LocalCluster dies (only for clusters started here, never for a user's scheduler)."""
+    LocalCluster dies (only for clusters started here, never for a user's scheduler), and
+    leaves the driver's process group, so that a signal to the group (a terminal's Ctrl-C,
+    ``timeout``, ``kill -- -PGID``) reaches the driver only, which decides."""
 
     name = "hare-opt-lifeline"
 
     def setup(self, worker: Any) -> None:  # noqa: ARG002 - plugin signature
         interrupt.lifeline()
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)
         with contextlib.suppress(OSError, ValueError):
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides on Ctrl-C
+
+
+#: ``[scheme://]host:port`` of a Dask scheduler (schemes a remote scheduler can have).
+_ADDRESS = re.compile(r"^(?:(?P<scheme>tcp|tls|ucx|ws|wss)://)?"
+                      r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?)"
+                      r":(?P<port>\d{1,5})$")
+
+
+def check_address(executor: str, address: str | None, *, reach: bool = True,
+                  timeout: float = 5.0) -> None:
+    """Refuse, before any work, an ``address`` that cannot be used: given without the
+    dask executor, not ``[scheme://]host:port``, or (``reach``, plain TCP) nobody answers."""
+    if address is None:
+        return
+    if executor != "dask":
+        raise SweepError(f"--address {address!r} applies to --executor dask only")
+    m = _ADDRESS.match(address.strip())
+    if not m or not 1 <= int(m["port"]) <= 65535:
+        raise SweepError(f"--address {address!r}: expected a Dask scheduler address such as "
+                         "tcp://127.0.0.1:8786")
+    if reach and m["scheme"] in (None, "tcp"):
+        host = m["host"].strip("[]")
+        try:
+            with socket.create_connection((host, int(m["port"])), timeout=timeout):
+                pass
+        except OSError as exc:
+            raise SweepError(f"--address {address!r}: no Dask scheduler answers there "
+                             f"({exc.strerror or exc})") from None
 
 
 @contextlib.contextmanager
@@ -133,8 +168,13 @@ def dask_client(workers: int | None, address: str | None) -> Iterator[Any]:
         client = Client(address)
     else:
         # death_timeout: a worker that loses its scheduler (the driver) closes itself
+        # Dask's own log lines stay quiet: a worker's trouble reaches the user as a failed
+        # cell, and a worker stopped with the run is not an error (its nanny would log one).
         cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None, death_timeout=10)
+                               host="127.0.0.1", dashboard_address=None, death_timeout=10,
+                               silence_logs=logging.CRITICAL)
+        # ... nor does a connection the stop cut short, found by the garbage collector
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         client = Client(cluster)
         from distributed.diagnostics.plugin import WorkerPlugin
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from hare_opt.io import atomic_write_text
+from hare_opt.io import atomic_path, atomic_write_text
 from hare_opt.sweeps.catalog import ITEMS, NOTES
 from hare_opt.sweeps.sweep import Cell, CellsFailed, Store, SweepError, run_cells
 
@@ -42,16 +42,22 @@ class Outcome:
     cell_wall_s: float = 0.0     # their wall s (each on one worker)
 
 
-def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
-              executor: str = "local", workers: int | None = None, address: str | None = None,
-              progress: bool = True, cache: str | Path | None = None) -> list[Outcome]:
-    """Run the items (all, or ``only``) and write their CSV, PNG and the README."""
-
+def check_items(only: list[str] | None) -> list[str]:
+    """The items to run (all, or ``only``); unknown names are refused before any work."""
     names = list(ITEMS) if only is None else list(only)
     unknown = [n for n in names if n not in ITEMS]
     if unknown or not names:
         raise SweepError(f"unknown item(s) {unknown or 'none given'}; choose from "
                          f"{', '.join(ITEMS)}")
+    return names
+
+
+def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
+              executor: str = "local", workers: int | None = None, address: str | None = None,
+              progress: bool = True, cache: str | Path | None = None) -> list[Outcome]:
+    """Run the items (all, or ``only``) and write their CSV, PNG and the README."""
+
+    names = check_items(only)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     store = Store(Path(cache) if cache else out / ".cells")
@@ -70,7 +76,8 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
                            progress=progress, desc=name) if cells else pd.DataFrame()
             table, ours, verdict = item.analyse(df, quick)
             atomic_write_text(out / f"{name}.csv", table.to_csv(index=False))
-            item.plot(table, out / f"{name}.png")
+            with atomic_path(out / f"{name}.png") as png:  # items draw; we write once
+                item.plot(table, png)
         except Exception as exc:  # one failed item must not cost the others their results
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
             failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0

@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from hare_opt.io import atomic_write_text
+from hare_opt.io.json_io import endless
 from hare_opt.sweeps import executors
 from hare_opt.sweeps.cells import CELLS, get_cell_fn
 from hare_opt.util import interrupt
@@ -147,6 +148,9 @@ class Sweep:
 
     @classmethod
     def load(cls, path: str | Path) -> Sweep:
+        why = endless(path)
+        if why:
+            raise SweepError(f"{path}: {why}")
         try:
             with open(path, "rb") as fh:
                 data = tomllib.load(fh)
@@ -255,6 +259,7 @@ def run_cells(cells: Iterable[Cell], store: Store, *, executor: str = "local",
         raise SweepError(f"executor must be 'local' or 'dask', got {executor!r}")
     if workers is not None and not (isinstance(workers, int) and workers >= 1):
         raise SweepError(f"workers must be an integer >= 1, got {workers!r}")
+    executors.check_address(executor, address, reach=False)  # the CLI also probes it
     cells = list({c.key: c for c in cells}.values())  # a cell listed twice runs once
     for fn, params in {(c.fn, tuple(sorted(c.params))): c.params for c in cells}.items():
         check_params(fn[0], params)

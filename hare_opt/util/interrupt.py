@@ -15,6 +15,10 @@ HiGHS, a numba kernel), and no process it started may outlive it.
 Signals reach Python handlers only when the main thread runs bytecode, so a listener
 thread reads them from ``signal.set_wakeup_fd`` and sets the events immediately.
 
+A signal that repeats the one before within ``SAME_S`` seconds is the same interrupt:
+``timeout`` and ``kill -- -PGID`` deliver one signal to a process twice (directly and
+through its group), and that must not count as "interrupted again".
+
 Children: ``spawn_options`` puts a child in its own process group (a terminal's Ctrl-C
 then reaches only the parent, which decides), ``track``/``kill_group`` end whole
 groups (grandchildren included), and ``lifeline`` in the child ends it when its parent
@@ -37,12 +41,44 @@ from typing import Any
 #: Exit status of a command stopped by a signal (as a shell reports SIGINT).
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: A repeat of the same signal within this many seconds counts as one interrupt.
+SAME_S = 0.25
 
 _lock = threading.RLock()
 _events: list[threading.Event] = []
 _groups: set[int] = set()
 _state: dict = {"installed": False, "mode": None, "thread_count": 0, "handler_count": 0,
-                "signum": None, "old": {}, "old_fd": -1, "socks": None}
+                "signum": None, "old": {}, "old_fd": -1, "socks": None, "last": {}}
+
+
+def _counts(source: str, signum: int) -> bool:
+    """Whether this delivery (seen by ``source``: "thread" or "handler") is a new
+    interrupt rather than a repeat of the last one (same signal within ``SAME_S``).
+    The caller holds ``_lock``."""
+    now = time.monotonic()
+    last = _state["last"].get(source)
+    _state["last"][source] = (signum, now)
+    return last is None or last[0] != signum or now - last[1] > SAME_S
+
+
+def _forget_in_child() -> None:
+    """In a process forked from one that has the discipline installed: drop it. The
+    wakeup socket is shared with the parent, so a signal to the child (a pool
+    terminating its workers with SIGTERM) would otherwise be read as one to the parent."""
+    if not _state["installed"]:
+        return
+    with contextlib.suppress(ValueError, OSError):
+        signal.set_wakeup_fd(-1)
+    for s, h in _state["old"].items():
+        with contextlib.suppress(ValueError, OSError, TypeError):
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+    _events.clear()
+    _state.update(installed=False, mode=None, thread_count=0, handler_count=0, signum=None,
+                  last={})
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def requested() -> int | None:
@@ -81,6 +117,8 @@ def _listen(sock: socket.socket, signals: tuple[int, ...]) -> None:
             if b not in signals:
                 continue
             with _lock:
+                if not _counts("thread", b):
+                    continue
                 _state["thread_count"] += 1
                 _state["signum"] = _state["signum"] or b
                 soft = _state["mode"] == "soft" and bool(_events)
@@ -93,6 +131,8 @@ def _listen(sock: socket.socket, signals: tuple[int, ...]) -> None:
 
 def _handler(signum: int, frame) -> None:  # noqa: ARG001 - signal handler signature
     with _lock:
+        if not _counts("handler", signum):
+            return  # the same interrupt, delivered twice
         _state["handler_count"] += 1
         _state["signum"] = _state["signum"] or signum
         soft = _state["mode"] == "soft" and bool(_events)
@@ -103,10 +143,13 @@ def _handler(signum: int, frame) -> None:  # noqa: ARG001 - signal handler signa
 
 
 @contextlib.contextmanager
-def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator[bool]:
+def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS, *,
+             final: bool = False) -> Iterator[bool]:
     """Install the discipline for the body (main thread only; a no-op elsewhere or when
     already installed). ``soft``: a first signal stops running searches; ``hard``: it
-    raises ``KeyboardInterrupt``. Yields whether this call installed the handlers."""
+    raises ``KeyboardInterrupt``. Yields whether this call installed the handlers.
+    ``final``: the process ends after the body, so the handlers are not given back but
+    replaced by ``exit_on_signal``'s (no moment when a signal has its default action)."""
     if _state["installed"] or threading.current_thread() is not threading.main_thread():
         yield False
         return
@@ -120,7 +163,8 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator
         wsock.close()
         yield False
         return
-    _state.update(installed=True, mode=mode, thread_count=0, handler_count=0, signum=None)
+    _state.update(installed=True, mode=mode, thread_count=0, handler_count=0, signum=None,
+                  last={}, old=old)
     listener = threading.Thread(target=_listen, args=(rsock, tuple(int(s) for s in signals)),
                                 name="hare-opt-signals", daemon=True)
     listener.start()
@@ -129,8 +173,11 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator
     try:
         yield True
     finally:
-        for s, h in old.items():
-            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        if final:
+            exit_on_signal()
+        else:
+            for s, h in old.items():
+                signal.signal(s, h if h is not None else signal.SIG_DFL)
         signal.set_wakeup_fd(old_fd)
         wsock.close()
         with contextlib.suppress(OSError):
@@ -138,6 +185,27 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS) -> Iterator
         rsock.close()
         listener.join(1.0)
         _state.update(installed=False, mode=None)
+
+
+def exit_on_signal() -> None:
+    """For a process whose command has finished, its output flushed and its exit status
+    decided: signals are ignored from here to the end. (The interpreter's shut-down
+    gives every signal back its default action, and a Ctrl-C there would kill the
+    process with -2 instead of the status the command chose; shut-down takes about a
+    second with numba and OR-Tools loaded.)
+
+    Also clears CPython's "unhandled KeyboardInterrupt" flag: an extension module that
+    runs Python code through ``PyRun_String`` (pybind11 modules do, e.g. OR-Tools on
+    import) sets it when a Ctrl-C passes through, even though the command caught it,
+    and the interpreter would then end by killing itself with SIGINT (status -2, not
+    the 130 the command returned). Running a string through the same C path resets it.
+    """
+    if threading.current_thread() is threading.main_thread():
+        for s in SIGNALS:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(s, signal.SIG_IGN)
+    with contextlib.suppress(Exception):
+        ctypes.pythonapi.PyRun_SimpleString(b"pass")
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""``hare-opt bound INSTANCE [--json] [--no-lp]``."""
+"""``hare-opt bound INSTANCE [--json] [--no-lp] [--strong [--strong-time-limit S]]``."""
 
 from __future__ import annotations
 
@@ -17,10 +17,15 @@ from hare_opt.bounds import (
 )
 from hare_opt.bounds.approx import best_restriction
 from hare_opt.io import load_instance
+from hare_opt.model import Instance, OptionError
 from hare_opt.model.units import fmt_number, fmt_time
 
 NAME = "bound"
 HELP = "lower bounds on the optimum and the proved guarantee of the hare heuristic"
+
+
+#: Seconds for the strong bound's LP unless --strong-time-limit says otherwise.
+STRONG_LIMIT = 120.0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,7 +38,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strong", action="store_true",
                    help="also the time-bucketed LP that sees jobs compete for GPU types "
                         "(slower: up to --strong-time-limit seconds)")
-    p.add_argument("--strong-time-limit", type=float, default=120.0, metavar="SECONDS")
+    p.add_argument("--strong-time-limit", type=a.seconds, default=None, metavar="SECONDS",
+                   help=f"with --strong: seconds for its LP (default {STRONG_LIMIT:g})")
+
+
+def strong(inst: Instance, time_limit: float = STRONG_LIMIT) -> float | None:
+    """The time-bucketed LP bound as ``--strong`` prints it (None: no value in time)."""
+    from hare_opt.solvers import solve  # the horizon: hare's schedule is a tight upper bound
+
+    return strong_bound(inst, int(solve(inst, "hare").objective), time_limit=time_limit)
 
 
 def _num(x: float) -> float | int | None:
@@ -43,13 +56,13 @@ def _num(x: float) -> float | int | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.strong_time_limit is not None and not args.strong:
+        raise OptionError("applies with --strong only", option="--strong-time-limit",
+                          owner="bound")
     inst = load_instance(args.instance)
     bounds = all_bounds(inst, lp=not args.no_lp)
     if args.strong:
-        from hare_opt.solvers import solve  # the horizon: hare's schedule is a tight upper bound
-
-        upper = int(solve(inst, "hare").objective)
-        value = strong_bound(inst, upper, time_limit=args.strong_time_limit)
+        value = strong(inst, args.strong_time_limit or STRONG_LIMIT)
         if value is not None:
             bounds["strong"] = value
     lb = lower_bound(inst, bounds=bounds)

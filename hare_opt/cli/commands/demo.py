@@ -8,7 +8,6 @@ writes Gantt charts.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from hare_opt.examples import fig1_instance
 from hare_opt.model import HareOptError, Instance, Result
@@ -64,11 +63,12 @@ def _row(inst: Instance, name: str, res: Result | None, err: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hare_opt.cli import args as a
     from hare_opt.heuristics.rounds import warm_up
     from hare_opt.io import save_result
     from hare_opt.solvers.bnb import warm_up as warm_up_bnb
 
-    out = Path(args.out_dir)
+    out = a.check_folder(args.out_dir, owner="demo")
     out.mkdir(parents=True, exist_ok=True)
     compile_s = warm_up() + warm_up_bnb()
     if compile_s > 3.0:

@@ -11,7 +11,8 @@ from hare_opt.cli import args as a
 from hare_opt.falsify import Space, falsify, shrink
 from hare_opt.io import atomic_write_text, save_instance, save_result
 from hare_opt.model import OptionError
-from hare_opt.solvers import SOLVERS
+from hare_opt.solvers import SOLVERS, solver_names
+from hare_opt.util import interrupt
 
 NAME = "falsify"
 HELP = "search for instances on which a heuristic is worst against OPT or a lower bound"
@@ -37,15 +38,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "full: everything the spec allows")
     p.add_argument("--eligibility", choices=("any", "full"), default="any",
                    help="full: every job may run on every GPU (default any: random subsets)")
-    p.add_argument("--types", type=int, default=3, metavar="N",
+    p.add_argument("--types", type=a.integer(lo=1, hi=3), default=3, metavar="N",
                    help="GPU types to draw from, 1-3 (1: identical GPUs; default 3)")
     p.add_argument("--allow-infinite-alpha", action="store_true",
                    help="also visit jobs with sync 0 on one type and > 0 on another")
     p.add_argument("--score", choices=("relative", "ratio"), default="relative",
-                   help="what the search climbs: ratio / claimed guarantee (default), or "
-                        "the ratio itself")
-    p.add_argument("--exact", default="cpsat", help="exact solver giving OPT (default cpsat)")
-    p.add_argument("--exact-time-limit", type=a.seconds, default=10.0, metavar="SECONDS")
+                   help="what the search climbs: ratio / claimed guarantee (default; "
+                        "reported as such), or the ratio itself (reported as the worst ratio)")
+    p.add_argument("--exact", default=None,
+                   help="exact solver giving OPT with --against opt (default cpsat)")
+    p.add_argument("--exact-time-limit", type=a.seconds, default=None, metavar="SECONDS",
+                   help="with --against opt: seconds per exact solve (default 10)")
     p.add_argument("--solver-time-limit", type=a.seconds, default=30.0, metavar="SECONDS",
                    help="time limit passed to the heuristic (hare-paper's relaxation)")
     p.add_argument("--out", type=a.path, metavar="FILE", default=None,
@@ -55,40 +58,73 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="keep a violating instance as found instead of simplifying it")
 
 
-def run(args: argparse.Namespace) -> int:
+def _outputs(out: str) -> tuple[Path, Path, Path]:
+    """The instance file and the two named after it: its schedule and solver errors."""
+    return Path(out), Path(out).with_suffix(".schedule.json"), Path(out).with_suffix(
+        ".errors.json")
+
+
+def _check(args: argparse.Namespace) -> tuple[str, float]:
+    """Every option checked before the search: the exact solver and the outputs."""
     SOLVERS.spec(args.solver)  # unknown names: one-line error before any search
-    if args.iterations is not None and args.iterations < 1:
-        raise OptionError("--iterations must be positive")
+    if args.against == "bound":
+        for flag, value in (("--exact", args.exact),
+                            ("--exact-time-limit", args.exact_time_limit)):
+            if value is not None:
+                raise OptionError("applies with --against opt only (against a bound no exact "
+                                  "solver runs)", option=flag, owner="falsify")
+    exact = args.exact or "cpsat"
+    if SOLVERS.spec(exact).kind != "exact":
+        raise OptionError(f"{exact!r} proves no optimum, so every candidate would be "
+                          f"skipped; choose one of {', '.join(solver_names('exact'))}",
+                          option="--exact", owner="falsify")
+    if args.out:
+        for path in _outputs(args.out):
+            a.check_output(path, [], owner="falsify", streams=False)
+    return exact, args.exact_time_limit or 10.0
+
+
+def run(args: argparse.Namespace) -> int:
+    exact, exact_limit = _check(args)
     space = Space(args.max_tasks, args.max_gpus, args.max_time, args.model, args.min_gpus,
                   args.eligibility, args.types, not args.allow_infinite_alpha)
     f = falsify(args.solver, against=args.against, budget=args.budget,
-                iterations=args.iterations, seed=args.seed, space=space, exact=args.exact,
-                exact_time_limit=args.exact_time_limit, progress=not args.no_progress,
+                iterations=args.iterations, seed=args.seed, space=space, exact=exact,
+                exact_time_limit=exact_limit, progress=not args.no_progress,
                 solver_time_limit=args.solver_time_limit, score=args.score)
-    if f.violates and not args.no_shrink:
+    if f.violates and not args.no_shrink and interrupt.requested() is None:
         assert f.instance is not None  # a violation is found on an instance
         tasks, ratio = f.instance.num_tasks, f.ratio
-        f = shrink(f, space, exact=args.exact, exact_time_limit=args.exact_time_limit)
+        f = shrink(f, space, exact=exact, exact_time_limit=exact_limit)
         assert f.instance is not None
-        print(f"worst ratio found {ratio:.6g}; shrunk that instance from {tasks} to "
+        print(f"violating ratio found {ratio:.6g}; shrunk that instance from {tasks} to "
               f"{f.instance.num_tasks} tasks (ratio {f.ratio:.6g}, still violating)")
     ref = "OPT" if args.against == "opt" else "lower bound"
     print(f"falsify {args.solver} against {ref}: {f.evaluated} instances evaluated, "
           f"{f.skipped} skipped (invalid or no proved reference)")
     for data, msg in f.errors[:3]:
         print(f"  SOLVER BUG on instance {data['name']!r}: {msg}")
-    if args.out and f.errors:
-        bugs = Path(args.out).with_suffix(".errors.json")
-        atomic_write_text(bugs, json.dumps([{"error": m, "instance": d} for d, m in f.errors],
-                                           indent=1))
-        print(f"  {len(f.errors)} solver error(s) -> {bugs}")
+    instance_out, schedule_out, errors_out = _outputs(args.out) if args.out else (None,) * 3
+    if errors_out and f.errors:
+        atomic_write_text(errors_out, json.dumps([{"error": m, "instance": d}
+                                                  for d, m in f.errors], indent=1))
+        print(f"  {len(f.errors)} solver error(s) -> {errors_out}")
     if f.instance is None:
         print("no instance evaluated; raise --budget or --exact-time-limit")
         return 0
     assert f.result is not None  # set with the instance
-    print(f"  worst ratio  {f.ratio:.6g}  (objective {f.result.objective:g} / {ref} "
-          f"{f.reference:g}) on {f.instance.num_jobs} jobs, {f.instance.num_gpus} GPUs, "
-          f"{f.instance.num_tasks} tasks")
+    where = (f"(objective {f.result.objective:g} / {ref} {f.reference:g}) on "
+             f"{f.instance.num_jobs} jobs, {f.instance.num_gpus} GPUs, "
+             f"{f.instance.num_tasks} tasks")
+    relative = (args.score == "relative" and f.guarantee is not None
+                and math.isfinite(f.guarantee))
+    if relative:  # the search climbed ratio / claim: its best instance is not the worst ratio
+        print(f"  highest ratio / claimed guarantee  {f.score:.6g}: ratio {f.ratio:.6g} "
+              f"{where}")
+        print(f"  highest ratio of any instance evaluated  {f.max_ratio:.6g}  "
+              "(--score ratio searches for the worst ratio)")
+    else:
+        print(f"  worst ratio  {f.ratio:.6g}  {where}")
     if f.guarantee is None:
         print("  claimed guarantee: none known for this solver")
     else:
@@ -100,9 +136,8 @@ def run(args: argparse.Namespace) -> int:
             print("  VIOLATED: the ratio to the proved optimum exceeds the claimed guarantee")
         elif args.against == "bound" and args.solver == "hare-paper" and f.ratio > f.guarantee:
             print("  above the claim, but only against a lower bound: not a proof")
-    if args.out:
-        save_instance(f.instance, args.out)
-        sched = Path(args.out).with_suffix(".schedule.json")
-        save_result(f.result, sched)
-        print(f"  instance -> {args.out}\n  schedule -> {sched}")
+    if instance_out and schedule_out:
+        save_instance(f.instance, instance_out)
+        save_result(f.result, schedule_out)
+        print(f"  instance -> {instance_out}\n  schedule -> {schedule_out}")
     return 0

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from hare_opt.cli import args as a
-from hare_opt.generators import SWITCHING_MODES, TESTBED, paper_instance, random_instance
+from hare_opt.generators import (
+    SWITCHING_MODES,
+    TESTBED,
+    get_regime,
+    paper_instance,
+    parse_cluster,
+    random_instance,
+)
 from hare_opt.generators.paper import ARRIVALS, DISTRIBUTIONS
+from hare_opt.generators.regimes import REGIMES
 from hare_opt.io import save_instance
 from hare_opt.model import MAX_TIME, OptionError
 from hare_opt.model.limits import MAX_TASKS
@@ -48,7 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="kind", metavar="KIND", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--seed", type=a.seed, default=0, help="first seed (default 0)")
-    common.add_argument("--out", type=a.path, metavar="FILE", help="write one instance here")
+    common.add_argument("--out", type=a.path, metavar="FILE",
+                        help="write one instance here (- for standard output)")
     common.add_argument("--count", type=a.integer(lo=1, hi=MAX_COUNT), default=1,
                         help="number of instances (seeds SEED, SEED+1, ...); needs --out-dir "
                              "when > 1")
@@ -59,7 +69,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r = sub.add_parser("random", parents=[common], help="random instance with small integers")
     r.add_argument("--jobs", type=a.integer(lo=1, hi=MAX_JOBS), default=5)
     r.add_argument("--gpus", type=a.integer(lo=1, hi=MAX_GPUS), default=3)
-    r.add_argument("--types", default="V100,P100,K80", help="comma-separated GPU types")
+    r.add_argument("--types", type=a.names, default="V100,P100,K80",
+                   help="comma-separated GPU types")
     r.add_argument("--rounds", type=_pair, default=(1, 3), metavar="LO-HI")
     r.add_argument("--tasks-per-round", type=_pair, default=(1, 3), metavar="LO-HI")
     r.add_argument("--heterogeneity", type=a.number(lo=0.0, hi=1e6), default=1.0,
@@ -79,53 +90,71 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     q = sub.add_parser("paper", parents=[common], help="the paper's 8 models on its GPU types")
     q.add_argument("--jobs", type=a.integer(lo=1, hi=MAX_JOBS), default=30)
-    q.add_argument("--cluster", default=TESTBED, help=f"TYPE:COUNT,... (default {TESTBED})")
+    q.add_argument("--cluster", type=a.cluster, default="testbed",
+                   help=f"testbed ({TESTBED}, the default) or TYPE:COUNT,...")
+    q.add_argument("--regime", choices=tuple(REGIMES), default="compressed",
+                   help="what a task is, the time unit, job lengths and the arrival rate "
+                        "by cluster size: 'paper' is the regime `hare-opt reproduce` uses; "
+                        "--unit-ms, --rounds and --mean-interarrival override it "
+                        "(default compressed)")
     q.add_argument("--mix", type=_mix, default=(1, 1, 1, 1), help="CV:NLP:Speech:Rec shares")
     q.add_argument("--switching", choices=SWITCHING_MODES, default="hare")
     q.add_argument("--arrival", choices=ARRIVALS, default="poisson")
-    q.add_argument("--mean-interarrival", type=a.number(lo=0.0, hi=1e9, what="seconds"),
-                   default=30.0, metavar="SECONDS")
+    q.add_argument("--mean-interarrival", type=a.number(lo=0.0, lo_open=True, hi=1e9,
+                                                         what="seconds"),
+                   default=None, metavar="SECONDS",
+                   help="mean gap between arrivals (default: the regime's for the cluster)")
     q.add_argument("--durations", choices=DISTRIBUTIONS, default="philly")
     q.add_argument("--demand", choices=DISTRIBUTIONS, default="philly")
-    q.add_argument("--rounds", type=_pair, default=(2, 40), metavar="LO-HI")
+    q.add_argument("--rounds", type=_pair, default=None, metavar="LO-HI",
+                   help="job length range in rounds (default: the regime's)")
     q.add_argument("--bandwidth", type=a.number(lo=0.0, lo_open=True, hi=1e6, what="Gbps"),
                    default=25.0, metavar="GBPS")
     q.add_argument("--batch-scale", type=a.number(lo=0.0, lo_open=True, hi=1e3), default=1.0)
-    q.add_argument("--unit-ms", type=a.integer(lo=1, hi=3_600_000), default=100,
-                   help="time unit in ms (default 100)")
+    q.add_argument("--unit-ms", type=a.integer(lo=1, hi=3_600_000), default=None,
+                   help="time unit in ms (default: the regime's, 100 when compressed)")
 
 
 def _make(args: argparse.Namespace, seed: int, name: str | None):
     if args.kind == "random":
         return random_instance(
             seed, n_jobs=args.jobs, n_gpus=args.gpus,
-            gpu_types=tuple(t.strip() for t in args.types.split(",") if t.strip()),
+            gpu_types=tuple(args.types),
             rounds=args.rounds, tasks_per_round=args.tasks_per_round,
             heterogeneity=args.heterogeneity, release_spread=args.release_spread,
             sync=args.sync, sync_map=args.sync_map, finite_alpha=args.finite_alpha,
             switch_overhead=args.switch_overhead,
             weights=args.weights, max_task_time=args.max_task_time, max_tasks=args.max_tasks,
             eligibility=args.eligibility, name=name)
+    gpus = parse_cluster(args.cluster)
+    gap = args.mean_interarrival
+    if gap is None:
+        gap = get_regime(args.regime).mean_interarrival(len(gpus))
     return paper_instance(
-        seed, args.jobs, args.cluster, switching=args.switching, bandwidth_gbps=args.bandwidth,
+        seed, args.jobs, gpus, switching=args.switching, bandwidth_gbps=args.bandwidth,
         batch_scale=args.batch_scale, unit_ms=args.unit_ms, name=name, mix=args.mix,
-        arrival=args.arrival, mean_interarrival=args.mean_interarrival,
-        durations=args.durations, demand=args.demand, rounds=args.rounds)
+        arrival=args.arrival, mean_interarrival=gap, durations=args.durations,
+        demand=args.demand, rounds=args.rounds, regime=args.regime)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.count < 1:
-        raise OptionError(f"--count must be >= 1, got {args.count}")
     if (args.out is None) == (args.out_dir is None):
-        raise OptionError("give exactly one of --out FILE or --out-dir DIR")
+        raise OptionError("give exactly one of --out FILE or --out-dir DIR", owner="generate")
     if args.count > 1 and args.out:
-        raise OptionError("--count > 1 writes several files: use --out-dir DIR")
+        raise OptionError("--count > 1 writes several files: use --out-dir DIR",
+                          owner="generate")
+    if args.out:
+        a.check_output(args.out, [], owner="generate")
+    else:
+        a.check_folder(args.out_dir, owner="generate")
+    report = sys.stderr if a.uses_stdout(args.out) else sys.stdout  # stdout: the instance
     for i in range(args.count):
         seed = args.seed + i
         name = args.name if args.count == 1 else (f"{args.name}-{i}" if args.name else None)
         inst = _make(args, seed, name)
         path = Path(args.out) if args.out else Path(args.out_dir) / f"{inst.name}.json"
         save_instance(inst, path)
-        print(f"{path}: {inst.num_jobs} jobs, {inst.num_gpus} GPUs, {inst.num_tasks} tasks "
-              f"(time unit {inst.time_unit})")
+        shown = "standard output" if report is sys.stderr else path
+        print(f"{shown}: {inst.num_jobs} jobs, {inst.num_gpus} GPUs, {inst.num_tasks} tasks "
+              f"(time unit {inst.time_unit})", file=report)
     return 0

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from hare_opt.cli import args as a
-from hare_opt.io import load_instance, load_result
+from hare_opt.io import destination, load_instance, load_result
 from hare_opt.model import OptionError
 from hare_opt.model.limits import check_size
 from hare_opt.model.units import in_seconds
@@ -35,9 +35,10 @@ def run(args: argparse.Namespace) -> int:
     from hare_opt.plot import save_gantt  # matplotlib only for this command
 
     out = a.check_output(args.out, [args.instance, args.schedule], owner="plot")
-    if out.suffix.lower() not in FORMATS:
+    discard = destination(out).kind == "discard"  # /dev/null: drawn, then thrown away
+    if a.uses_stdout(out) or (not discard and out.suffix.lower() not in FORMATS):
         raise OptionError(f"{args.out!r}: the suffix chooses the format; use one of "
-                          f"{', '.join(FORMATS)}", option="--out", owner="plot")
+                          f"{', '.join(FORMATS)} (or /dev/null)", option="--out", owner="plot")
     inst = load_instance(args.instance)
     res = load_result(args.schedule)
     check_size("plot", inst.name, len(res.schedule), MAX_DRAWN, "tasks to draw",
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
             unit = inst.time_unit
             title += f", objective {res.objective:g}" + (in_seconds(res.objective, unit)
                                                          or f" {unit}")
-    path = save_gantt(inst, res.schedule, out, title=title, dpi=args.dpi)
+    path = save_gantt(inst, res.schedule, out, title=title, dpi=args.dpi,
+                      fmt="png" if discard else None)
     print(Path(path))
     return 0

@@ -1,4 +1,4 @@
-"""``hare-opt reproduce [--quick] [--out DIR] [--executor local|dask] [--address A]``."""
+"""``hare-opt reproduce [--quick] [--out-dir DIR] [--executor local|dask] [--address A]``."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ FULL_OUT, QUICK_OUT = "paper_figs", "paper_figs/quick"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true",
                    help=f"fewer seeds and smaller sweeps (<= 10 min on 2 cores); writes to "
-                        f"{QUICK_OUT} unless --out says otherwise")
-    p.add_argument("--out", type=a.path, default=None,
+                        f"{QUICK_OUT} unless --out-dir says otherwise")
+    p.add_argument("--out-dir", type=a.path, default=None, metavar="DIR",
                    help=f"output folder (default {FULL_OUT}, or {QUICK_OUT} with --quick)")
+    a.deprecated(p, "--out", "--out-dir")
     p.add_argument("--executor", choices=("local", "dask"), default="local")
     p.add_argument("--address", help="Dask scheduler, e.g. tcp://127.0.0.1:8786 "
                    "(default with --executor dask: a LocalCluster for this run)")
@@ -27,13 +28,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", type=a.names, help="comma-separated items, e.g. fig1,fig12")
     p.add_argument("--cache", type=a.path,
                    help="cell cache folder (default OUT/.cells); reruns reuse it")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
-    from hare_opt.sweeps.reproduce import run_items
+    from hare_opt.sweeps.executors import check_address
+    from hare_opt.sweeps.reproduce import check_items, run_items
 
-    out = args.out or (QUICK_OUT if args.quick else FULL_OUT)
+    out = args.out_dir or (QUICK_OUT if args.quick else FULL_OUT)
+    check_items(args.only)
+    a.check_folder(out, owner="reproduce")
+    if args.cache:
+        a.check_folder(args.cache, "--cache", owner="reproduce")
+    check_address(args.executor, args.address)
     outcomes = run_items(out, quick=args.quick, only=args.only, executor=args.executor,
                          workers=args.workers, address=args.address,
                          progress=not args.no_progress and sys.stderr.isatty(),

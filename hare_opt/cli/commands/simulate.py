@@ -14,6 +14,7 @@ HELP = "simulate online scheduling policies on an instance or a generated worklo
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from hare_opt.cli import args as a
+    from hare_opt.generators.regimes import REGIMES
     from hare_opt.sim.policy import policy_names
 
     src = p.add_mutually_exclusive_group(required=True)
@@ -21,14 +22,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="instance file (releases = arrivals)")
     src.add_argument("--workload", choices=("paper", "philly", "random"),
                      help="generate a workload instead")
-    p.add_argument("--jobs", type=a.integer(lo=1, hi=10**6), default=40, metavar="N",
+    p.add_argument("--jobs", type=a.integer(lo=1, hi=10**6), default=None, metavar="N",
                    help="jobs to generate (40)")
-    p.add_argument("--cluster", default="testbed",
+    p.add_argument("--cluster", type=a.cluster, default=None,
                    help="testbed (V100:8,T4:4,K80:1,M60:2) or a spec like V100:8,T4:4")
+    p.add_argument("--regime", choices=tuple(REGIMES), default=None,
+                   help="workload regime of --workload paper|philly: 'paper' is the one "
+                        "`hare-opt reproduce` uses (one batch per task, 1 ms unit, "
+                        "calibrated lengths and arrivals); default: compressed lengths "
+                        "with the testbed's arrival rate")
     p.add_argument("--trace", type=a.path, metavar="FILE",
                    help="Philly-style trace CSV for --workload philly (else the shipped tables)")
-    p.add_argument("--policies", default="hare",
-                   help=f"comma-separated, from {', '.join(policy_names())}")
+    p.add_argument("--policies", type=a.names, default="hare",
+                   help=f"comma-separated, from {', '.join(policy_names())}; a variant as "
+                        "NAME:KEY=VALUE, e.g. hare-paper:step3=start")
     p.add_argument("--switching", default=None,
                    help="default|pipeswitch|hare|none for workloads (default hare; gang "
                         "policies under leases use default); instance|none for --instance "
@@ -37,11 +44,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="lease (default): gang policies hold their GPUs for a lease, syncs "
                         "included, and pay Table 3's default switching on generated "
                         "workloads; per-round: they give GPUs back at every task end")
-    p.add_argument("--seed", type=a.seed, default=0, help="workload seed (0)")
+    p.add_argument("--seed", type=a.seed, default=None, help="workload seed (0)")
     p.add_argument("--out", type=a.path, metavar="FILE",
-                   help="write per-job records of all policies (CSV)")
-    p.add_argument("--summary-json", action="store_true",
+                   help="write per-job records of all policies (CSV; - for standard output)")
+    p.add_argument("--json", action="store_true",
                    help="print {policy: {total_weighted_jct, avg_jct, makespan}} as JSON")
+    a.deprecated(p, "--summary-json", "--json")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -49,25 +57,32 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
     from tqdm import tqdm
 
+    from hare_opt.cli import args as a
     from hare_opt.generators import instance_switching, workload_instance
-    from hare_opt.io import load_instance
+    from hare_opt.io import atomic_path, load_instance
     from hare_opt.model import Instance
     from hare_opt.sim import compare, policy_names, simulate
-    from hare_opt.sim.policy import UnknownPolicyError, policy_mode
+    from hare_opt.sim.policy import UnknownPolicyError, get_policy, policy_mode
     from hare_opt.sim.semantics import switching_for
 
-    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    unknown = [p for p in policies if p not in policy_names()]
+    policies = args.policies
+    unknown = [p for p in policies if p.partition(":")[0] not in policy_names()]
     if not policies or unknown:
         raise UnknownPolicyError(f"--policies: unknown {unknown or 'empty list'}; choose from "
                                  f"{', '.join(policy_names())}")
-    from hare_opt.cli.args import check_output
-
+    for name in policies:  # a variant's options (NAME:KEY=VALUE) fail now, by name
+        get_policy(name)
     if args.trace and args.workload != "philly":
         raise OptionError("applies to --workload philly only", option="--trace",
                           owner="simulate")
+    if args.instance:  # the file fixes what the generator options would choose
+        given = [f"--{k}" for k in ("jobs", "cluster", "regime", "seed")
+                 if getattr(args, k) is not None]
+        if given:
+            raise OptionError("applies to a generated --workload, not to --instance",
+                              option=given[0], owner="simulate")
     if args.out:
-        check_output(args.out, [args.instance, args.trace], owner="simulate")
+        a.check_output(args.out, [args.instance, args.trace], owner="simulate")
     built: dict[str, Instance] = {}
 
     def instance_for(policy: str) -> Instance:
@@ -77,9 +92,11 @@ def run(args: argparse.Namespace) -> int:
         if column not in built:
             built[column] = (instance_switching(load_instance(args.instance), args.switching)
                              if args.instance else
-                             workload_instance(args.workload, seed=args.seed,
-                                               n_jobs=args.jobs, cluster=args.cluster,
-                                               switching=column, trace=args.trace))
+                             workload_instance(args.workload, seed=args.seed or 0,
+                                               n_jobs=args.jobs or 40,
+                                               cluster=args.cluster or "testbed",
+                                               switching=column, trace=args.trace,
+                                               regime=args.regime))
         return built[column]
 
     runs = []
@@ -89,17 +106,19 @@ def run(args: argparse.Namespace) -> int:
                   disable=args.no_progress, leave=False) as bar:
             runs.append(simulate(inst, name, progress=bar, semantics=args.semantics))
     if args.out:
-        pd.concat([r.jobs for r in runs]).to_csv(args.out, index=False)
-    if args.summary_json:
-        print(json.dumps({r.policy: r.summary() for r in runs}))
+        with atomic_path(args.out) as tmp:
+            pd.concat([r.jobs for r in runs]).to_csv(tmp, index=False)
+    report = sys.stderr if a.uses_stdout(args.out) else sys.stdout  # stdout: the CSV
+    if args.json:
+        print(json.dumps({r.policy: r.summary() for r in runs}), file=report)
     else:
         table = compare(runs)[["total_weighted_jct", "avg_jct", "p90_jct", "makespan",
                                "switching_share", "reserved_idle_share", "lease_idle_share",
                                "wall_s"]]
         inst = runs[0].instance
         print(f"{inst.name}: {inst.num_jobs} jobs, {inst.num_tasks} tasks, "
-              f"{inst.num_gpus} GPUs, time unit {inst.time_unit}; semantics {args.semantics}")
-        print(table.to_string(float_format=lambda x: f"{x:.4g}"))
-        if args.out:
-            print(f"per-job records -> {args.out}")
+              f"{inst.num_gpus} GPUs, time unit {inst.time_unit}; semantics {args.semantics}\n"
+              + table.to_string(float_format=lambda x: f"{x:.4g}")
+              + (f"\nper-job records -> {args.out}" if args.out and report is sys.stdout
+                 else ""), file=report)
     return 0

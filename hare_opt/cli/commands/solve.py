@@ -1,4 +1,4 @@
-"""``hare-opt solve INSTANCE --solver NAME [--time-limit S] [--out FILE] [--json] [--quiet]``."""
+"""``hare-opt solve INSTANCE --solver NAME [--time-limit S] [--out FILE] [--json] ...``."""
 
 from __future__ import annotations
 
@@ -31,14 +31,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=a.seconds, default=None, metavar="SECONDS",
                    help="wall-clock limit for solvers that search (default: none)")
     p.add_argument("--out", type=a.path, metavar="FILE", help="write the schedule file here "
-                   "(never the instance file itself)")
+                   "(never the instance file itself; - for standard output)")
     p.add_argument("--json", action="store_true",
-                   help="print {status, objective, lower_bound, runtime_s} as JSON")
+                   help="print {status, objective, lower_bound, runtime_s, stats} as JSON")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="solver option, e.g. --option num_workers=2 (repeatable; values are "
-                        "JSON, else strings); seed, threads and log are accepted here too")
-    p.add_argument("--quiet", action="store_true",
+                   help="solver option, e.g. --solver cpsat --option threads=2 --option "
+                        "symmetry=false (repeatable; values are JSON, else strings); seed, "
+                        "threads and log are accepted by every solver")
+    p.add_argument("--no-progress", action="store_true",
                    help="no progress lines on stderr (they appear only on a terminal)")
+    a.deprecated(p, "--quiet", "--no-progress")
 
 
 def _options(pairs: list[str]) -> dict:
@@ -83,38 +85,40 @@ def run(args: argparse.Namespace) -> int:
         a.check_output(args.out, [args.instance], owner="solve")
     inst = load_instance(args.instance)
     forced = os.environ.get("HARE_OPT_PROGRESS") == "1"  # e.g. for logs and tests
-    show = not args.quiet and (forced or (not args.json and sys.stderr.isatty()))
+    show = not args.no_progress and (forced or (not args.json and sys.stderr.isatty()))
     unit = inst.time_unit
     with progress.reporting(sys.stderr if show else None, overwrite=sys.stderr.isatty(),
                             fmt=lambda x: fmt_time(x, unit)):
         result = solve(inst, args.solver, time_limit=args.time_limit, **options)
     if args.out:
         save_result(result, args.out)
+    report = sys.stderr if a.uses_stdout(args.out) else sys.stdout  # stdout: the schedule
     if args.json:
-        print(json.dumps({**result.summary(), "stats": _plain(result.stats)}))
+        print(json.dumps({**result.summary(), "stats": _plain(result.stats)}), file=report)
         return 0
     s = result.summary()
     stopped = result.stats.get("stopped")
-    print(f"{inst.name}: solver {args.solver}, status {s['status']}"
-          + (f" (stopped early: {stopped})" if stopped else ""))
+    lines = [f"{inst.name}: solver {args.solver}, status {s['status']}"
+             + (f" (stopped early: {stopped})" if stopped else "")]
     if s["objective"] is not None:
-        print(f"  objective   {fmt_time(s['objective'], unit)}")
+        lines.append(f"  objective   {fmt_time(s['objective'], unit)}")
     if s["lower_bound"] is not None:
-        print(f"  lower bound {fmt_time(s['lower_bound'], unit)}  [{bound_label(result)}; "
-              "`hare-opt bound` lists every bound]")
+        lines.append(f"  lower bound {fmt_time(s['lower_bound'], unit)}  "
+                     f"[{bound_label(result)}; `hare-opt bound` lists every bound]")
     if result.gap is not None:
-        print(f"  gap         {100 * result.gap:.2f}%")
+        lines.append(f"  gap         {100 * result.gap:.2f}%")
     st = result.stats
     if st.get("relaxation_objective") is not None:  # hare-paper: what step 1 achieved
         gap, bound = st.get("relaxation_gap"), st.get("relaxation_bound")
-        print(f"  relaxation  objective {fmt_number(st['relaxation_objective'])}, bound "
-              f"{'none' if bound is None else fmt_number(bound)}"
-              + (f", gap {100 * gap:.2f}%" if gap is not None else "")
-              + (" (optimal)" if st.get("relaxation_optimal") else
-                 f" ({st.get('relaxation_status', 'stopped')})"))
-    print(f"  runtime     {fmt_number(result.runtime_s)} s")
+        lines.append(f"  relaxation  objective {fmt_number(st['relaxation_objective'])}, "
+                     f"bound {'none' if bound is None else fmt_number(bound)}"
+                     + (f", gap {100 * gap:.2f}%" if gap is not None else "")
+                     + (" (optimal)" if st.get("relaxation_optimal") else
+                        f" ({st.get('relaxation_status', 'stopped')})"))
+    lines.append(f"  runtime     {fmt_number(result.runtime_s)} s")
     if args.out:
-        print(f"  schedule -> {args.out}")
+        lines.append(f"  schedule -> {'standard output' if report is sys.stderr else args.out}")
+    print("\n".join(lines), file=report)
     return 0
 
 
