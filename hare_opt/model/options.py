@@ -295,3 +295,39 @@ class Run:
         """The same run (same clock) with another starting schedule."""
         return Run(self.time_limit, hint, self.seed, self.threads, self.log, self.started,
                    self.stop, self.progress)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``NAME`` or ``NAME:KEY=VALUE[,KEY=VALUE]`` as the name and its options; values are
+    read as bool (true/false), None (none), int, float, else text. How a variant of a
+    policy or solver is named where only a string fits (a sweep's list, a CLI list)."""
+    name, sep, rest = spec.partition(":")
+    options: dict[str, Any] = {}
+    if not sep:
+        return name, options
+    for item in rest.split(","):
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise ValueError(f"expected NAME:KEY=VALUE[,KEY=VALUE], got {item!r}")
+        if key in options:
+            raise ValueError(f"option {key!r} given twice")
+        options[key] = _value(text.strip())
+    return name, options
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+

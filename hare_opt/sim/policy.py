@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from hare_opt.model import HareOptError, OptionError
-from hare_opt.model.options import Options, UnknownOptionError
+from hare_opt.model.options import Options, UnknownOptionError, parse_spec
 from hare_opt.util.registry import Registry, resolve
 
 if TYPE_CHECKING:
@@ -143,36 +143,12 @@ def policy_mode(name: str) -> Mode:
 
 def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``NAME`` or ``NAME:KEY=VALUE[,KEY=VALUE]`` (e.g. ``hare-paper:step3=start``) as the
-    policy name and its options; values are read as bool (true/false), None (none), int,
-    float, else text. A variant so named can run next to its default in one sweep."""
-    name, sep, rest = spec.partition(":")
-    options: dict[str, Any] = {}
-    if not sep:
-        return name, options
-    for item in rest.split(","):
-        key, eq, text = item.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise UnknownPolicyError(f"policy {spec!r}: expected NAME:KEY=VALUE[,KEY=VALUE], "
-                                     f"got {item!r}")
-        if key in options:
-            raise UnknownPolicyError(f"policy {spec!r}: option {key!r} given twice")
-        options[key] = _value(text.strip())
-    return name, options
-
-
-def _value(text: str) -> Any:
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    policy name and its options (``model.options.parse_spec``). A variant so named can run
+    next to its default in one sweep."""
+    try:
+        return parse_spec(spec)
+    except ValueError as exc:
+        raise UnknownPolicyError(f"policy {spec!r}: {exc}") from None
 
 
 def get_policy(name: str, **options: Any) -> Policy:

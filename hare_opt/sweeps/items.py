@@ -39,8 +39,14 @@ from hare_opt.sweeps.verdicts import (  # noqa: E402
     reduction_table,
 )
 
-PAPER_POLICIES = ["hare", "hare-paper", "allox", "sched-homo", "srtf", "gavel-fifo"]
+#: The paper's Hare under step 3's two readings (docs/theory.md): ``phi`` as printed (the
+#: default) and ``start``; every item that runs it runs both.
+PAPER_HARE = ("hare-paper", "hare-paper:step3=start")
+PAPER_POLICIES = ["hare", *PAPER_HARE, "allox", "sched-homo", "srtf", "gavel-fifo"]
 ALL_POLICIES = PAPER_POLICIES + ["tiresias", "gavel-las", "hlas"]
+CDF_POLICIES = ["hare", *PAPER_HARE, "allox", "sched-homo", "gavel-fifo", "hlas"]
+SWITCHING_POLICIES = [*PAPER_HARE, "hare", "allox", "gavel-fifo"]
+HLAS_POLICIES = ["hare", "hlas", "tiresias", "gavel-fifo"]
 #: The workload regime of every simulator item (hare_opt/generators/regimes.py): one
 #: batch per task, 1 ms, calibrated job lengths and arrival rates (docs/reproduction.md).
 REGIME = "paper"
@@ -82,7 +88,12 @@ TUNING_SEEDS = tuple(range(0, 6)) + tuple(range(100, 120))
 OFFLINE_SEEDS = tuple(range(1000, 1040))
 #: The paper's claims are about its Hare (Algorithm 1, ``hare-paper``); ours is judged
 #: against the same claims next to it.
-HARES = ("hare-paper", "hare")
+HARES = (*PAPER_HARE, "hare")
+#: The semantics the verdicts are computed under (hare_opt/sim/semantics.py); each
+#: simulator item adds one sensitivity setting under the other, labelled with this suffix,
+#: reported in its text and kept out of its verdict.
+SEMANTICS = "lease"
+PER_ROUND = " [per-round]"
 METRIC = "total_weighted_jct_s"
 
 
@@ -97,8 +108,9 @@ def sim_cells(settings: list[dict[str, Any]], policies: list[str]) -> Callable[[
     plus a ``label`` naming it on the x axis."""
     def make(quick: bool) -> list[Cell]:
         chosen = [s for s in settings if not quick or s.get("quick", True)]
-        return [Cell("simulate", {**{k: v for k, v in s.items() if k != "quick"},
-                                  "policies": policies, "seed": seed})
+        return [Cell("simulate", {"policies": policies,
+                                  **{k: v for k, v in s.items() if k != "quick"},
+                                  "seed": seed})
                 for s in chosen for seed in seeds(quick)]
     return make
 
@@ -130,10 +142,19 @@ def summarise(df: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
 
 
 def disclose(df: pd.DataFrame) -> str:
-    """What hare-paper's numbers rest on: relaxations proved optimal, worst gap, blocks."""
+    """What each reading of hare-paper rests on (``disclose_one``), joined."""
     if "relaxations" not in df.columns:
         return ""
-    hp = df[df["policy"] == "hare-paper"]
+    return "; ".join(t for p in PAPER_HARE if (t := disclose_one(df[df["policy"] == p], p)))
+
+
+def _total(hp: pd.DataFrame, key: str) -> int:
+    return int(pd.to_numeric(hp.get(key, pd.Series(dtype=float)), errors="coerce").sum())
+
+
+def disclose_one(hp: pd.DataFrame, name: str) -> str:
+    """Relaxations proved optimal, worst gap, blocks, the pair budget, and how often the
+    relaxation's phases changed step 2's order (docs/simulator.md)."""
     if hp.empty or hp["relaxations"].isna().all():
         return ""
     total, proved = int(hp["relaxations"].sum()), int(hp["relaxations_optimal"].sum())
@@ -141,13 +162,23 @@ def disclose(df: pd.DataFrame) -> str:
     blocks = int(pd.to_numeric(hp["block_rounds_max"], errors="coerce").max())
     errors = int(pd.to_numeric(hp.get("relaxations_solver_error", pd.Series(dtype=float)),
                                errors="coerce").sum())  # absent in cells made before it
-    text = f"hare-paper: {proved} of {total} relaxations proved optimal"
+    text = f"{name}: {proved} of {total} relaxations proved optimal"
     if total > proved and np.isfinite(gap):
         text += f" (the others stopped at their deterministic limits, gap <= {100 * gap:.1f}%"
         text += (f"; {errors} ended in a HiGHS solve error, their incumbent used)" if errors
                  else ")")
     if blocks > 1:
-        text += f", planned in blocks of up to {blocks} rounds"
+        text += f", relaxed in blocks of up to {blocks} rounds"
+        if "blocks_per_job_median_min" in hp:
+            few = pd.to_numeric(hp["blocks_per_job_median_min"], errors="coerce").min()
+            text += f" (at least {few:g} blocks per job, median)"
+    plans = _total(hp, "plans")
+    if "order_changed_by_search" in hp:
+        text += (f"; the start search changed step 2's order in "
+                 f"{_total(hp, 'order_changed_by_search')} of {plans} plans, the MILP in "
+                 f"{_total(hp, 'order_changed_by_milp')}")
+    if "pairs_over_budget" in hp:
+        text += f"; pair budget exceeded in {_total(hp, 'pairs_over_budget')} plans"
     return text
 
 
@@ -204,9 +235,10 @@ _OTHERS = [f"C{i}" for i in range(10) if i != 3]
 
 
 def policy_color(policy: str, index: int) -> str:
-    """hare is always red (C3), hare-paper dark red; the others cycle through the rest."""
-    if policy == "hare-paper":
-        return "darkred"
+    """hare is always red (C3), hare-paper dark red (its start reading light red); the
+    others cycle through the rest."""
+    if policy.startswith("hare-paper"):
+        return "darkred" if policy == "hare-paper" else "lightcoral"
     return "C3" if policy == "hare" else _OTHERS[index % len(_OTHERS)]
 
 
@@ -244,15 +276,70 @@ def sim_item(title: str, claim: str, settings: list[dict[str, Any]], claims: lis
                 lambda t, p: plot_bars(t, p, xlabel=xlabel))
 
 
+def per_round(setting: dict[str, Any], policies: list[str], *, quick: bool = True
+              ) -> dict[str, Any]:
+    """``setting``'s workloads under ``per-round``, gang policies only: the semantics does
+    not change relaxed policies, whose rows are taken from ``setting`` (``base_label``)."""
+    from hare_opt.sim.policy import policy_mode
+
+    gang = [p for p in policies if policy_mode(p) == "gang"]
+    return {**setting, "semantics": "per-round", "label": setting["label"] + PER_ROUND,
+            "base_label": setting["label"], "policies": gang, "quick": quick}
+
+
+def sensitivity(df: pd.DataFrame, sens: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The per-round rows with the relaxed policies' rows of their base setting: a table
+    as ``summarise`` gives, and the Hares' paired reductions against the gang baselines."""
+    tables, texts = [], []
+    for label, g in sens.groupby("label", sort=False):
+        base = str(g["base_label"].iloc[0])
+        gang = list(dict.fromkeys(g["policy"]))
+        relaxed = df[(df["label"] == base) & ~df["policy"].isin(gang)
+                     & df["seed"].isin(g["seed"])].assign(label=label)
+        both = pd.concat([relaxed, g], ignore_index=True)
+        tables.append(summarise(both))
+        parts = [f"{h} vs {_brief(reduction_table(both, h, metric=METRIC), gang)}"
+                 for h in HARES if h in set(both["policy"])]
+        texts.append(f"sensitivity, {base} under per-round (gang baselines give each GPU back "
+                     f"at every round end, Hare's mechanism lent to them; not judged): "
+                     + "; ".join(parts))
+    return pd.concat(tables, ignore_index=True), "; ".join(texts)
+
+
+def with_per_round(item: Item, setting: dict[str, Any], policies: list[str], *,
+                   quick: bool = True) -> Item:
+    """``item`` plus a per-round sensitivity setting of ``setting`` (``per_round``): its
+    rows are kept out of the analysis the verdict comes from and reported after it."""
+    extra = sim_cells([per_round(setting, policies, quick=quick)], policies)
+    cells, analyse = item.cells, item.analyse
+
+    def all_cells(q: bool) -> list[Cell]:
+        return cells(q) + extra(q)
+
+    def analyse_both(df: pd.DataFrame, q: bool) -> tuple[pd.DataFrame, str, str]:
+        mask = df["label"].astype(str).str.endswith(PER_ROUND)
+        table, ours, verdict = analyse(df[~mask].copy(), q)
+        if not mask.any():
+            return table, ours, verdict
+        stab, text = sensitivity(df[~mask], df[mask])
+        if {"label", "mean"} <= set(table.columns):
+            table = pd.concat([table, stab], ignore_index=True)
+        return table, f"{ours}; {text}", verdict
+
+    return dataclasses.replace(item, cells=all_cells, analyse=analyse_both,
+                               meta={**item.meta, "per_round": setting["label"]})
+
+
 def testbed(**kw: Any) -> dict[str, Any]:
     """The testbed with 40 jobs; arrivals at the regime's testbed rate (cell default)."""
-    return {"n_jobs": 40, "cluster": TESTBED, "regime": REGIME, **kw}
+    return {"n_jobs": 40, "cluster": TESTBED, "regime": REGIME, "semantics": SEMANTICS, **kw}
 
 
 def large(n_gpus: int, n_jobs: int, **kw: Any) -> dict[str, Any]:
     """``n_gpus`` in the testbed's proportions; the regime's large-cluster arrival rate,
     the same at every size (cell default)."""
-    return {"n_jobs": n_jobs, "cluster": cluster_of(n_gpus), "regime": REGIME, **kw}
+    return {"n_jobs": n_jobs, "cluster": cluster_of(n_gpus), "regime": REGIME,
+            "semantics": SEMANTICS, **kw}
 
 
 # --- items with their own analysis ------------------------------------------------------
@@ -265,7 +352,7 @@ def per_seed(df: pd.DataFrame, policy: str, label: str | None = None,
 
 
 def cdf_item() -> Item:
-    policies = ["hare", "hare-paper", "allox", "sched-homo", "gavel-fifo", "hlas"]
+    policies = CDF_POLICIES
     limit_s = 25 * 60
     paper = {"allox": 66.7, "sched-homo": 56.5}  # and Hare 90.5 (Fig. 13)
     claim = Values({"Hare": 90.5, **paper}, tol=10.0)
@@ -372,7 +459,8 @@ def batch_item() -> Item:
 
 def switching_item() -> Item:
     # The paper regime's 1 ms unit keeps Hare's and PipeSwitch's 1-13 ms switching.
-    settings = [{**testbed(switching=s), "label": s}
+    # Under leases the gang policies pay the setting's column at lease changes too.
+    settings = [{**testbed(switching=s, lease_switching=s), "label": s}
                 for s in ("default", "pipeswitch", "hare")]
 
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
@@ -394,7 +482,7 @@ def switching_item() -> Item:
     return Item("switching overhead: default / PipeSwitch / Hare (Table 3)",
                 "input, not a claim we test: the paper's measured switching times (default "
                 "93-98% of task time; Hare 1-4.5%, close to PipeSwitch)",
-                sim_cells(settings, ["hare-paper", "hare", "allox", "gavel-fifo"]), analyse,
+                sim_cells(settings, SWITCHING_POLICIES), analyse,
                 lambda t, p: plot_bars(t, p, xlabel="switching model"))
 
 
