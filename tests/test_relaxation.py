@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 
+import highspy
 import numpy as np
 import pytest
 from hypothesis import assume, event, given
@@ -17,6 +18,7 @@ from relaxation_oracle import pairwise_optimum
 from strategies import instances
 
 from hare_opt.checker import check
+from hare_opt.generators import random_instance
 from hare_opt.heuristics.relaxation import RelaxationTooLargeError, build, ladder, solve_relaxation
 from hare_opt.heuristics.relaxation_points import (
     Machines,
@@ -311,3 +313,68 @@ def test_per_type_is_refused_by_cpsat_and_sizes_by_type():
         solve_relaxation(inst, relaxation="per-node")
     with pytest.raises(RelaxationTooLargeError, match=r"24 \(task, type\) pairs"):
         solve_relaxation(inst, relaxation="per-type", max_assignments=10)
+
+
+def _assignment_lp_rows(lp_obj):
+    """The LP with the assignment fixed, built row by row as the model reads (the oracle
+    of ``AssignmentLP._build``)."""
+    from hare_opt.heuristics.relaxation_points import INF, LinearModel
+
+    inst, tasks, gpu = lp_obj.inst, lp_obj.tasks, lp_obj.gpu
+    p = lp_obj.proc[np.arange(len(gpu)), gpu]
+    lm = LinearModel()
+    xcol = [lm.var(lp_obj._lower(i, int(m)), INF) for i, m in enumerate(gpu.tolist())]
+    prev = None
+    for ids in tasks.rounds():
+        n = int(tasks.job[ids[0]])
+        last = tasks.round[ids[0]] == inst.rounds[n] - 1
+        b = lm.var(0.0, INF, cost=float(inst.weight[n]) if last else 0.0)
+        for i in ids.tolist():
+            lm.row({b: 1.0, xcol[i]: -1.0}, lo=lp_obj.span[i, gpu[i]])
+            if prev is not None:
+                lm.row({xcol[i]: 1.0, prev: -1.0}, lo=0.0)
+        prev = None if last else b
+    for m in range(inst.num_gpus):
+        on = np.flatnonzero(gpu == m).tolist()
+        lm.row({xcol[i]: p[i] for i in on}, lo=lp_obj._need(m))
+    return lm
+
+
+@pytest.mark.parametrize("mode", ["per-gpu", "per-type"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_compiled_starting_point_and_vectorised_lp_match_their_references(mode, seed):
+    """The per-type EFT point (numba) equals its NumPy reference, and the fixed-assignment
+    LP built in NumPy equals the row-by-row build: hare-paper's plans are unchanged."""
+    from hare_opt.heuristics.relaxation_points import (
+        AssignmentLP,
+        Machines,
+        RelaxedTasks,
+        eft_by_type,
+        eft_by_type_reference,
+        eft_start,
+    )
+
+    inst = random_instance(seed, n_jobs=7, n_gpus=5, heterogeneity=2.0, release_spread=30,
+                           rounds=(1, 4), tasks_per_round=(1, 3), sync=(0, 3))
+    avail = np.random.default_rng(seed).uniform(0, 20, inst.num_gpus)
+    mach, tasks = Machines.of(inst, avail, mode), RelaxedTasks.of(inst)
+    if mode == "per-type":
+        a, b = eft_by_type(mach, tasks), eft_by_type_reference(mach, tasks)
+        assert np.array_equal(a.x, b.x) and np.array_equal(a.gpu, b.gpu)
+        assert a.objective == b.objective
+    lp = AssignmentLP(mach, tasks, eft_start(mach, tasks).gpu)
+    ref = _assignment_lp_rows(lp)
+    got = lp.h.getLp()
+    assert list(got.col_lower_) == ref.lb and list(got.col_cost_) == ref.cost
+    assert list(got.row_lower_) == [r[2] for r in ref.rows]
+    dense = np.zeros((got.num_row_, got.num_col_))  # rows and columns in place
+    a = got.a_matrix_
+    rowwise = a.format_ == highspy.MatrixFormat.kRowwise
+    for outer in range(len(a.start_) - 1):
+        for q in range(a.start_[outer], a.start_[outer + 1]):
+            r, c = (outer, a.index_[q]) if rowwise else (a.index_[q], outer)
+            dense[r, c] = a.value_[q]
+    want = np.zeros_like(dense)
+    for r, (cols, vals, _, _) in enumerate(ref.rows):
+        want[r, cols] = vals
+    assert np.array_equal(dense, want)

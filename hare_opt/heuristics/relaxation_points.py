@@ -176,7 +176,32 @@ def eft_by_type(mach: Machines, tasks: RelaxedTasks) -> Point:
     one that would finish first on its best type's earliest-free GPU (ties: heavier job,
     lower index, lower type). Within a type the GPUs are identical, so this is the EFT
     schedule but for which equally good GPU takes a task; GPU type per task as the point.
-    """
+    Compiled (``_eft_kernel``); ``eft_by_type_reference`` is the same rule in NumPy."""
+    from hare_opt.heuristics._eft_kernel import eft_by_type as kernel
+
+    real = mach.real
+    n = real.num_jobs
+    big = np.iinfo(np.int64).max // (4 * (n + 1))  # big * jobs + rank fits
+    rank = np.empty(n, dtype=np.int64)  # ties: heavier job, then lower index
+    rank[np.lexsort((np.arange(n), -real.weight))] = np.arange(n)
+    gtype = real.gpu_type_index.astype(np.int64)
+    tgpu = np.argsort(gtype, kind="stable").astype(np.int64)
+    tptr = np.concatenate([[0], np.cumsum(np.bincount(gtype, minlength=len(real.gpu_types)))
+                           ]).astype(np.int64)
+    free = np.ceil(np.asarray(mach.avail, dtype=float)).astype(np.int64)
+    x = np.empty(len(tasks.job))
+    gpu = np.empty(len(tasks.job), dtype=np.int64)
+    i64 = np.int64
+    barrier = kernel(free, tgpu, tptr, real.proc_by_type.astype(i64),
+                     real.sync_by_type.astype(i64), real.release.astype(i64),
+                     real.rounds.astype(i64), real.tasks_per_round.astype(i64), rank,
+                     np.ascontiguousarray(real.eligible_by_type, dtype=np.bool_), i64(big),
+                     x, gpu)
+    return Point(x, gpu, float((real.weight * barrier).sum()))
+
+
+def eft_by_type_reference(mach: Machines, tasks: RelaxedTasks) -> Point:
+    """``eft_by_type`` in NumPy: the reference the kernel is tested against."""
     real = mach.real
     p, s = real.proc_by_type, real.sync_by_type
     big = np.iinfo(np.int64).max // (4 * (real.num_jobs + 1))  # big * jobs + rank fits
@@ -250,26 +275,65 @@ class AssignmentLP:
         p = self.proc[np.arange(len(gpu)), gpu]
         self.load = np.bincount(gpu, weights=p, minlength=inst.num_gpus)
         self.square = np.bincount(gpu, weights=p * p, minlength=inst.num_gpus)
-        lm = LinearModel()
-        self.xcol = [lm.var(self._lower(i, int(m)), INF) for i, m in enumerate(gpu.tolist())]
-        self.brow = np.empty(len(gpu), dtype=np.int64)
-        prev = None
-        for ids in tasks.rounds():
-            n = int(tasks.job[ids[0]])
-            last = tasks.round[ids[0]] == inst.rounds[n] - 1
-            b = lm.var(0.0, INF, cost=float(inst.weight[n]) if last else 0.0)
-            for i in ids.tolist():
-                self.brow[i] = len(lm.rows)
-                lm.row({b: 1.0, self.xcol[i]: -1.0}, lo=self.span[i, gpu[i]])
-                if prev is not None:
-                    lm.row({self.xcol[i]: 1.0, prev: -1.0}, lo=0.0)
-            prev = None if last else b
-        self.qrow = np.arange(len(lm.rows), len(lm.rows) + inst.num_gpus)
-        for m in range(inst.num_gpus):  # one row per machine, empty ones too (tasks move)
-            on = np.flatnonzero(gpu == m).tolist()
-            lm.row({self.xcol[i]: p[i] for i in on}, lo=self._need(m))
-        self.h = to_highs(lm, mip=False)
+        self.h = self._build(gpu, p)
         self.objective = self.solve()
+
+    def _build(self, gpu: np.ndarray, p: np.ndarray):
+        """The LP as HiGHS arrays, built in one pass of NumPy (a plan's relaxation has 10^4
+        tasks; a Python row per task cost a tenth of a testbed plan). Columns: x per task,
+        then b per (job, round). Rows, per task in ``tasks`` order: b - x_i >= d_i, then
+        x_i - b_prev >= 0 unless its round is its job's first; then one per machine:
+        sum_i p_i x_i >= (f(L) - Q) / 2 over its tasks in index order (empty rows too).
+        ``tests/test_relaxation.py`` checks it against a row-by-row build."""
+        inst, tasks, mach = self.inst, self.tasks, self.mach
+        t = len(gpu)
+        start = np.zeros(t, dtype=np.int64)
+        cut = np.flatnonzero(np.diff(tasks.job) | np.diff(tasks.round)) + 1
+        start[cut] = 1
+        rid = np.cumsum(start)  # round of each task (columns t + rid)
+        first = np.r_[0, cut]
+        nr = len(first)
+        rjob = tasks.job[first]
+        last = tasks.round[first] == inst.rounds[rjob] - 1
+        prev = (tasks.round > 0).astype(np.int64)  # a task's round has one before it
+        per_task = 1 + prev
+        row0 = np.cumsum(per_task) - per_task  # its barrier row; the precedence row next
+        self.xcol = list(range(t))
+        self.brow = row0.copy()
+        nb = int(per_task.sum())
+        lower = np.maximum(inst.release[tasks.job], mach.amin[gpu]).astype(float)
+        col_lower = np.r_[lower, np.zeros(nr)]
+        cost = np.r_[np.zeros(t), np.where(last, inst.weight[rjob], 0).astype(float)]
+        # two non-zeros per barrier / precedence row
+        idx = np.empty((nb, 2), dtype=np.int64)
+        val = np.empty((nb, 2))
+        row_lo = np.empty(nb)
+        idx[row0, 0], idx[row0, 1] = t + rid, np.arange(t)
+        val[row0] = (1.0, -1.0)
+        row_lo[row0] = self.span[np.arange(t), gpu]
+        pr = row0[prev == 1] + 1
+        idx[pr, 0], idx[pr, 1] = np.flatnonzero(prev), t + rid[prev == 1] - 1
+        val[pr] = (1.0, -1.0)
+        row_lo[pr] = 0.0
+        m = inst.num_gpus
+        self.qrow = np.arange(nb, nb + m)
+        on = np.argsort(gpu, kind="stable")
+        need = [self._need(g) for g in range(m)]
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = t + nr, nb + m
+        lp.col_cost_ = cost
+        lp.col_lower_ = col_lower
+        lp.col_upper_ = np.full(t + nr, INF)
+        lp.row_lower_ = np.r_[row_lo, need]
+        lp.row_upper_ = np.full(nb + m, INF)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.r_[np.arange(0, 2 * nb + 1, 2),
+                                    2 * nb + np.cumsum(np.bincount(gpu, minlength=m))]
+        lp.a_matrix_.index_ = np.r_[idx.ravel(), on].astype(np.int32)
+        lp.a_matrix_.value_ = np.r_[val.ravel(), p[on]].astype(float)
+        h = new_highs(None)
+        h.passModel(lp)
+        return h
 
     def _lower(self, i: int, m: int) -> float:
         return float(max(self.inst.release[self.tasks.job[i]], self.mach.amin[m]))
