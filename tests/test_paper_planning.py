@@ -12,13 +12,8 @@ from strategies import instances
 
 from hare_opt.checker import check
 from hare_opt.generators import paper_instance, random_instance
-from hare_opt.heuristics.hare_paper import order_change, task_order
-from hare_opt.heuristics.paper_planning import (
-    HarePaperPlanner,
-    block_size,
-    block_starts,
-    coarsen,
-)
+from hare_opt.heuristics.hare_paper import block_starts, order_change, task_order
+from hare_opt.heuristics.paper_planning import HarePaperPlanner, block_size, coarsen
 from hare_opt.heuristics.paper_step3 import from_warm, list_schedule, list_schedule_reference
 from hare_opt.heuristics.relaxation import pair_count, solve_relaxation
 from hare_opt.model import Model, OptionError

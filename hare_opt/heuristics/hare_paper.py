@@ -36,6 +36,13 @@ from hare_opt.util import progress
 RELAX_SHARE = 0.8
 
 
+def block_starts(rounds: np.ndarray, blocks: np.ndarray) -> list[np.ndarray]:
+    """Per job, the first round of each of its ``blocks`` blocks and, last, its round
+    count: the R rounds split as evenly as possible (block c starts at floor(c R / B))."""
+    return [np.arange(n + 1, dtype=np.int64) * r // n for r, n in zip(rounds.tolist(),
+                                                                      blocks.tolist())]
+
+
 def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
     """H_i = x^_i + max_m p_{i,m} / 2 over the GPUs that can run task i."""
     return batch_priorities(inst, relax)[4]
@@ -45,7 +52,7 @@ def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: floa
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(job, round, task, x, H) of every batch of ``inst`` from a relaxation solved on its
     copy in blocks of about ``b`` rounds (``paper_planning.coarsen``: time unit b from
-    ``origin``, blocks ``paper_planning.block_starts``).
+    ``origin``, blocks ``block_starts``).
 
     A coarse task that starts at x^ stands for its block's n batches, which it models as
     run back to back on its machine; batch k of the block is given x = origin + b x^ +
@@ -53,7 +60,6 @@ def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: floa
     start it would have there, and H = x + max_m p / 2 as step 2 says. With b = 1 this
     is Algorithm 1's own H.
     """
-    from hare_opt.heuristics.paper_planning import block_starts
 
     t = relax.tasks
     pmax = np.where(inst.eligible, inst.proc, 0).max(axis=1)

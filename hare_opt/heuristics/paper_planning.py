@@ -72,13 +72,6 @@ def block_size(inst: Instance, budget: int, relaxation: str) -> int:
     return lo
 
 
-def block_starts(rounds: np.ndarray, blocks: np.ndarray) -> list[np.ndarray]:
-    """Per job, the first round of each of its ``blocks`` blocks and, last, its round
-    count: the R rounds split as evenly as possible (block c starts at floor(c R / B))."""
-    return [np.arange(n + 1, dtype=np.int64) * r // n for r, n in zip(rounds.tolist(),
-                                                                      blocks.tolist())]
-
-
 def coarsen(inst: Instance, b: int, origin: int = 0) -> Instance:
     """Each job's rounds in ceil(R / b) blocks of nearly equal size (``block_starts``),
     each block one round, in a time unit b times longer from ``origin``. A block of n
