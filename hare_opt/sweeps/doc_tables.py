@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hare_opt.bounds import BOUNDS
+from hare_opt.io.output import atomic_write_text
 from hare_opt.sim import POLICIES
 from hare_opt.solvers import SOLVERS
 
@@ -76,7 +77,7 @@ def write(root: Path = ROOT) -> list[str]:
         text = file.read_text()
         new = _pattern(name).sub(_filler(make()), text)
         if new != text:
-            file.write_text(new)
+            atomic_write_text(file, new)
             changed.append(name)
     return changed
 
