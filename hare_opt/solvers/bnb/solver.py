@@ -268,7 +268,8 @@ def warm_up() -> float:
 
     backend = BnbBackend()
     for limit in (1, None):  # the root's children (open_bound), then a complete search
-        run = Run()
+        # its own progress sink: the warm-up instance's incumbent is no command's news
+        run = Run(progress=lambda *_: None)
         ctx = Context("bnb", inst, run, BnbOptions(work_limit=limit), solve_fifo(inst, run, None),
                       0, Stats())
         backend.search(ctx, backend.build(ctx))
