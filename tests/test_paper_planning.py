@@ -240,3 +240,17 @@ def test_policy_variants_by_name():
         get_policy("hare-paper:step3=phi", step3="start")
     with pytest.raises(OptionError, match="block_rounds"):
         HarePaperPlanner(block_rounds=0)
+
+
+@pytest.mark.parametrize("step3", ["phi", "start"])
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_plans_as_runs_queue_what_the_schedule_would(step3, engine, monkeypatch):
+    """The simulator takes hare-paper's plans as runs (``plan_blocks``) instead of a
+    schedule of every task: the executed schedule is the one the schedule path gives."""
+    inst = SHAPES["multi-gpu-jobs"](1)
+    kw = {"step3": step3, "engine": engine}
+    runs = simulate(inst, "hare-paper", **kw)
+    monkeypatch.delattr(HarePaperPlanner, "plan_blocks")
+    tasks = simulate(inst, "hare-paper", **kw)
+    assert runs.result.schedule == tasks.result.schedule
+    assert runs.metrics["total_weighted_jct"] == tasks.metrics["total_weighted_jct"]

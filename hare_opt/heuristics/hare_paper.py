@@ -130,6 +130,8 @@ def order_change(inst: Instance, a: Relaxation, b: Relaxation) -> tuple[float, f
     orders (the share of task pairs ordered differently)."""
     from scipy.stats import kendalltau
 
+    if np.array_equal(a.x, b.x) and np.array_equal(a.gpu, b.gpu):
+        return 0.0, 0.0  # the same point (no MILP ran): the same order, not worked out
     ja, _ = task_order(inst, a, count=False)
     jb, _ = task_order(inst, b, count=False)
     moved = float(np.mean(ja != jb)) if len(ja) else 0.0

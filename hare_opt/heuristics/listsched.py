@@ -144,6 +144,10 @@ class ClusterState:
     def objective(self) -> int:
         return int(sum(int(w) * self.completion(j) for j, w in enumerate(self.inst.weight)))
 
+    def rows(self) -> np.ndarray:
+        """(n, 5) placements so far: job, round, task, gpu (indices), start."""
+        return self._buf[:self._n]
+
     def schedule(self) -> Schedule:
         if not self._n:
             return Schedule.empty()

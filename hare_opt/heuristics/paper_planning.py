@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from hare_opt.heuristics.hare_paper import order_change, task_order
+from hare_opt.heuristics.listsched import ClusterState
 from hare_opt.heuristics.paper_step3 import check_step3, from_warm, list_schedule
 from hare_opt.heuristics.relaxation import pair_count, solve_relaxation
 from hare_opt.heuristics.relaxation_points import MODES
@@ -144,7 +145,20 @@ class HarePaperPlanner:
         self.kendall = {"search": 0.0, "milp": 0.0}
 
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
-        del deadline  # deterministic limits only
+        return self._place(residual, warm).schedule()
+
+    def plan_blocks(self, residual: Instance, warm: Warm | None, deadline: float) -> np.ndarray:
+        """``plan`` as runs of one task each (``rounds.expand_blocks``'s rows, in the
+        schedule's row order), without a schedule of every task in between: the simulator
+        re-plans 10^6 tasks at every arrival."""
+        rows = self._place(residual, warm).rows()  # job, round, task, gpu, start
+        runs = np.zeros((len(rows), 8), dtype=np.int64)
+        runs[:, [0, 1, 2, 3, 5]] = rows
+        runs[:, 4] = runs[:, 7] = 1
+        return runs
+
+    def _place(self, residual: Instance, warm: Warm | None) -> ClusterState:
+        """Steps 1-3 on ``residual`` from the running cluster ``warm``."""
         self.plans += 1
         c0 = time.process_time()
         b = (self.block_rounds if isinstance(self.block_rounds, int)
@@ -179,7 +193,7 @@ class HarePaperPlanner:
         jobs, _ = task_order(residual, rel, b, origin, started, count=False)
         state = list_schedule(from_warm(residual, warm), jobs, self.step3)
         self.plan_cpu += time.process_time() - c0
-        return state.schedule()
+        return state
 
     def stats(self) -> dict[str, Any]:
         n = max(1, self.plans)

@@ -59,6 +59,7 @@ from hare_opt.heuristics.relaxation_points import (
 )
 from hare_opt.model import HareOptError, Instance, OptionError
 from hare_opt.util import interrupt
+from hare_opt.util.highs import run as run_highs
 
 INF = math.inf
 #: Default cap on (task, GPU) pairs: two columns and two rows each.
@@ -335,7 +336,7 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
         sol.col_value = start
         sol.value_valid = True
         h.setSolution(sol)
-    ran = h.run()
+    ran = run_highs(h)
     status = h.getModelStatus()
     if ran == highspy.HighsStatus.kError and status == highspy.HighsModelStatus.kNotset:
         raise HareOptError("HiGHS refused to solve the relaxation (an option or "

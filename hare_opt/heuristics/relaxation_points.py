@@ -23,6 +23,7 @@ from hare_opt.heuristics.hare import solve_hare
 from hare_opt.heuristics.rules import eft_state
 from hare_opt.model import GPU, HareOptError, Instance
 from hare_opt.util.highs import new_highs
+from hare_opt.util.highs import run as run_highs
 
 INF = math.inf
 #: The relaxation's two models: a column per (task, GPU) (the paper's) or per (task, type).
@@ -343,7 +344,7 @@ class AssignmentLP:
         return float(self.mach.f(m, self.load[m]) - self.square[m]) / 2
 
     def solve(self) -> float:
-        self.h.run()
+        run_highs(self.h)
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             raise HareOptError("the LP with the assignment fixed ended with "
                                f"{self.h.modelStatusToString(self.h.getModelStatus())}")
@@ -436,6 +437,7 @@ def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
         est = lp.estimates()
         order = np.argsort(est, axis=None, kind="stable")[:tries]
         before = lp.objective
+        basis, undone = lp.h.getBasis(), False
         for flat in order.tolist():
             i, m = divmod(flat, est.shape[1])
             if est[i, m] >= 0 or used >= evaluations:
@@ -444,8 +446,18 @@ def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
             lp.move(i, m)
             used += 1
             if lp.solve() < before - 1e-9 * max(1.0, abs(before)):
+                undone = False
                 break
+            # Undo without a solve: the model is the one ``basis`` is optimal for, so
+            # the next try starts from it (a solve here was half the search's LP time).
+            # No basis when presolve alone solved the LP: then solve as before.
             lp.move(i, old)
+            if basis.valid:
+                lp.h.setBasis(basis)
+                lp.objective, undone = before, True
+            else:
+                lp.solve()
+        if undone:  # the solution of the restored model, from its optimal basis
             lp.solve()
         if lp.objective >= before - 1e-9 * max(1.0, abs(before)):
             break

@@ -54,3 +54,20 @@ def use_threads(threads: int | None = None) -> int:
         highspy.Highs.resetGlobalScheduler(True)
         _threads[0] = want
     return want
+
+
+def run(h: Any) -> Any:
+    """``h.run()``, once more on a fresh thread pool if HiGHS refused to start.
+
+    Why: the pool is HiGHS's, per process, and a run from another thread (the MILP's
+    worker) can leave it in a state where the next run here errors without solving
+    (model status 'Not Set'). Nothing was solved then, so one retry is safe.
+    """
+    import highspy
+
+    ran = h.run()
+    if ran == highspy.HighsStatus.kError and \
+            h.getModelStatus() == highspy.HighsModelStatus.kNotset:
+        highspy.Highs.resetGlobalScheduler(True)
+        ran = h.run()
+    return ran
