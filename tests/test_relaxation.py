@@ -380,56 +380,6 @@ def test_compiled_starting_point_and_vectorised_lp_match_their_references(mode, 
     assert np.array_equal(dense, want)
 
 
-def _local_search_resolving(lp, evaluations: int, tries: int = 30):
-    """``local_search`` as first written: every undone move re-solved (the reference)."""
-    used = 0
-    while used < evaluations:
-        est = lp.estimates()
-        order = np.argsort(est, axis=None, kind="stable")[:tries]
-        before = lp.objective
-        for flat in order.tolist():
-            i, m = divmod(flat, est.shape[1])
-            if est[i, m] >= 0 or used >= evaluations:
-                break
-            old = int(lp.gpu[i])
-            lp.move(i, m)
-            used += 1
-            if lp.solve() < before - 1e-9 * max(1.0, abs(before)):
-                break
-            lp.move(i, old)
-            lp.solve()
-        if lp.objective >= before - 1e-9 * max(1.0, abs(before)):
-            break
-    return lp.point(), used
-
-
-@pytest.mark.parametrize("mode", ["per-gpu", "per-type"])
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_local_search_undoes_moves_without_solving_and_finds_the_same_point(mode, seed):
-    """An undone move restores the optimal basis instead of re-solving: the same moves,
-    objective and assignment as the re-solving reference. (The starts may be another
-    optimal vertex of a degenerate LP, reached from another basis: both are optimal.)"""
-    from hare_opt.heuristics.relaxation_points import (
-        AssignmentLP,
-        Machines,
-        RelaxedTasks,
-        eft_start,
-        local_search,
-    )
-
-    inst = random_instance(seed, n_jobs=9, n_gpus=6, heterogeneity=3.0, release_spread=30,
-                           rounds=(2, 6), tasks_per_round=(1, 3), sync=(0, 3))
-    avail = np.random.default_rng(seed).uniform(0, 20, inst.num_gpus)
-    mach, tasks = Machines.of(inst, avail, mode), RelaxedTasks.of(inst)
-    gpu = eft_start(mach, tasks).gpu
-    got, used = local_search(AssignmentLP(mach, tasks, gpu), 60)
-    want, want_used = _local_search_resolving(AssignmentLP(mach, tasks, gpu), 60)
-    assert used == want_used
-    assert got.objective == pytest.approx(want.objective, rel=1e-9, abs=1e-9)
-    assert np.array_equal(got.gpu, want.gpu)
-
-
-
 def test_a_run_refused_by_the_thread_pool_is_retried_on_a_fresh_pool(monkeypatch):
     """After the MILP's worker thread sized HiGHS's one pool, a run on this thread could
     end 'Not Set' with nothing solved (seen with test_relaxation then test_hare_paper in
