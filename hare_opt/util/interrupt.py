@@ -13,7 +13,10 @@ HiGHS, a numba kernel), and no process it started may outlive it.
   code, after killing the registered child process groups.
 
 Signals reach Python handlers only when the main thread runs bytecode, so a listener
-thread reads them from ``signal.set_wakeup_fd`` and sets the events immediately.
+thread reads them from ``signal.set_wakeup_fd`` and sets the events immediately. Before
+the discipline is installed, the command line's start-up guard (``util.startup``) ends
+the process with 130; a KeyboardInterrupt that Python would swallow (raised inside a
+weakref callback or a finaliser) is raised again (``_unraisable``).
 
 A signal that repeats the one before within ``SAME_S`` seconds is the same interrupt:
 ``timeout`` and ``kill -- -PGID`` deliver one signal to a process twice (directly and
@@ -38,6 +41,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from hare_opt.util import startup
+
 #: Exit status of a command stopped by a signal (as a shell reports SIGINT).
 EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -48,7 +53,8 @@ _lock = threading.RLock()
 _events: list[threading.Event] = []
 _groups: set[int] = set()
 _state: dict = {"installed": False, "mode": None, "thread_count": 0, "handler_count": 0,
-                "signum": None, "old": {}, "old_fd": -1, "socks": None, "last": {}}
+                "signum": None, "old": {}, "old_fd": -1, "socks": None, "last": {},
+                "again": False}
 
 
 def _counts(source: str, signum: int) -> bool:
@@ -130,6 +136,9 @@ def _listen(sock: socket.socket, signals: tuple[int, ...]) -> None:
 
 
 def _handler(signum: int, frame) -> None:  # noqa: ARG001 - signal handler signature
+    if _state["again"]:  # re-raised by ``_unraisable``: not a new signal
+        _state["again"] = False
+        raise KeyboardInterrupt
     with _lock:
         if not _counts("handler", signum):
             return  # the same interrupt, delivered twice
@@ -140,6 +149,33 @@ def _handler(signum: int, frame) -> None:  # noqa: ARG001 - signal handler signa
         _set_all()
         return
     raise KeyboardInterrupt
+
+
+def _raise_again(signum: int) -> None:
+    if not (_state["installed"] and _state["again"]):
+        return  # the body has ended meanwhile
+    with contextlib.suppress(Exception):
+        import _thread
+
+        _thread.interrupt_main(signal.Signals(signum))
+
+
+def _unraisable(hook: Any) -> Any:
+    """A ``sys.unraisablehook`` that does not let Python swallow our KeyboardInterrupt.
+
+    The handler raises it in whatever bytecode runs; when that is a weakref callback or
+    a finaliser (the import system runs some), Python prints "Exception ignored in ..."
+    and carries on as if nothing happened. This hook prints nothing for it and has the
+    handler raise it again as soon as the main thread is back in ordinary code."""
+    def unraisable(info: Any) -> None:
+        if not (isinstance(info.exc_value, KeyboardInterrupt) and _state["installed"]):
+            hook(info)
+            return
+        _state["again"] = True
+        # from another thread, so that it lands after this hook has returned (if it is
+        # swallowed again, this hook runs again)
+        threading.Timer(0.01, _raise_again, args=(_state["signum"] or signal.SIGINT,)).start()
+    return unraisable
 
 
 @contextlib.contextmanager
@@ -155,7 +191,8 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS, *,
         return
     rsock, wsock = socket.socketpair()
     wsock.setblocking(False)
-    old = {s: signal.getsignal(s) for s in signals}
+    # the start-up guard stands in for the handlers it replaced: those are the ones to give back
+    old = {s: startup.prior(s, signal.getsignal(s)) for s in signals}
     try:
         old_fd = signal.set_wakeup_fd(wsock.fileno(), warn_on_full_buffer=False)
     except ValueError:  # not the main interpreter
@@ -164,15 +201,17 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS, *,
         yield False
         return
     _state.update(installed=True, mode=mode, thread_count=0, handler_count=0, signum=None,
-                  last={}, old=old)
+                  last={}, old=old, again=False)
     listener = threading.Thread(target=_listen, args=(rsock, tuple(int(s) for s in signals)),
                                 name="hare-opt-signals", daemon=True)
     listener.start()
     for s in signals:
         signal.signal(s, _handler)
+    old_hook, sys.unraisablehook = sys.unraisablehook, _unraisable(sys.unraisablehook)
     try:
         yield True
     finally:
+        sys.unraisablehook = old_hook
         if final:
             exit_on_signal()
         else:
