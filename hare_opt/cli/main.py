@@ -153,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = interrupt.EXIT_INTERRUPTED
         if argv is None:  # the process ends next: what it printed must not be lost
             code = _flush(code)
+    if argv is None:
+        interrupt.end_process(code)
     return code
 
 

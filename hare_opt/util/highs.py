@@ -3,8 +3,11 @@ process is created, which would corrupt machine-readable output (``--json``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -71,3 +74,28 @@ def run(h: Any) -> Any:
         highspy.Highs.resetGlobalScheduler(True)
         ran = h.run()
     return ran
+
+
+@contextlib.contextmanager
+def cancel_on(stop: threading.Event | None, h: Any) -> Iterator[None]:
+    """``h.cancelSolve()`` once ``stop`` is set, for the body (a run of ``h``): HiGHS polls
+    its interrupt callbacks only in some phases (a node-limited MIP once ignored two
+    SIGTERMs, a relaxation MILP ran on for seconds); cancelling reaches all of them."""
+    if stop is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.05):
+            if stop.is_set():
+                h.cancelSolve()
+                return
+
+    thread = threading.Thread(target=watch, name="highs-stop", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(1.0)

@@ -26,6 +26,10 @@ Children: ``spawn_options`` puts a child in its own process group (a terminal's 
 then reaches only the parent, which decides), ``track``/``kill_group`` end whole
 groups (grandchildren included), and ``lifeline`` in the child ends it when its parent
 dies, even by ``kill -9`` (Linux: ``PR_SET_PDEATHSIG``; elsewhere: polling).
+
+Native calls that do not poll a stop everywhere run in ``in_worker``: the caller returns
+``ABANDON_S`` after a stop with what it has; ``end_process`` then ends the command's
+process without tearing the interpreter down around the still-running call.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hare_opt.util import startup
@@ -52,6 +56,8 @@ SAME_S = 0.25
 _lock = threading.RLock()
 _events: list[threading.Event] = []
 _groups: set[int] = set()
+#: Worker threads ``in_worker`` let go while they were still in native code.
+_abandoned: list[threading.Thread] = []
 _state: dict = {"installed": False, "mode": None, "thread_count": 0, "handler_count": 0,
                 "signum": None, "old": {}, "old_fd": -1, "socks": None, "last": {},
                 "again": False}
@@ -270,6 +276,59 @@ def watch(event: threading.Event) -> Iterator[threading.Event]:
 
 def stopped(event: threading.Event | None) -> bool:
     return event is not None and event.is_set()
+
+
+def end_process(code: int) -> None:
+    """End a command's process with ``code`` once its output is flushed: at once (exit
+    handlers run, the interpreter's tear-down does not) if a worker ``in_worker`` let go
+    is still in native code. Tearing the interpreter down under a running solver takes
+    about a second and can abort the process (a C++ thread destroyed while it runs,
+    exit -6); nothing of the command is lost by skipping it. Otherwise: returns."""
+    if not any(t.is_alive() for t in _abandoned):
+        return
+    import atexit
+
+    with contextlib.suppress(Exception):
+        atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+#: Seconds ``in_worker`` waits for a stopped native call before it abandons it.
+ABANDON_S = 0.5
+
+
+def in_worker(fn: Callable[[], Any], stop: threading.Event | None, name: str, *,
+              grace: float = ABANDON_S) -> Any:
+    """``fn()`` in a daemon thread; None if ``stop`` is set and ``fn`` has not returned
+    ``grace`` seconds later (it then winds down alone: it must watch ``stop`` itself).
+
+    Why: a native solver polls its interrupt only in some phases (HiGHS's root LP of a
+    MIP runs on for seconds); the caller returns what it has instead of waiting."""
+    box: list[Any] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            box.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(exc)
+
+    worker = threading.Thread(target=work, name=name, daemon=True)
+    worker.start()
+    stopped_at = None
+    while worker.is_alive():
+        worker.join(0.05)
+        if stop is not None and stop.is_set():
+            stopped_at = stopped_at or time.perf_counter()
+            if time.perf_counter() > stopped_at + grace:
+                _abandoned.append(worker)
+                return None
+    if errors:
+        raise errors[0]
+    return box[0]
 
 
 # --- children ---------------------------------------------------------------------------

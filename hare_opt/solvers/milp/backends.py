@@ -34,7 +34,7 @@ import pulp
 from hare_opt.model import SolverError
 from hare_opt.solvers.milp.formulation import TimeIndexedModel
 from hare_opt.util import interrupt
-from hare_opt.util.highs import quiet_banner, use_threads
+from hare_opt.util.highs import cancel_on, quiet_banner, use_threads
 
 Report = Callable[..., None]
 
@@ -90,36 +90,12 @@ def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, ms
     it is also read between the phases, so that a stop during one skips the next. PuLP
     hands the model over in Python (seconds on large models): the exchange runs in a
     worker thread, so that a stop returns here within ``STOP_GRACE_S`` regardless."""
-    out = in_worker(lambda: _highs(m, time_limit=time_limit, threads=threads, msg=msg,
-                                   start=start, lp_bound=lp_bound, mip=mip, options=options,
-                                   stop=stop, report=report), stop, "highs")
+    out = interrupt.in_worker(lambda: _highs(m, time_limit=time_limit, threads=threads,
+                                             msg=msg, start=start, lp_bound=lp_bound,
+                                             mip=mip, options=options, stop=stop,
+                                             report=report), stop, "highs",
+                              grace=STOP_GRACE_S)
     return out if out is not None else Outcome("none", stats={"backend": "highs"})
-
-
-def in_worker(fn: Callable[[], Any], stop: threading.Event | None, name: str) -> Any:
-    """``fn()`` in a daemon thread; None if ``stop`` is set and ``fn`` has not returned
-    ``STOP_GRACE_S`` later (it then winds down alone: it must watch ``stop`` itself)."""
-    box: list[Any] = []
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            box.append(fn())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            errors.append(exc)
-
-    worker = threading.Thread(target=work, name=name, daemon=True)
-    worker.start()
-    stopped_at = None
-    while worker.is_alive():
-        worker.join(0.05)
-        if stop is not None and stop.is_set():
-            stopped_at = stopped_at or time.perf_counter()
-            if time.perf_counter() > stopped_at + STOP_GRACE_S:
-                return None
-    if errors:
-        raise errors[0]
-    return box[0]
 
 
 def _highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
@@ -138,30 +114,9 @@ def _highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: 
     watch_highs(h, stop, report)
     if stop is not None and stop.is_set():
         return Outcome("none", stats={"backend": "highs"})
-    with _cancel_on(stop, h):
+    with cancel_on(stop, h):
         return _run_phases(h, m, time_limit=time_limit, t0=t0, start=start,
                            lp_bound=lp_bound, mip=mip, stop=stop)
-
-
-@contextlib.contextmanager
-def _cancel_on(stop: threading.Event | None, h: highspy.Highs) -> Iterator[None]:
-    """``h.cancelSolve()`` once ``stop`` is set: HiGHS polls its interrupt callbacks only in
-    some phases (a node-limited MIP once ignored two SIGTERMs); cancelling reaches all."""
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.wait(0.05):
-            if stop is not None and stop.is_set():
-                h.cancelSolve()
-                return
-
-    thread = threading.Thread(target=watch, name="highs-stop", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join(1.0)
 
 
 def _run_phases(h: highspy.Highs, m: TimeIndexedModel, *, time_limit: float | None,
@@ -222,7 +177,7 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
     solution (SIGINT, then SIGKILL if it does not), it dies with this process, and its
     files live in a folder of this process that is removed afterwards. PuLP writes the
     model file in Python for seconds on large models, so the whole exchange runs in a
-    worker thread (``in_worker``): a stop returns here within about ``STOP_GRACE_S``
+    worker thread (``interrupt.in_worker``): a stop returns here within about ``STOP_GRACE_S``
     (then without CBC's answer) while the worker winds down alone, starting no CBC."""
     t0 = time.perf_counter()
     out = Outcome("none", stats={"backend": "cbc", "n_vars": len(m.prob.variables()),
@@ -251,7 +206,8 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
             _solve(m.prob, cmd)
             return True
 
-    if not in_worker(work, stop, "cbc"):  # stopped: the worker starts no CBC now
+    # stopped: the worker starts no CBC now
+    if not interrupt.in_worker(work, stop, "cbc", grace=STOP_GRACE_S):
         return out
     out.stats["mip_status"] = pulp.LpSolution.get(m.prob.sol_status, str(m.prob.sol_status))
     if m.prob.sol_status == pulp.LpSolutionOptimal and not (stop is not None and stop.is_set()):
