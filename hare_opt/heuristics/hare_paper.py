@@ -128,8 +128,6 @@ def order_change(inst: Instance, a: Relaxation, b: Relaxation) -> tuple[float, f
     """How far step 2's order from point ``b`` is from that from point ``a``: the share of
     list positions given to another job, and the Kendall distance between the two task
     orders (the share of task pairs ordered differently)."""
-    from scipy.stats import kendalltau
-
     if np.array_equal(a.x, b.x) and np.array_equal(a.gpu, b.gpu):
         return 0.0, 0.0  # the same point (no MILP ran): the same order, not worked out
     ja, _ = task_order(inst, a, count=False)
@@ -137,6 +135,8 @@ def order_change(inst: Instance, a: Relaxation, b: Relaxation) -> tuple[float, f
     moved = float(np.mean(ja != jb)) if len(ja) else 0.0
     if len(ja) < 2 or not moved:
         return moved, 0.0
+    from scipy.stats import kendalltau  # seconds to import: only when there is a change
+
     ranks = []
     for r in (a, b):
         _, _, _, x, h = batch_priorities(inst, r)

@@ -59,6 +59,7 @@ from hare_opt.heuristics.relaxation_points import (
 )
 from hare_opt.model import HareOptError, Instance, OptionError
 from hare_opt.util import interrupt
+from hare_opt.util.highs import cancel_on
 from hare_opt.util.highs import run as run_highs
 
 INF = math.inf
@@ -336,7 +337,17 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
         sol.col_value = start
         sol.value_valid = True
         h.setSolution(sol)
-    ran = run_highs(h)
+
+    def run() -> highspy.HighsStatus:
+        with cancel_on(stop, h):  # the callbacks are not polled in every phase
+            return run_highs(h)
+
+    # HiGHS's root LP notices neither: on a stop, the caller keeps its point and HiGHS
+    # winds down alone (in a thread, so only when there is a stop to obey)
+    ran = run() if stop is None else interrupt.in_worker(run, stop, "relaxation-milp")
+    if ran is None:
+        return {"values": None, "objective": INF, "bound": -INF, "optimal": False,
+                "status": "Interrupted by user", "stopped": "interrupted", "nodes": 0}
     status = h.getModelStatus()
     if ran == highspy.HighsStatus.kError and status == highspy.HighsModelStatus.kNotset:
         raise HareOptError("HiGHS refused to solve the relaxation (an option or "
