@@ -107,6 +107,8 @@ CHECK_S_PER_TASK = 2e-6
 #: Compiled-kernel groups: a function that loads them (compiling on a first run after
 #: installing, tens of seconds) and returns the seconds it took.
 KERNELS: dict[str, str] = {"hare": "hare_opt.heuristics.rounds:warm_up",
+                           "geobatch": "hare_opt.heuristics.geobatch:warm_up",
+                           "hare-paper": "hare_opt.heuristics.hare_paper:warm_up",
                            "bnb": "hare_opt.solvers.bnb:warm_up"}
 _warm: set[str] = set()
 
@@ -138,20 +140,21 @@ for _spec in (
                            "in parallel, sharing what they prove"),
     SolverSpec("hare", "hare_opt.heuristics.hare:solve_hare", "heuristic",
                "hare_opt.heuristics.hare:HareOptions", guarantee="hare_opt.bounds:hare_claim",
-               kernels=("hare",), planner="hare_opt.heuristics.planning:HarePlanner",
+               kernels=("hare", "geobatch"),
+               planner="hare_opt.heuristics.planning:HarePlanner",
                description="our heuristic: round blocks, priority orders, bounded search"),
     SolverSpec("geobatch", "hare_opt.heuristics.geobatch:solve_geobatch", "heuristic",
                "hare_opt.heuristics.geobatch:GeobatchOptions",
-               guarantee="hare_opt.bounds:approx_factor",
+               guarantee="hare_opt.bounds:approx_factor", kernels=("geobatch",),
                description="geometric batches of non-idling list schedules; a factor free "
                            "of the cluster size (docs/theory.md (c))"),
     SolverSpec("hare-paper", "hare_opt.heuristics.hare_paper:solve_hare_paper", "heuristic",
                "hare_opt.heuristics.hare_paper:HarePaperOptions",
-               guarantee="hare_opt.bounds:paper_claim",
+               guarantee="hare_opt.bounds:paper_claim", kernels=("hare-paper",),
                planner="hare_opt.heuristics.paper_planning:HarePaperPlanner",
                description="the paper's Algorithm 1 (relaxation, H order, list scheduling)"),
     SolverSpec("lns", "hare_opt.solvers.lns:solve_lns", "improver",
-               "hare_opt.solvers.lns:LnsOptions", kernels=("hare",),
+               "hare_opt.solvers.lns:LnsOptions", kernels=("hare", "geobatch"),
                description="anytime improver: CP-SAT re-places the tasks of one time window "
                            "of hare's schedule at a time"),
     SolverSpec("wspt", "hare_opt.heuristics.rules:solve_wspt", "rule",

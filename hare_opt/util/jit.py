@@ -7,17 +7,76 @@ kernel module creates its decorator with ``PinnedJit(rules, pin)``: the pin (the
 16 hex digits of the rules' source hash) lives in the kernel's own file, so editing a
 rule means editing the kernel file, and until the pin is updated caching is off (one
 warning, and a test fails).
+
+A compile (a cold cache: the first run after installing, or a new NUMBA_CACHE_DIR) takes
+tens of seconds, so it is announced on stderr once per process when the first one
+starts, and ``compile_seconds`` counts the time spent compiling, so that a caller can
+keep it out of a time limit or report it (``stats.compile_s``). Loading from the cache
+is neither announced nor counted (numba raises its compile event only on a miss).
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import sys
+import threading
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 from numba import njit
+from numba.core import event
+
+#: One line on stderr when the process first compiles (a cold cache).
+ANNOUNCEMENT = ("hare-opt: compiling numba kernels (a first run after installing, or a "
+                "new cache folder; tens of seconds, once; not counted in time limits)")
+
+
+class _CompileClock(event.Listener):
+    """Seconds spent in top-level numba compiles (a kernel's callees compile inside it)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.announced = False
+        self._depth: dict[int, int] = {}
+        self._t0: dict[int, float] = {}
+        self._lock = threading.Lock()
+
+    def on_start(self, ev: event.Event) -> None:
+        me = threading.get_ident()
+        with self._lock:
+            depth = self._depth.get(me, 0)
+            self._depth[me] = depth + 1
+            if depth:
+                return
+            self._t0[me] = time.perf_counter()
+            first, self.announced = not self.announced, True
+        if first:
+            try:
+                sys.stderr.write(ANNOUNCEMENT + "\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):  # no stderr (closed): nothing to announce on
+                pass
+
+    def on_end(self, ev: event.Event) -> None:
+        me = threading.get_ident()
+        with self._lock:
+            self._depth[me] = self._depth.get(me, 1) - 1
+            if self._depth[me] == 0:
+                self.seconds += time.perf_counter() - self._t0.pop(me, time.perf_counter())
+
+
+_clock = _CompileClock()
+event.register("numba:compile", _clock)
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent compiling numba kernels so far (0 on a warm cache)."""
+    with _clock._lock:
+        running = sum(time.perf_counter() - t for t in _clock._t0.values())
+        return _clock.seconds + running
 
 
 def source_pin(*fns: Callable[..., Any]) -> str:
