@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -76,3 +78,22 @@ def test_a_live_process_keeps_its_cbc_folder():
         assert mine.exists()
     finally:
         mine.rmdir()
+
+
+def test_the_sweep_removes_only_our_folders_of_dead_drivers(tmp_path, monkeypatch):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid that no longer runs (reuse within the test is unlikely)
+    stale = tmp_path / f"{CBC_FOLDER}{dead.pid}-abc"
+    live = tmp_path / f"{CBC_FOLDER}{os.getpid()}-abc"
+    other = tmp_path / "hare-opt-cbc-notapid-abc"
+    plain = tmp_path / f"{CBC_FOLDER}{dead.pid}-file"
+    for d in (stale, live, other):
+        d.mkdir()
+        (d / "model.mps").write_text("x")
+    plain.write_text("not a folder")
+    real_uid = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: real_uid + 1)  # the folders are another user's
+    assert sweep_stale_folders(str(tmp_path)) == 0 and stale.exists()
+    monkeypatch.setattr(os, "getuid", lambda: real_uid)
+    assert sweep_stale_folders(str(tmp_path)) == 1
+    assert not stale.exists() and live.exists() and other.exists() and plain.exists()

@@ -16,6 +16,7 @@ import math
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -243,13 +244,18 @@ def _die_with_parent() -> None:  # runs in the CBC child between fork and exec
 
 def sweep_stale_folders(root: str | None = None) -> int:
     """Remove CBC folders left by processes that no longer run (killed with -9); returns
-    how many. Run before every CBC solve, so what a killed run left lasts until the next."""
+    how many. Run before every CBC solve, so what a killed run left lasts until the next.
+    Only folders of this user whose driver (the pid in the name) is gone are removed: a
+    live driver's, another user's and anything not named as ours are left alone."""
     base = Path(root or tempfile.gettempdir())
     removed = 0
     for folder in base.glob(f"{CBC_FOLDER}*"):
         try:
             pid = int(folder.name[len(CBC_FOLDER):].split("-")[0])
-        except ValueError:
+            st = folder.lstat()
+        except (ValueError, OSError):
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             continue
         try:
             os.kill(pid, 0)
