@@ -34,6 +34,7 @@ import gzip
 import json
 import lzma
 import os
+import re
 import shutil
 import signal
 import stat
@@ -230,10 +231,41 @@ def one_line(err: str) -> bool:
     return len(lines) == 1 and lines[0].startswith("hare-opt")
 
 
+IMPORTED = re.compile(r"^import time:.*\|\s*(\S+)$", re.M)
+STOP_LINE = re.compile(r"hare-opt( [a-z-]+)?: (interrupted|stopped) by SIG(INT|TERM)")
+
+
+def hare_opt_ran(trace: str) -> bool:
+    """Whether an import trace shows ``hare_opt.cli`` (which installs the start-up guard)
+    imported with success: a failed import is listed too, then only the modules that were
+    importing it, so a success is another module listed after it."""
+    names = IMPORTED.findall(trace)
+    if "hare_opt.cli" not in names:
+        return False
+    return any(n not in ("hare_opt", "hare_opt.cli.main")
+               for n in names[names.index("hare_opt.cli") + 1:])
+
+
 def classify(run: Run) -> None:
     c = run.case
     if run.code is None:
         run.outcome, run.why = "hang", f"no exit in {c.timeout:.0f} s"
+        return
+    if c.expect == "start-up":  # a signal sampled over start-up, under an import trace
+        if not hare_opt_ran(run.err):
+            run.outcome, run.why = "ok", "landed in the interpreter's own start: not judged"
+            return
+        run.err = "".join(x for x in run.err.splitlines(keepends=True)
+                          if not x.startswith("import time:"))
+        lines = run.err.strip().splitlines()
+        if "Traceback (most recent call last)" in run.err:
+            run.outcome, run.why = "traceback", lines[-1][:100]
+        elif run.code != 130:
+            run.outcome, run.why = "wrong", f"exit {run.code} (want 130)"
+        elif not lines or not STOP_LINE.fullmatch(lines[-1]):
+            run.outcome, run.why = "wrong", f"last line: {lines[-1:]}"
+        else:
+            run.outcome, run.why = "ok", ""
         return
     text = run.err + run.out
     if "Traceback (most recent call last)" in text:
@@ -512,8 +544,9 @@ def build_cases(root: Path, work: Path) -> list[Case]:
 #: Whose fix each finding needs (cases of others may fail until their branch is merged):
 #: trust = the command line, io, checker, falsify; exact = solvers and imports; paper =
 #: hare-paper.
-#: 6c: a signal in the first half second lands before hare-opt's entry point runs, while
-#: the interpreter imports the ``hare_opt`` package: the import structure's to shorten.
+#: 6c: a signal during start-up; one that lands in the interpreter's own start (before
+#: ``hare_opt.cli`` is imported and installs its guard) is outside any Python handler and
+#: not judged: the process's import trace (PYTHONPROFILEIMPORTTIME) tells which it was.
 OWNERS = {"1": "exact", "2": "exact", "3": "trust", "4": "trust", "5": "paper",
           "6a": "exact", "6b": "trust", "6c": "exact", "7": "trust", "8a": "exact",
           "8b": "trust", "9a": "exact", "9b": "trust", "10": "trust", "11": "trust"}
@@ -573,16 +606,21 @@ def review_cases(root: Path, w: Path, add: Callable[..., None]) -> None:
              expect="interrupt", signal_after=8.0, sig=sig, timeout=60,
              check=interrupted_schedule(root, hard, out))
     tmp = w / "i22-cbc-tmp"
-    case("6a", "kill -9 of milp backend=cbc: no CBC left, no temporary files",
+    case("6a", "kill -9 of milp backend=cbc: no CBC left, its folder gone at the next CBC run",
          ["solve", hard, "--solver", "milp", "--option", "backend=cbc"], expect="killed",
          signal_after=8.0, sig=signal.SIGKILL, target="pid", timeout=60,
          env={"TMPDIR": str(tmp)}, setup=lambda: tmp.mkdir(exist_ok=True),
-         check=empty_folder(tmp))
+         check=swept_at_next_run(root, hard, tmp))
     for sig in (signal.SIGINT, signal.SIGTERM):
         for t in START_UP:
-            case("6c", f"{sig.name} {t:.1f} s into start-up",
-                 ["solve", fig1, "--solver", "cpsat"], expect="interrupt", signal_after=t,
-                 sig=sig, timeout=60)
+            case("6c", f"{sig.name} {t:.2f} s into start-up",
+                 ["solve", hard, "--solver", "cpsat"], expect="start-up", signal_after=t,
+                 sig=sig, timeout=60, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        for t in (0.05, 0.3, 1.0):
+            case("6c", f"{sig.name} {t:.2f} s into reproduce's start-up",
+                 ["reproduce", "--quick", "--only", "fig1", "--out-dir", str(w / f"r6c-{t}"),
+                  "--no-progress"], expect="start-up", signal_after=t, sig=sig, timeout=60,
+                 env={"PYTHONPROFILEIMPORTTIME": "1"})
     out = w / "i22-timeout"
     case("6b", "reproduce under `timeout` (the signal reaches it twice)",
          ["reproduce", "--quick", "--only", "fig1,ours-bounds", "--out", str(out),
@@ -651,12 +689,13 @@ def review_cases(root: Path, w: Path, add: Callable[..., None]) -> None:
         case("9b", " ".join(argv[:4]), argv, timeout=60)
     case("9a", "milp on 250,000 tasks x 8 GPUs refuses quickly",
          ["solve", str(w / "milp250k.json"), "--solver", "milp"], timeout=120, check=quick(10.0))
-    for solver, limit in (("hare", 1.0), ("bnb", 3.0)):
+    for solver, limit in (("hare", 1.0), ("bnb", 3.0), ("hare-paper", 3.0)):
         cache = w / f"numba-cold-{solver}"
         case("9a", f"{solver} --time-limit {limit:g} on a cold numba cache",
-             ["solve", hard, "--solver", solver, "--time-limit", f"{limit:g}"],
-             expect="any-clean", timeout=180, env={"NUMBA_CACHE_DIR": str(cache)},
-             check=limit_or_announced(limit))
+             ["solve", hard, "--solver", solver, "--time-limit", f"{limit:g}", "--json"],
+             expect="any-clean", timeout=600, env={"NUMBA_CACHE_DIR": str(cache)},
+             setup=lambda cache=cache: shutil.rmtree(cache, ignore_errors=True),
+             check=limit_after_announced_compile(limit))
     # 10. check: a header that contradicts its tasks
     for label in ("unknown-with-tasks", "wrong-objective", "bound-above"):
         case("10", f"check a schedule whose header lies: {label}",
@@ -838,7 +877,7 @@ def repro_resumes(root: Path, w: Path, out: Path, files: list[str]
 #: Seconds after the process starts at which a start-up signal is sent. Before ``main``
 #: runs the interpreter imports the package (``hare_opt/__init__``): that part of the
 #: window is the import structure's, not the command line's.
-START_UP = (0.1, 0.2, 0.3, 0.4, 0.5)
+START_UP = (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0)
 OLD_SVG = '<svg xmlns="http://www.w3.org/2000/svg"><!-- the old chart --></svg>'
 OLD_CSV = "policy,job\nold,old\n"
 
@@ -924,6 +963,18 @@ def no_false_worst_ratio(run: Run) -> str | None:
     return None
 
 
+def swept_at_next_run(root: Path, inst: str, folder: Path) -> Callable[[Run], str | None]:
+    """After a kill -9 of a CBC driver: the next CBC run (here a short one) removes the
+    folder the dead driver left (its CBC died with it: the orphan count says)."""
+    def check(run: Run) -> str | None:
+        subprocess.run([PY, "-m", "hare_opt.cli.main", "solve", inst, "--solver", "milp",
+                        "--option", "backend=cbc", "--time-limit", "3"],
+                       env={**os.environ, "PYTHONPATH": str(root), "TMPDIR": str(folder)},
+                       capture_output=True, timeout=120)
+        return empty_folder(folder)(run)
+    return check
+
+
 def empty_folder(folder: Path) -> Callable[[Run], str | None]:
     def check(run: Run) -> str | None:
         left = [p.name for p in folder.iterdir()] if folder.is_dir() else []
@@ -1000,12 +1051,20 @@ def quick(seconds: float) -> Callable[[Run], str | None]:
     return check
 
 
-def limit_or_announced(limit: float) -> Callable[[Run], str | None]:
+def limit_after_announced_compile(limit: float) -> Callable[[Run], str | None]:
+    """The contract on a cold cache: the one-off compile announced on stderr and left out
+    of the limit, so the time beyond start-up and the compile (``stats.compile_s``) keeps
+    the limit like any run."""
     def check(run: Run) -> str | None:
-        over = run.wall - STARTUP[0] - limit
-        if over <= 1.0 or "compil" in run.err.lower():
-            return None
-        return f"overran the limit by {over:.1f} s, compile not announced"
+        if "compiling numba kernels" not in run.err:
+            return "compile not announced"
+        try:
+            compile_s = float(json.loads(run.out)["stats"].get("compile_s") or 0.0)
+        except (ValueError, KeyError, TypeError):
+            return "no JSON result"
+        over = run.wall - STARTUP[0] - compile_s - limit
+        run.why = f"compile {compile_s:.1f} s; overrun beyond it {over:+.1f} s"
+        return f"overran the limit by {over:.1f} s beyond the compile" if over > 1.0 else None
     return check
 
 
