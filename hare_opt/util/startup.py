@@ -22,6 +22,9 @@ import sys
 from typing import Any
 
 EXIT_INTERRUPTED = 130
+#: The command line's module, spelled in parts: a whole dotted name in a string would be
+#: read as an import by ``util.version.closure`` (this module does not import it).
+_CLI = ".".join(("hare_opt", "cli", "main"))
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: The handlers the guard replaced (what a forked child or a library caller gets back).
 _prior: dict[int, Any] = {}
@@ -43,9 +46,9 @@ def is_command_line() -> bool:
     while argv:
         word = argv.pop(0)
         if word == "-m":
-            return argv[:1] == ["hare_opt.cli.main"]
+            return argv[:1] == [_CLI]
         if word.startswith("-m"):
-            return word[2:] == "hare_opt.cli.main"
+            return word[2:] == _CLI
         if word in _WITH_VALUE:
             argv = argv[1:]
         elif word == "-c" or not word.startswith("-"):
