@@ -7,9 +7,10 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
 from functools import cache
 from typing import Any
+
+from hare_opt.util import interrupt
 
 
 @cache
@@ -76,26 +77,9 @@ def run(h: Any) -> Any:
     return ran
 
 
-@contextlib.contextmanager
-def cancel_on(stop: threading.Event | None, h: Any) -> Iterator[None]:
+def cancel_on(stop: threading.Event | None, h: Any) -> contextlib.AbstractContextManager:
     """``h.cancelSolve()`` once ``stop`` is set, for the body (a run of ``h``): HiGHS polls
     its interrupt callbacks only in some phases (a node-limited MIP once ignored two
-    SIGTERMs, a relaxation MILP ran on for seconds); cancelling reaches all of them."""
-    if stop is None:
-        yield
-        return
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.wait(0.05):
-            if stop.is_set():
-                h.cancelSolve()
-                return
-
-    thread = threading.Thread(target=watch, name="highs-stop", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join(1.0)
+    SIGTERMs); cancelling reaches more of them (not the root LP of a MIP: see
+    ``interrupt.in_worker``)."""
+    return interrupt.on_stop(stop, h.cancelSolve, "highs-stop")

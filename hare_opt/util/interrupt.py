@@ -416,21 +416,30 @@ def child_init(parent: int | None = None) -> None:
 
 
 @contextlib.contextmanager
-def stop_search_on(event: threading.Event, solver: Any) -> Iterator[None]:
-    """Call ``solver.stop_search()`` (CP-SAT) once ``event`` is set: a thread watches,
-    because the calling thread is inside the solver's native code until it returns."""
+def on_stop(event: threading.Event | None, action: Callable[[], Any],
+            name: str = "on-stop") -> Iterator[None]:
+    """Call ``action()`` once ``event`` is set, during the body: a thread watches, because
+    the calling thread is inside a solver's native code until it returns."""
+    if event is None:
+        yield
+        return
     done = threading.Event()
 
     def watch() -> None:
         while not done.wait(0.05):
             if event.is_set():
-                solver.stop_search()
+                action()
                 return
 
-    thread = threading.Thread(target=watch, name="stop-search", daemon=True)
+    thread = threading.Thread(target=watch, name=name, daemon=True)
     thread.start()
     try:
         yield
     finally:
         done.set()
-        thread.join()
+        thread.join(1.0)
+
+
+def stop_search_on(event: threading.Event, solver: Any) -> contextlib.AbstractContextManager:
+    """Call ``solver.stop_search()`` (CP-SAT) once ``event`` is set."""
+    return on_stop(event, solver.stop_search, "stop-search")
