@@ -493,19 +493,19 @@ def build_cases(root: Path, work: Path) -> list[Case]:
         for inst, limit in ((hard, 2.0), (paper, 3.0)):
             add(g, f"{solver} --time-limit {limit:g} on {Path(inst).stem}",
                 ["solve", inst, "--solver", solver, "--time-limit", f"{limit:g}"],
-                expect="any-clean", timeout=120, check=within_limit(limit))
+                expect="any-clean", timeout=120, check=within_limit(limit, root, solver))
     add(g, "cpsat --time-limit 5 on 2668 tasks",
         ["solve", str(w / "gen2668.json"), "--solver", "cpsat", "--time-limit", "5"],
-        expect="any-clean", timeout=150, check=within_limit(5.0))
+        expect="any-clean", timeout=150, check=within_limit(5.0, root, "cpsat"))
     add(g, "bnb --time-limit 5 on 2668 tasks",
         ["solve", str(w / "gen2668.json"), "--solver", "bnb", "--time-limit", "5"],
-        expect="any-clean", timeout=150, check=within_limit(5.0))
+        expect="any-clean", timeout=150, check=within_limit(5.0, root, "bnb"))
     add(g, "portfolio --time-limit 5 on 2668 tasks",
         ["solve", str(w / "gen2668.json"), "--solver", "portfolio", "--time-limit", "5"],
-        expect="any-clean", timeout=150, check=within_limit(5.0))
+        expect="any-clean", timeout=150, check=within_limit(5.0, root, "portfolio"))
     add(g, "portfolio --time-limit 1 on fig1-like hard",
         ["solve", hard, "--solver", "portfolio", "--time-limit", "1"], expect="any-clean",
-        timeout=60, check=within_limit(1.0))
+        timeout=60, check=within_limit(1.0, root, "portfolio"))
 
     # ---- drivers: sweep and reproduce under signals and kill -9 ---------------------------
     g = "drivers"
@@ -789,12 +789,33 @@ def interrupted_schedule(root: Path, inst: str, out: Path) -> Callable[[Run], st
 STARTUP = [0.0]
 
 
-def within_limit(limit: float) -> Callable[[Run], str | None]:
+#: Per solver: seconds of ``solve fig1 --solver S`` (the interpreter, the solver's own
+#: imports and compiled kernels, a solve of a few tasks), measured once when first needed.
+SOLVER_STARTUP: dict[str, float] = {}
+
+
+def solver_startup(root: Path, solver: str) -> float:
+    if solver not in SOLVER_STARTUP:
+        times = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            _cli(root, "solve", str(root / "instances" / "fig1.json"), "--solver", solver)
+            times.append(time.perf_counter() - t0)
+        SOLVER_STARTUP[solver] = min(times)
+    return SOLVER_STARTUP[solver]
+
+
+def within_limit(limit: float, root: Path | None = None,
+                 solver: str | None = None) -> Callable[[Run], str | None]:
+    """The spec's contract: the limit bounds the solve, process start-up aside; start-up
+    is the solver's own (its imports and kernels load before the clock), measured by a
+    solve of fig1 with the same solver, or the fifo one's when no solver is named."""
     def check(run: Run) -> str | None:
-        over = run.wall - STARTUP[0] - limit
-        run.why = f"overrun {over:+.1f} s"
+        start = STARTUP[0] if root is None or solver is None else solver_startup(root, solver)
+        over = run.wall - start - limit
+        run.why = f"start-up {start:.1f} s; overrun {over:+.1f} s"
         if run.code == 0 and over > 1.0:
-            return f"overran the limit by {over:.1f} s (beyond start-up)"
+            return f"overran the limit by {over:.1f} s (beyond a start-up of {start:.1f} s)"
         return None
     return check
 
@@ -967,10 +988,14 @@ def swept_at_next_run(root: Path, inst: str, folder: Path) -> Callable[[Run], st
     """After a kill -9 of a CBC driver: the next CBC run (here a short one) removes the
     folder the dead driver left (its CBC died with it: the orphan count says)."""
     def check(run: Run) -> str | None:
-        subprocess.run([PY, "-m", "hare_opt.cli.main", "solve", inst, "--solver", "milp",
-                        "--option", "backend=cbc", "--time-limit", "3"],
-                       env={**os.environ, "PYTHONPATH": str(root), "TMPDIR": str(folder)},
-                       capture_output=True, timeout=120)
+        try:
+            subprocess.run([PY, "-m", "hare_opt.cli.main", "solve", inst, "--solver", "milp",
+                            "--option", "backend=cbc", "--option", "lp_bound=false",
+                            "--time-limit", "5"],
+                           env={**os.environ, "PYTHONPATH": str(root), "TMPDIR": str(folder)},
+                           capture_output=True, timeout=120, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return "the next CBC run (--time-limit 5) did not end in 120 s"
         return empty_folder(folder)(run)
     return check
 

@@ -301,9 +301,10 @@ ABANDON_S = 0.5
 
 
 def in_worker(fn: Callable[[], Any], stop: threading.Event | None, name: str, *,
-              grace: float = ABANDON_S) -> Any:
-    """``fn()`` in a daemon thread; None if ``stop`` is set and ``fn`` has not returned
-    ``grace`` seconds later (it then winds down alone: it must watch ``stop`` itself).
+              grace: float = ABANDON_S, deadline: float | None = None) -> Any:
+    """``fn()`` in a daemon thread; None if ``stop`` is set, or ``deadline``
+    (``perf_counter``) has passed, and ``fn`` has not returned ``grace`` seconds later (it
+    then winds down alone: it must watch ``stop`` and the deadline itself).
 
     Why: a native solver polls its interrupt only in some phases (HiGHS's root LP of a
     MIP runs on for seconds); the caller returns what it has instead of waiting."""
@@ -321,7 +322,8 @@ def in_worker(fn: Callable[[], Any], stop: threading.Event | None, name: str, *,
     stopped_at = None
     while worker.is_alive():
         worker.join(0.05)
-        if stop is not None and stop.is_set():
+        if (stop is not None and stop.is_set()) or \
+                (deadline is not None and time.perf_counter() >= deadline):
             stopped_at = stopped_at or time.perf_counter()
             if time.perf_counter() > stopped_at + grace:
                 _abandoned.append(worker)

@@ -187,8 +187,13 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
     def remaining() -> float | None:
         return None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
 
+    # CBC's own limit does not cover all of its work (a root LP ran on for minutes):
+    # past the limit (and a grace) it is interrupted like a stop, keeping its best
+    deadline = None if time_limit is None else t0 + time_limit + LIMIT_GRACE_S
+    halted = threading.Event()
+
     def work() -> bool:
-        with warnings.catch_warnings(), guarded_cbc(stop) as folder:
+        with warnings.catch_warnings(), guarded_cbc(stop, deadline, halted) as folder:
             warnings.simplefilter("ignore")  # PULP_CBC_CMD's deprecation notice
             if lp_bound:
                 cmd = pulp.PULP_CBC_CMD(mip=False, msg=msg, timeLimit=remaining())
@@ -196,7 +201,8 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
                 _solve(m.prob, cmd)
                 if m.prob.status == pulp.LpStatusOptimal:
                     out.lp_bound = pulp.value(m.prob.objective)
-            if stop is not None and stop.is_set():
+            if (stop is not None and stop.is_set()) or \
+                    (deadline is not None and time.perf_counter() >= deadline):
                 return False
             if start is not None:
                 for v in m.prob.variables():
@@ -208,10 +214,10 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
             return True
 
     # stopped: the worker starts no CBC now
-    if not interrupt.in_worker(work, stop, "cbc", grace=STOP_GRACE_S):
+    if not interrupt.in_worker(work, stop, "cbc", grace=STOP_GRACE_S, deadline=deadline):
         return out
     out.stats["mip_status"] = pulp.LpSolution.get(m.prob.sol_status, str(m.prob.sol_status))
-    if m.prob.sol_status == pulp.LpSolutionOptimal and not (stop is not None and stop.is_set()):
+    if m.prob.sol_status == pulp.LpSolutionOptimal and not halted.is_set():
         out.status = "optimal"
     elif m.prob.sol_status in (pulp.LpSolutionIntegerFeasible, pulp.LpSolutionOptimal):
         out.status = "feasible"
@@ -270,13 +276,19 @@ def sweep_stale_folders(root: str | None = None) -> int:
 
 
 @contextlib.contextmanager
-def guarded_cbc(stop: threading.Event | None) -> Iterator[str]:
+def guarded_cbc(stop: threading.Event | None, deadline: float | None = None,
+                halted: threading.Event | None = None) -> Iterator[str]:
     """A folder for CBC's files and a CBC that obeys ``stop`` and dies with this process.
 
     PuLP starts CBC with ``subprocess.Popen`` and waits for it; for the body, PuLP's
     Popen starts it in its own process group with a death signal (Linux), and a watcher
-    sends it SIGINT when ``stop`` is set (CBC then writes its best solution and exits),
-    SIGKILL ``STOP_GRACE_S`` later if it has not."""
+    sends it SIGINT when ``stop`` is set or ``deadline`` (``perf_counter``) has passed
+    (CBC then writes its best solution and exits), SIGKILL ``STOP_GRACE_S`` later if it
+    has not; no CBC starts after that. ``halted`` is set when that happened."""
+
+    def due() -> bool:
+        return (stop is not None and stop.is_set()) or \
+            (deadline is not None and time.perf_counter() >= deadline)
     from pulp.apis import coin_api
 
     sweep_stale_folders()
@@ -285,7 +297,7 @@ def guarded_cbc(stop: threading.Event | None) -> Iterator[str]:
     # the folder is gone its writes fail, so nothing is left behind
     atexit.register(shutil.rmtree, folder, True)
     children: list[subprocess.Popen] = []
-    real = coin_api.subprocess
+    real: Any = subprocess  # PuLP's own, read under the lock below
 
     class _Shim:
         def __getattr__(self, name: str) -> Any:
@@ -294,7 +306,9 @@ def guarded_cbc(stop: threading.Event | None) -> Iterator[str]:
         @staticmethod
         def Popen(args: Any, **kw: Any) -> subprocess.Popen:  # noqa: N802 - Popen's name
             with lock:
-                if stop is not None and stop.is_set():  # asked to stop while PuLP wrote
+                if due():  # asked to stop (or out of time) while PuLP wrote
+                    if halted is not None:
+                        halted.set()
                     raise pulp.PulpSolverError("stopped before CBC started")
                 proc = real.Popen(args, process_group=0, preexec_fn=_die_with_parent, **kw)
                 interrupt.track(proc.pid)
@@ -305,14 +319,19 @@ def guarded_cbc(stop: threading.Event | None) -> Iterator[str]:
     lock = threading.Lock()
 
     def watch() -> None:
-        """Once ``stop`` is set: SIGINT to each CBC, SIGKILL ``STOP_GRACE_S`` later."""
+        """Once due: SIGINT to each CBC, SIGKILL ``STOP_GRACE_S`` later."""
         asked: dict[int, float] = {}
         while not done.wait(0.05):
-            if stop is None or not stop.is_set():
+            if not due():
                 continue
             now = time.monotonic()
             with lock:
                 for proc in children:
+                    if proc.returncode is not None or (proc.pid not in asked
+                                                       and proc.poll() is not None):
+                        continue  # it had finished: its answer stands
+                    if halted is not None:
+                        halted.set()
                     if proc.pid not in asked:
                         interrupt.kill_group(proc.pid, signal.SIGINT)
                         asked[proc.pid] = now
@@ -321,6 +340,9 @@ def guarded_cbc(stop: threading.Event | None) -> Iterator[str]:
 
     watcher = threading.Thread(target=watch, name="cbc-stop", daemon=True)
     with _cbc_lock:
+        # read here, not before the lock: a run still winding down (let go after a stop)
+        # has its shim in place until it gets here, and that is not PuLP's module
+        real = coin_api.subprocess
         coin_api.subprocess = _Shim()  # type: ignore[assignment]
         watcher.start()
         try:
@@ -337,3 +359,6 @@ def guarded_cbc(stop: threading.Event | None) -> Iterator[str]:
 
 #: Seconds CBC has to write its solution after SIGINT before it is killed.
 STOP_GRACE_S = 0.5
+#: Seconds past its time limit after which CBC is interrupted (its own limit should end
+#: it first).
+LIMIT_GRACE_S = 0.2

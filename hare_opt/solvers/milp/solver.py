@@ -10,7 +10,7 @@ from hare_opt.model import Instance, Result, Schedule, SolverError, Status
 from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import Run
 from hare_opt.solvers.exact import Context, Found, best_start, run_exact
-from hare_opt.solvers.milp.backends import Outcome, run_cbc, run_highs
+from hare_opt.solvers.milp.backends import Outcome, run_cbc, run_highs, sweep_stale_folders
 from hare_opt.solvers.milp.formulation import TimeIndexedModel, build
 from hare_opt.solvers.milp.options import MilpOptions
 from hare_opt.solvers.milp.solution import decode, encode
@@ -40,6 +40,8 @@ class MilpBackend:
 
     def build(self, ctx: Context) -> TimeIndexedModel:
         opts, run = ctx.options, ctx.run
+        if opts.backend == "cbc":  # what a CBC run killed with -9 left goes now
+            sweep_stale_folders()
         windows = Windows(ctx.instance, ctx.upper)
         t0 = run.elapsed()
         model = build(ctx.instance, windows, max_vars=opts.max_vars, cuts=opts.cuts,
