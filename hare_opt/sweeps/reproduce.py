@@ -70,7 +70,6 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
         cached = failed = 0
         try:
             cells = item.cells(quick)
-            versions.update(store.versions(cells))
             cached = sum(store.load(c) is not None for c in cells)
             df = run_cells(cells, store, executor=executor, workers=workers, address=address,
                            progress=progress, desc=name) if cells else pd.DataFrame()
@@ -82,6 +81,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
             failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0
         saved = sum(store.load(c) is not None for c in cells)
+        versions.update(store.versions(cells))
         costs = [x for x in (store.cost(c) for c in cells) if x is not None]
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
                                 time.perf_counter() - t0, len(cells), cached,
@@ -118,8 +118,9 @@ def _versions(version: str | dict[str, str] | None) -> str:
     if isinstance(version, str):
         return f" Cells carry code version {version} (util/version.py)."
     listed = ", ".join(f"{fn} {v}" for fn, v in sorted(version.items()))
-    return (f" Cells carry code versions by cell function: {listed} (util/version.py: "
-            "each the hash of the code that cell can run).")
+    return (f" Cells computed at package versions by cell function: {listed} "
+            "(util/version.py: the hash of the package's source; each cell is kept while "
+            "the modules it loaded are unchanged).")
 
 
 def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False,

@@ -21,6 +21,7 @@ import inspect
 import itertools
 import json
 import math
+import os
 import sys
 import time
 import tomllib
@@ -36,7 +37,7 @@ from hare_opt.io.json_io import endless
 from hare_opt.sweeps import executors
 from hare_opt.sweeps.cells import CELLS, get_cell_fn
 from hare_opt.util import interrupt
-from hare_opt.util.version import code_version
+from hare_opt.util.version import code_version, loaded_modules, modules_version
 
 FORMAT = "hare-opt/cell@1"
 
@@ -165,6 +166,11 @@ def _checksum(payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def _forced() -> str | None:
+    """``HARE_OPT_CODE_VERSION``: a version forced on purpose (``util.version``)."""
+    return os.environ.get("HARE_OPT_CODE_VERSION") or None
+
+
 def cell_version(fn: str) -> str:
     """The code version of cells of ``fn``: the closure of the module that defines it
     (``util.version``), so changes to code it cannot run do not make it stale; a cell
@@ -187,11 +193,20 @@ class Store:
         self.fixed_version = version
 
     def version(self, cell: Cell) -> str:
-        return self.fixed_version or cell_version(cell.fn)
+        return self.fixed_version or _forced() or cell_version(cell.fn)
 
     def versions(self, cells: Iterable[Cell]) -> dict[str, str]:
-        """Code version by cell function, for the cells given."""
-        return {c.fn: self.version(c) for c in cells}
+        """By cell function, the package versions (``code_version()``, the hash of all the
+        package's source) its stored cells were computed at, or its closure's version
+        for cells stored without one: one value when a run came from one code version."""
+        found: dict[str, set[str]] = {}
+        for c in cells:
+            try:
+                payload = json.loads(self.path(c).read_text(encoding="utf-8"))["payload"]
+                found.setdefault(c.fn, set()).add(str(payload["package"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                found.setdefault(c.fn, set()).add(self.version(c))
+        return {fn: "/".join(sorted(v)) for fn, v in found.items()}
 
     def path(self, cell: Cell) -> Path:
         return self.root / f"{cell.key}.json"
@@ -204,16 +219,32 @@ class Store:
             payload = doc["payload"]
             if (doc.get("format") != FORMAT or doc.get("checksum") != _checksum(payload)
                     or payload.get("key") != cell.key
-                    or payload.get("code") != self.version(cell)):
+                    or payload.get("code") != self._expected(cell, payload)):
                 return None
             return payload["rows"]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
+    def _expected(self, cell: Cell, payload: dict[str, Any]) -> str:
+        """The code version a stored cell must carry to be fresh: of the modules it
+        loaded when it has their list, else of its function's closure."""
+        modules = payload.get("modules")
+        if self.fixed_version or not isinstance(modules, list) or _forced():
+            return self.version(cell)
+        return modules_version(tuple(str(m) for m in modules))
+
     def save(self, cell: Cell, rows: list[dict[str, Any]], runtime_s: float,
-             cpu_s: float | None = None) -> None:
-        payload = {"key": cell.key, "fn": cell.fn, "params": cell.params, "rows": rows,
-                   "runtime_s": runtime_s, "code": self.version(cell)}
+             cpu_s: float | None = None, modules: list[str] | None = None) -> None:
+        """Store a finished cell; ``modules``: what its process had loaded (``run_cell``),
+        which then keys it instead of its function's closure (``util.version``)."""
+        payload: dict[str, Any] = {"key": cell.key, "fn": cell.fn, "params": cell.params,
+                                   "rows": rows, "runtime_s": runtime_s,
+                                   "package": code_version()}
+        if modules and not self.fixed_version and not _forced():
+            payload["modules"] = sorted(modules)
+            payload["code"] = modules_version(tuple(payload["modules"]))
+        else:
+            payload["code"] = self.version(cell)
         if cpu_s is not None:
             payload["cpu_s"] = cpu_s
         doc = {"format": FORMAT, "checksum": _checksum(payload), "payload": payload}
@@ -230,12 +261,13 @@ class Store:
 
 # --- execution ------------------------------------------------------------------
 
-def run_cell(cell: Cell) -> tuple[list[dict[str, Any]], float, float]:
-    """Run one cell (in a worker); returns its rows, wall time and CPU time (this
-    process's: a cell runs in one process and starts none that compute)."""
+def run_cell(cell: Cell) -> tuple[list[dict[str, Any]], float, float, list[str]]:
+    """Run one cell (in a worker); returns its rows, wall time, CPU time (this process's:
+    a cell runs in one process and starts none that compute) and the package's modules
+    loaded by then (the cell's code key)."""
     t0, c0 = time.perf_counter(), time.process_time()
     rows = get_cell_fn(cell.fn)(**cell.params)
-    return rows, time.perf_counter() - t0, time.process_time() - c0
+    return rows, time.perf_counter() - t0, time.process_time() - c0, loaded_modules()
 
 
 def _progress(total: int, initial: int, desc: str, enabled: bool):

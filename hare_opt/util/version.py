@@ -11,6 +11,13 @@ registry targets, which are imports by name), plus every data file. A reproducti
 cell is keyed on its function's closure, so a change to the command line, the
 verdicts or the plots does not make hours of simulation stale, while any change to
 code a cell could execute does.
+
+``loaded_modules()`` and ``modules_version()`` key a cell on what it really loaded
+instead: a cell that never imports the CBC backend is not made stale by a change to
+it. Sound because code runs only from modules that are loaded, and a cell can start
+loading another module only through a change to one it already loads; a worker
+that ran other cells first lists more modules than the cell needed, which only
+makes the key stricter.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import ast
 import hashlib
 import os
 import re
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -29,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 _TARGET = re.compile(r"^(hare_opt(?:\.[A-Za-z_]\w*)+)(?::[A-Za-z_]\w*)?$")
 
 
-def _hash(paths: list[Path]) -> str:
-    h = hashlib.sha256()
+def _hash(paths: list[Path], extra: str = "") -> str:
+    h = hashlib.sha256(extra.encode())
     for path in sorted(paths):
         h.update(path.relative_to(ROOT).as_posix().encode())
         h.update(b"\0")
@@ -94,6 +102,21 @@ def closure(module: str) -> set[str]:
         assert path is not None
         todo.extend(_imports(name, path))
     return seen
+
+
+def loaded_modules() -> list[str]:
+    """The package's modules loaded in this process, by name (sorted)."""
+    return sorted(m for m in list(sys.modules) if m.split(".")[0] == "hare_opt"
+                  and module_file(m) is not None)
+
+
+@cache
+def modules_version(modules: tuple[str, ...]) -> str:
+    """16 hex digits: of these modules' source and every data file; a module whose source
+    is gone hashes as its name alone, so a cell that loaded it is stale."""
+    paths = [p for p in (module_file(m) for m in modules) if p is not None]
+    gone = sorted(m for m in modules if module_file(m) is None)
+    return _hash(paths + _files(DATA_SUFFIXES), extra="\0".join(gone))
 
 
 @cache
