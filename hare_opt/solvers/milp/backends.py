@@ -201,8 +201,7 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
                 _solve(m.prob, cmd)
                 if m.prob.status == pulp.LpStatusOptimal:
                     out.lp_bound = pulp.value(m.prob.objective)
-            if (stop is not None and stop.is_set()) or \
-                    (deadline is not None and time.perf_counter() >= deadline):
+            if _due(stop, deadline):
                 return False
             if start is not None:
                 for v in m.prob.variables():
@@ -275,6 +274,12 @@ def sweep_stale_folders(root: str | None = None) -> int:
     return removed
 
 
+def _due(stop: threading.Event | None, deadline: float | None) -> bool:
+    """Asked to stop, or past ``deadline`` (``perf_counter``)."""
+    return (stop is not None and stop.is_set()) or \
+        (deadline is not None and time.perf_counter() >= deadline)
+
+
 @contextlib.contextmanager
 def guarded_cbc(stop: threading.Event | None, deadline: float | None = None,
                 halted: threading.Event | None = None) -> Iterator[str]:
@@ -287,8 +292,7 @@ def guarded_cbc(stop: threading.Event | None, deadline: float | None = None,
     has not; no CBC starts after that. ``halted`` is set when that happened."""
 
     def due() -> bool:
-        return (stop is not None and stop.is_set()) or \
-            (deadline is not None and time.perf_counter() >= deadline)
+        return _due(stop, deadline)
     from pulp.apis import coin_api
 
     sweep_stale_folders()
