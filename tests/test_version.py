@@ -55,6 +55,10 @@ def test_what_a_simulation_cell_imports_at_run_time_is_in_its_closure():
     assert not missed, f"imported at run time but not in the static closure: {missed}"
     assert keyed == loaded                    # the cell's key lists what it loaded...
     assert "hare_opt.solvers.milp.backends" not in keyed  # ...so a CBC fix keeps it
+    from hare_opt.sweeps.sweep import keyed_modules
+    kept = keyed_modules("simulate", [*keyed, "hare_opt.cli.main", "hare_opt.sweeps.items"])
+    assert kept == sorted(keyed & closure("hare_opt.sim.experiment"))  # the cell's own
+    assert "hare_opt.sim.simulator" in kept and "hare_opt.cli.main" not in kept
 
 
 def test_a_cell_records_its_wall_and_cpu_time(tmp_path):
@@ -106,6 +110,7 @@ def test_a_stored_cell_carries_its_modules_and_goes_stale_with_them(tmp_path, mo
     run_cells([cell], store, workers=1, progress=False)
     payload = json.loads(store.path(cell).read_text())["payload"]
     assert "hare_opt.sweeps.cells" in payload["modules"]
+    assert not [m for m in payload["modules"] if m.startswith("hare_opt.cli")]  # never run
     assert payload["package"] == code_version()
     assert store.versions([cell]) == {"arith": code_version()}
     assert store.load(cell) is not None

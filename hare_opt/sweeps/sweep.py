@@ -27,6 +27,7 @@ import time
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ from hare_opt.io.json_io import endless
 from hare_opt.sweeps import executors
 from hare_opt.sweeps.cells import CELLS, get_cell_fn
 from hare_opt.util import interrupt
-from hare_opt.util.version import code_version, loaded_modules, modules_version
+from hare_opt.util.version import closure, code_version, loaded_modules, modules_version
 
 FORMAT = "hare-opt/cell@1"
 
@@ -171,14 +172,34 @@ def _forced() -> str | None:
     return os.environ.get("HARE_OPT_CODE_VERSION") or None
 
 
+def _cell_module(fn: str) -> str | None:
+    """The package module that defines cell function ``fn``, or None (outside it)."""
+    target = CELLS.spec(fn).target
+    module = target.partition(":")[0] if isinstance(target, str) else \
+        getattr(target, "__module__", "")
+    return module if module.startswith("hare_opt.") else None
+
+
 def cell_version(fn: str) -> str:
     """The code version of cells of ``fn``: the closure of the module that defines it
     (``util.version``), so changes to code it cannot run do not make it stale; a cell
     function outside the package is keyed on the whole package."""
-    target = CELLS.spec(fn).target
-    module = target.partition(":")[0] if isinstance(target, str) else \
-        getattr(target, "__module__", "")
-    return code_version(module if module.startswith("hare_opt.") else None)
+    return code_version(_cell_module(fn))
+
+
+@cache
+def _cell_closure(fn: str) -> frozenset[str] | None:
+    module = _cell_module(fn)
+    return None if module is None else frozenset(closure(module))
+
+
+def keyed_modules(fn: str, loaded: Iterable[str]) -> list[str]:
+    """What a cell of ``fn`` is keyed on: the modules it had loaded that its function's
+    closure contains. Both bound the code it ran: the closure holds all it can import
+    (a pool worker also holds the driver's command line and reports, which it never
+    runs), and the loaded ones exclude what it never imported (say the CBC backend)."""
+    reach = _cell_closure(fn)
+    return sorted(m for m in loaded if reach is None or m in reach)
 
 
 class Store:
@@ -241,7 +262,7 @@ class Store:
                                    "rows": rows, "runtime_s": runtime_s,
                                    "package": code_version()}
         if modules and not self.fixed_version and not _forced():
-            payload["modules"] = sorted(modules)
+            payload["modules"] = keyed_modules(cell.fn, modules)
             payload["code"] = modules_version(tuple(payload["modules"]))
         else:
             payload["code"] = self.version(cell)

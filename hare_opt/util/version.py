@@ -15,9 +15,9 @@ code a cell could execute does.
 ``loaded_modules()`` and ``modules_version()`` key a cell on what it really loaded
 instead: a cell that never imports the CBC backend is not made stale by a change to
 it. Sound because code runs only from modules that are loaded, and a cell can start
-loading another module only through a change to one it already loads; a worker
-that ran other cells first lists more modules than the cell needed, which only
-makes the key stricter.
+loading another module only through a change to one it already loads. The sweep
+keeps those of the cell function's closure (``sweeps.sweep.keyed_modules``): a pool
+worker also holds the driver's modules, which a cell never runs.
 """
 
 from __future__ import annotations
