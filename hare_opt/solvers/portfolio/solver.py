@@ -181,15 +181,17 @@ class PortfolioBackend:
             if run.stop.is_set():
                 break
             last = pos + 1 == len(quick)
+            spec = SOLVERS.spec(name)
+            run.exclude(warm_kernels(spec.kernels))  # a one-off compile is not search time
+            # the member's first import (OR-Tools: about a second on a loaded machine) is
+            # the portfolio's work, inside its limit: done before the member's share of
+            # what is left is set, so the share does not overrun by it
+            fn = SOLVERS.load(name)
             share = (float(run.remaining(0.05) or 0.0) * (1.0 if last else 0.5) if short
                      else QUICK_CAP_S if run.time_limit is None
                      else min(QUICK_CAP_S, QUICK_SHARE * run.time_limit))
-            spec = SOLVERS.spec(name)
-            run.exclude(warm_kernels(spec.kernels))  # a one-off compile is not search time
             try:  # the members' own defaults here (two threads), not the children's
-                # loaded before the phase's clock starts: a first import (OR-Tools: about
-                # a second on a loaded machine) is not the member's search time
-                fn, options = SOLVERS.load(name), spec.parse_options(_own(name, opts))
+                options = spec.parse_options(_own(name, opts))
                 sub = Run(share, ctx.start, run.seed, run.threads, run.log, stop=run.stop,
                           progress=run.progress, verify=False)  # what leaves is checked once
                 found = fn(instance, sub, options)
