@@ -54,6 +54,8 @@ START_HEURISTIC_S = 5.0
 #: ``start_heuristic="auto"``: the heuristic runs only on instances with more tasks than
 #: this; below, the rules start the search, which costs less than loading the heuristic.
 AUTO_HEURISTIC_TASKS = 100
+#: Seconds this process has spent loading kernels in the middle of solves (``load_kernels``).
+_loaded_s = [0.0]
 
 
 def _check_start_heuristic(value: str | None, owner: str) -> None:
@@ -157,6 +159,21 @@ def rules_and_heuristics(kind: str) -> list[str]:
     return SOLVERS.names(lambda s: s.kind == kind)
 
 
+def load_kernels(run: Run, groups: tuple[str, ...]) -> None:
+    """Load ``groups``' kernels in the middle of a solve, leaving the time out of ``run``'s
+    clock (a one-off compile or cache load is start-up, not search time) and counting it
+    for ``loaded_s``, so the command line reports it as start-up."""
+    took = warm_kernels(groups)
+    run.exclude(took)
+    _loaded_s[0] += took
+
+
+def loaded_s() -> float:
+    """Seconds of ``load_kernels`` so far in this process (a solve's: the difference
+    across it; the kernels ``solve`` loads before the clock are its ``stats.compile_s``)."""
+    return _loaded_s[0]
+
+
 def best_start(instance: Instance, run: Run, *, heuristic: str | None = "auto",
                stats: Stats | None = None) -> Result:
     """``run.hint`` if given, else the best of the registered rules and the ``heuristic``.
@@ -176,7 +193,7 @@ def best_start(instance: Instance, run: Run, *, heuristic: str | None = "auto",
     found: list[Result] = []
     if heuristic:
         spec = SOLVERS.spec(heuristic)
-        run.exclude(warm_kernels(spec.kernels))  # a one-off compile is not search time
+        load_kernels(run, spec.kernels)
         phase = run.phase(START_SHARE)
         try:
             sub = phase.phase(1.0, START_HEURISTIC_S)

@@ -38,8 +38,8 @@ from typing import Any
 from hare_opt.io.json_io import instance_from_dict, instance_to_dict
 from hare_opt.model import HareOptError, Instance, Result, Schedule, SolverError, Stats, Status
 from hare_opt.model.options import Run
-from hare_opt.solvers.base import SOLVERS, checked_report, solve, warm_kernels
-from hare_opt.solvers.exact import Context, Found, run_exact
+from hare_opt.solvers.base import SOLVERS, checked_report, solve
+from hare_opt.solvers.exact import Context, Found, load_kernels, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.portfolio.options import PortfolioOptions, fits, takes
 from hare_opt.util import interrupt
@@ -182,7 +182,7 @@ class PortfolioBackend:
                 break
             last = pos + 1 == len(quick)
             spec = SOLVERS.spec(name)
-            run.exclude(warm_kernels(spec.kernels))  # a one-off compile is not search time
+            load_kernels(run, spec.kernels)
             # the member's first import (OR-Tools: about a second on a loaded machine) is
             # the portfolio's work, inside its limit: done before the member's share of
             # what is left is set, so the share does not overrun by it
