@@ -1,0 +1,106 @@
+"""Time limits as a user sees them: what belongs to the solve is inside the limit, the
+start-up left out of it is measured and reported by the run itself, and the process ends
+as soon as its result is out (docs/spec.md, "Time limits")."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hare_opt.io import load_instance
+from hare_opt.model.options import Run
+from hare_opt.solvers import base
+from hare_opt.solvers.exact import load_kernels, loaded_s
+from hare_opt.solvers.portfolio import solver as portfolio
+from hare_opt.solvers.portfolio.options import PortfolioOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+HARD = ROOT / "instances" / "small" / "small-07.json"
+
+
+def test_kernels_loaded_mid_solve_are_left_out_of_the_clock_and_counted(monkeypatch):
+    # a stand-in loader (``resolve`` takes the callable itself as well as its path)
+    monkeypatch.setitem(base.KERNELS, "slow-fake", lambda: time.sleep(0.3))
+    monkeypatch.setattr(base, "_warm", set())
+    run = Run(time_limit=10.0)
+    started, before = run.started, loaded_s()
+    load_kernels(run, ("slow-fake",))
+    took = loaded_s() - before
+    assert took >= 0.3
+    assert run.started - started == took  # the clock moved by exactly what was counted
+    load_kernels(run, ("slow-fake",))  # loaded once per process
+    assert loaded_s() - before == took
+
+
+def test_a_portfolio_member_s_import_is_inside_the_portfolio_s_limit(monkeypatch):
+    """A slow first import of a quick member (OR-Tools: about a second on a loaded
+    machine) is the portfolio's work: the member's share is what is left after it, so no
+    member's deadline passes the portfolio's."""
+    inst = load_instance(HARD)
+    base.warm_kernels(("bnb",))
+    real_load = base.SOLVERS.load
+    outer = Run(time_limit=1.0)
+    late: list[float] = []
+
+    def slow_load(name: str):
+        fn = real_load(name)
+        if name not in ("bnb", "cpsat"):
+            return fn
+        time.sleep(0.5)  # the member's import
+
+        def member(instance, sub, options):
+            late.append(sub.deadline - max(outer.deadline, sub.started + 0.05))
+            return fn(instance, sub, options)
+        return member
+
+    monkeypatch.setattr(base.SOLVERS, "load", slow_load)
+    result = portfolio.solve_portfolio(inst, outer, PortfolioOptions())
+    assert late, "no quick member ran"
+    assert max(late) <= 0.01, late
+    assert result.status.has_schedule
+
+
+def test_solve_reports_its_own_start_up_and_keeps_the_limit_with_it():
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "hare_opt.cli.main", "solve", str(HARD),
+                          "--solver", "hare", "--time-limit", "2", "--json"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    wall = time.perf_counter() - t0
+    assert out.returncode == 0, out.stderr[-800:]
+    doc = json.loads(out.stdout)
+    startup = doc["stats"]["startup_s"]
+    assert 0.0 < startup < wall
+    # start-up and the solve's own clock fit in the process's life (/proc ticks: 10 ms)
+    assert startup + doc["runtime_s"] <= wall + 0.05
+    assert wall - startup <= 2.0 + 5.0  # a generous bound: the limit plus an allowance
+    text = subprocess.run([sys.executable, "-m", "hare_opt.cli.main", "solve",
+                           str(ROOT / "instances" / "fig1.json")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert "start-up before it" in text.stdout, text.stdout
+
+
+LEAVE = """
+import atexit, sys, threading, time
+from pathlib import Path
+import hare_opt.cli.main as cli
+folder = Path(sys.argv[1])
+atexit.register(lambda: (folder / "atexit").write_text("ran"))
+def late():
+    time.sleep(0.3)
+    (folder / "thread").write_text("done")
+threading.Thread(target=late).start()
+print("result", end="")  # buffered: must be flushed
+cli._leave(3)
+"""
+
+
+def test_the_fast_exit_keeps_what_a_normal_exit_does(tmp_path):
+    out = subprocess.run([sys.executable, "-c", LEAVE, str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 3, out.stderr[-800:]
+    assert out.stdout == "result"
+    assert (tmp_path / "atexit").read_text() == "ran"
+    assert (tmp_path / "thread").read_text() == "done"
