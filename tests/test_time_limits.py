@@ -104,3 +104,23 @@ def test_the_fast_exit_keeps_what_a_normal_exit_does(tmp_path):
     assert out.stdout == "result"
     assert (tmp_path / "atexit").read_text() == "ran"
     assert (tmp_path / "thread").read_text() == "done"
+
+
+def test_cpsat_model_building_polls_the_clock_inside_each_gpu_s_setup_circuit():
+    """A GPU of n tasks adds up to n^2 setup arcs (seconds for a few thousand tasks):
+    building must look at the clock per task there, not once per GPU, so that a model
+    that cannot be built in the time left is abandoned in time."""
+    from hare_opt.solvers.cpsat.model import Features, build
+
+    inst = load_instance(HARD)
+    assert (inst.overhead > 0).any()
+    calls = [0]
+
+    def poll() -> None:
+        calls[0] += 1
+
+    built = build(inst, Features(cumulative=True), poll=poll)
+    arcs_nodes = sum(len(arcs) > 1 for arcs in built.arcs.values())
+    assert arcs_nodes == inst.num_gpus
+    nodes = sum(int(inst.eligible[int(j)].sum()) for j in built.tasks.job)  # (task, GPU)
+    assert calls[0] >= nodes  # one poll per task on each GPU's circuit at least

@@ -77,6 +77,10 @@ def serial_horizon(inst: Instance) -> int:
     return int(inst.release.max() + (per_task * inst.rounds * inst.tasks_per_round).sum())
 
 
+def _no_poll() -> None:
+    pass
+
+
 def build(inst: Instance, features: Features = Features(), upper_bound: int | None = None,
           poll: Callable[[], None] | None = None) -> Built:
     """The CP-SAT model; with ``upper_bound`` only schedules scoring at most that are kept.
@@ -130,10 +134,10 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
     if features.redundant:
         _add_redundant(built, inst)
     if features.symmetry:
-        _add_task_order(built, inst)
-        _add_gpu_precedence(built)
+        _add_task_order(built, inst, poll)
+        _add_gpu_precedence(built, poll)
     if features.cumulative:
-        _add_cumulative(built, inst, horizon)
+        _add_cumulative(built, inst, horizon, poll)
     if (inst.overhead > 0).any() and features.setups != "ignore":
         for g in range(inst.num_gpus):
             poll()
@@ -144,12 +148,13 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
                 _add_first_setups(built, inst, g, nodes)
             else:
                 _add_circuit(built, inst, g, nodes, ordered=features.symmetry,
-                             energy=features.setup_energy)
+                             energy=features.setup_energy, poll=poll)
     for g in range(inst.num_gpus):
         m.add_no_overlap(built.intervals[g])
 
     if features.time_indexed:
-        built.stats["time_indexed"] = _add_time_indexed(built, inst, features.time_indexed)
+        built.stats["time_indexed"] = _add_time_indexed(built, inst, features.time_indexed,
+                                                        poll)
     if features.set_times:
         m.add_decision_strategy(start, cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
     built.objective = cp_model.LinearExpr.weighted_sum(
@@ -158,10 +163,6 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
         m.add(built.objective <= upper_bound)
     m.minimize(built.objective)
     return built
-
-
-def _no_poll() -> None:
-    pass
 
 
 def model_size(inst: Instance, features: Features = Features()) -> tuple[int, int]:
@@ -177,7 +178,7 @@ def _add_redundant(b: Built, inst: Instance) -> None:
             b.model.add(rounds[r] >= rounds[r - 1] + int(nxt[j]))
 
 
-def _add_task_order(b: Built, inst: Instance) -> None:
+def _add_task_order(b: Built, inst: Instance, poll: Callable[[], None] = _no_poll) -> None:
     """Identical tasks of a round: (start, GPU type) non-decreasing in task number.
 
     Task 0 then starts first, so the round cannot end before its start plus the
@@ -187,6 +188,7 @@ def _add_task_order(b: Built, inst: Instance) -> None:
     n_types = len(inst.gpu_types)
     tix = inst.gpu_type_index
     for j in range(inst.num_jobs):
+        poll()
         K = int(inst.tasks_per_round[j])
         for r in range(int(inst.rounds[j])):
             first = tasks.index(j, r, 0)
@@ -197,7 +199,7 @@ def _add_task_order(b: Built, inst: Instance) -> None:
                 m.add(a <= c)
 
 
-def _add_gpu_precedence(b: Built) -> None:
+def _add_gpu_precedence(b: Built, poll: Callable[[], None] = _no_poll) -> None:
     """GPUs of one type: GPU h may run task i only if GPU h-1 ran some task before i."""
     m = b.model
     for group in b.tasks.type_groups():
@@ -205,6 +207,8 @@ def _add_gpu_precedence(b: Built) -> None:
             continue
         prev: dict[int, cp_model.IntVar] = {}
         for i, lits in enumerate(b.assign):
+            if not i % 64:
+                poll()
             if group[0] not in lits:
                 continue  # the job cannot run on this type
             for h in range(1, len(group)):
@@ -225,11 +229,14 @@ def _add_gpu_precedence(b: Built) -> None:
                     b.used[(i, g)] = u
 
 
-def _add_cumulative(b: Built, inst: Instance, horizon: int) -> None:
+def _add_cumulative(b: Built, inst: Instance, horizon: int,
+                    poll: Callable[[], None] = _no_poll) -> None:
     """All tasks on the cluster as a whole: at most M run at once (energetic reasoning)."""
     m = b.model
     ivs = []
     for i, lits in enumerate(b.assign):
+        if not i % 64:
+            poll()
         j = int(b.tasks.job[i])
         p = [int(inst.proc[j, g]) for g in lits]
         size = m.new_int_var(min(p), max(p), f"d{i}")
@@ -240,7 +247,7 @@ def _add_cumulative(b: Built, inst: Instance, horizon: int) -> None:
 
 
 def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered: bool,
-                 energy: bool) -> None:
+                 energy: bool, poll: Callable[[], None] = _no_poll) -> None:
     """Sequence-dependent setups on GPU g: a circuit through the tasks it runs.
 
     Node 0 is the GPU's empty state; an arc a -> c means c runs right after a.
@@ -261,6 +268,7 @@ def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered:
     m.add_bool_or([b.assign[i][g] for i in nodes] + [empty])
     into: dict[int, list[cp_model.IntVar]] = {c: [] for c in nodes}  # arcs that switch job
     for a_pos, a in enumerate(nodes, start=1):
+        poll()  # a GPU of n tasks adds up to n^2 arcs: seconds for a few thousand
         arcs.append((a_pos, a_pos, b.assign[a][g].negated()))
         first, last = m.new_bool_var(f"f{a}_{g}"), m.new_bool_var(f"l{a}_{g}")
         arcs += [(0, a_pos, first), (a_pos, 0, last)]
@@ -315,7 +323,8 @@ def _add_first_setups(b: Built, inst: Instance, g: int, nodes: list[int]) -> Non
         b.intervals[g].append(m.new_optional_fixed_size_interval_var(at, o, used, f"S{j}_{g}"))
 
 
-def _add_time_indexed(b: Built, inst: Instance, max_literals: int) -> int:
+def _add_time_indexed(b: Built, inst: Instance, max_literals: int,
+                      poll: Callable[[], None] = _no_poll) -> int:
     """Channel each start into literals y[i, g, t] (task i starts on g at t).
 
     At most one task in process on a GPU at each time (setups left out: still
@@ -330,6 +339,7 @@ def _add_time_indexed(b: Built, inst: Instance, max_literals: int) -> int:
         return 0
     busy: dict[tuple[int, int], list[cp_model.IntVar]] = {}
     for i, (lo, hi) in enumerate(windows):
+        poll()
         terms = []
         for g, x in b.assign[i].items():
             p = int(inst.proc[jobs[i], g])

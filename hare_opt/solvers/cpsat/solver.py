@@ -50,6 +50,8 @@ def add_hint(b: Built, instance: Instance, schedule: Schedule, run: Run | None =
     for (i, g), var in b.used.items():
         m.add_hint(var, int((gpu[: i + 1] == g).any()))
     for g, arcs in b.arcs.items():
+        if run is not None:
+            run.check()
         on_g = np.flatnonzero(gpu == g)
         seq = [-1, *on_g[np.argsort(start[on_g], kind="stable")].tolist(), -1]
         follows = set(zip(seq, seq[1:])) if len(seq) > 2 else {(-1, -1)}
