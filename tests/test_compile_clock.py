@@ -67,3 +67,39 @@ def test_on_a_cold_cache_every_compile_happens_before_the_clock(tmp_path, solver
     assert ANNOUNCEMENT in out.stderr
     # all compiling was inside the warm-up that stats.compile_s measures (before the clock)
     assert got["compile_s"] is not None and got["clock"] <= got["compile_s"] + 1e-6, got
+
+
+#: In a fresh process on a warm cache: what the solver's kernel groups load before its
+#: clock, then which numba functions gain a compiled signature while it solves.
+LOADED_IN_SOLVE = """
+import gc, json, sys
+from numba.core.dispatcher import Dispatcher
+from hare_opt.io import load_instance
+from hare_opt.solvers import SOLVERS, solve
+from hare_opt.solvers.base import warm_kernels
+
+def loaded():
+    return {f"{d.py_func.__module__}.{d.py_func.__qualname__}": len(d.overloads)
+            for d in gc.get_objects() if isinstance(d, Dispatcher)}
+
+inst, name = load_instance(sys.argv[1]), sys.argv[2]
+warm_kernels(SOLVERS.spec(name).kernels)  # what solve() runs before its clock starts
+before = loaded()
+solve(inst, name, time_limit=2.0, **json.loads(sys.argv[3]))
+print(json.dumps(sorted(k for k, n in loaded().items() if n > before.get(k, 0))))
+"""
+
+
+@pytest.mark.parametrize("solver, options", [("hare", {}), ("geobatch", {}),
+                                             ("hare-paper", {}), ("bnb", {}),
+                                             ("lns", {"work_limit": 2})])
+def test_every_kernel_a_solver_runs_is_loaded_before_its_clock(solver, options):
+    """The cheap, warm-cache form of the cold-cache test above (which is @slow): a numba
+    function that first gets a compiled signature inside the solve would, on a cold cache,
+    compile inside the time limit (hare once compiled geobatch's kernel inside its 1 s)."""
+    out = subprocess.run([sys.executable, "-c", LOADED_IN_SOLVE,
+                          str(ROOT / "instances" / "small" / "small-07.json"), solver,
+                          json.dumps(options)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-800:]
+    assert json.loads(out.stdout.splitlines()[-1]) == [], solver

@@ -38,6 +38,8 @@ def _cbc_folders(pid: int) -> list[Path]:
       "--time-limit", "120"], signal.SIGINT, "MIP search"),
     (["--solver", "milp", "--option", "backend=cbc", "--time-limit", "120"], signal.SIGTERM,
      "MIP search"),
+    # HiGHS under a node limit (its reproducible mode, no time limit) once let two SIGTERMs by
+    (["--solver", "milp", "--option", "work_limit=100000000"], signal.SIGTERM, "MIP search"),
 ])
 def test_first_signal_stops_the_engine_and_leaves_nothing(tmp_path, args, sig, ready):
     out = tmp_path / "s.json"

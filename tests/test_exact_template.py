@@ -139,6 +139,30 @@ def test_a_portfolio_without_a_backend_bound_prints_the_proved_floor():
     assert res.status == "feasible"
 
 
+def test_a_portfolio_no_member_takes_is_refused_before_any_work(tmp_path, capsys):
+    # A bound must never stand in for the members' proof (the portfolio once printed its
+    # objective as a proved bound on an instance every member refused): such an instance
+    # is refused up front, in one line naming every member, and nothing is written.
+    from hare_opt.cli.main import main
+    from hare_opt.io import dumps_instance
+
+    gpus = tuple(GPU(f"g{i}", "V100" if i % 2 else "K80") for i in range(8))
+    inst = Instance(gpus, tuple(Job(f"j{n}", {"V100": 5, "K80": 9}, rounds=250,
+                                    tasks_per_round=10, sync_time=1) for n in range(100)),
+                    "wide")  # 250,000 tasks: over each member's own size limit
+    with pytest.raises(CapacityError, match="no member"):
+        solve(inst, "portfolio", time_limit=30)
+    path, out = tmp_path / "wide.json", tmp_path / "s.json"
+    path.write_text(dumps_instance(inst))
+    code = main(["solve", str(path), "--solver", "portfolio", "--time-limit", "30", "--json",
+                 "--out", str(out)])
+    got = capsys.readouterr()
+    assert code == 2 and got.out == "" and not out.exists()
+    from hare_opt.solvers.portfolio.options import members
+
+    assert len(got.err.splitlines()) == 1 and f"no member ({', '.join(members())})" in got.err
+
+
 def _wide(tasks: int, gpus: int) -> Instance:
     rounds = tasks // 10
     return Instance(tuple(GPU(f"g{i}", "V100" if i % 2 else "K80") for i in range(gpus)),
@@ -177,6 +201,12 @@ def test_milp_refuses_a_large_instance_at_once_and_names_who_takes_it():
     ("portfolio", {"seed": 2**31}, "'seed': must be between 0 and 2147483647"),
     ("lns", {"seed": 2**31}, "'seed': must be between 0 and 2147483647"),
     ("cpsat", {"threads": 100_000}, "'threads': must be between 1 and 1024"),
+    ("cpsat", {"seed": 2**31}, "'seed': must be between 0 and 2147483647"),
+    ("milp", {"backend": "cbc", "gapRel": "abc"}, "must be a number between 0 and 1 for CBC"),
+    ("portfolio", {"start_heuristic": "nope"}, "'start_heuristic': must be a heuristic or rule"),
+    ("cpsat", {"params": {"linearization_level": "abc"}},
+     "must be of type int (a CP-SAT parameter)"),
+    ("cpsat", {"params": {"num_search_workers": "x"}}, "is the shared option 'threads'"),
 ])
 def test_bad_option_values_are_refused_before_any_work_on_one_line(solver, options, says):
     inst = load_instance(FIG1)

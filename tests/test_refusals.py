@@ -173,6 +173,38 @@ def test_old_spellings_work_for_one_release_with_a_notice(old, new, argv):
     assert steady(run([*argv, new])[1]) == steady(out)  # the same under the new spelling
 
 
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_the_old_folder_spelling_is_the_new_one_with_a_notice(command, tmp_path, monkeypatch):
+    # ``--out FOLDER`` became ``--out-dir``: for one release the old spelling fills the new
+    # option (the same folder is used), after one line saying so.
+    folder = tmp_path / "o"
+    if command == "sweep":
+        cfg = tmp_path / "tiny.toml"
+        cfg.write_text('name = "tiny"\nfn = "arith"\nseeds = 1\n[fixed]\nn = 10\n')
+        argv = ["sweep", str(cfg), "--workers", "1", "--no-progress"]
+    else:  # the items themselves take minutes: record where they would have gone
+        import types
+
+        import hare_opt.sweeps.reproduce as repro
+
+        seen: list[str] = []
+
+        def run_items(out, **kwargs):
+            seen.append(str(out))
+            return [types.SimpleNamespace(name="fig1", verdict="ok", seconds=0.0, ours="-")]
+
+        monkeypatch.setattr(repro, "run_items", run_items)
+        argv = ["reproduce", "--only", "fig1", "--no-progress"]
+    code, out, err = run([*argv, "--out", str(folder)])
+    assert code == 0, err
+    assert err.splitlines() == [f"hare-opt {command}: warning: --out is deprecated, use "
+                                "--out-dir (the old spelling goes in the next release)"]
+    if command == "sweep":
+        assert (folder / "tiny.csv").is_file()
+    else:
+        assert seen == [str(folder)]
+
+
 @pytest.mark.parametrize("name", ["t.csv.gz", "t.csv.bz2", "t.csv.xz", "t.csv.zip",
                                   "inf.csv", "frac.csv"])
 def test_bad_traces_are_refused(files, name):
