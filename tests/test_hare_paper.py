@@ -196,7 +196,8 @@ def test_a_time_limit_during_the_relaxation_keeps_a_checked_schedule():
     assert check(inst, res.schedule).objective == res.objective
 
 
-def test_ctrl_c_returns_the_schedule_exit_130_and_progress_names_the_phase(tmp_path):
+@pytest.mark.parametrize("how", ["SIGINT to the group", "SIGTERM to the process"])
+def test_ctrl_c_returns_the_schedule_exit_130_and_progress_names_the_phase(tmp_path, how):
     import os
     import signal
     import subprocess
@@ -219,12 +220,15 @@ def test_ctrl_c_returns_the_schedule_exit_130_and_progress_names_the_phase(tmp_p
     while not any("relaxation: MILP" in ln for ln in lines):
         assert proc.poll() is None and time.time() < deadline, "".join(lines)[-500:]
         time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    if how == "SIGINT to the group":
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    else:
+        proc.send_signal(signal.SIGTERM)  # what `kill` does
     code = proc.wait(120)
     reader.join(5)
     text = "".join(lines)
     assert code == 130, text[-800:]
-    assert "stopped by SIGINT" in text
+    assert f"stopped by {how.split()[0]}" in text
     res = load_result(out)
     assert res.status == "feasible"
     assert check(load_instance(SMALL02), res.schedule).objective == res.objective

@@ -164,7 +164,9 @@ def test_bare_command_says_why_it_exits_2():
 ])
 def test_old_spellings_work_for_one_release_with_a_notice(old, new, argv):
     code, out, err = run([*argv, old])
-    assert code == 0 and err.splitlines() == [
+    # a cold numba cache adds its one-off compile notice; that line is not the point here
+    notices = [ln for ln in err.splitlines() if "compiling numba kernels" not in ln]
+    assert code == 0 and notices == [
         f"hare-opt {argv[0]}: warning: {old} is deprecated, use {new} (the old spelling goes "
         "in the next release)"]
     def steady(text: str) -> list[str]:
