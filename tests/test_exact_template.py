@@ -18,11 +18,13 @@ from oracles import brute_force
 from strategies import instances
 
 from hare_opt.bounds import lower_bound
+from hare_opt.checker import check
 from hare_opt.io import load_instance
 from hare_opt.model import GPU, HareOptError, Instance, Job, OptionError, Stats
 from hare_opt.model.limits import CapacityError
 from hare_opt.solvers import SOLVERS, SolverSpec, register, solve, solver_names
 from hare_opt.solvers import base as solvers_base
+from hare_opt.solvers import exact as solvers_exact
 
 EXACT = solver_names("exact")
 FIG1 = INSTANCES / "fig1.json"
@@ -126,6 +128,41 @@ def test_cpsat_progress_never_shows_its_setup_relaxation_as_incumbent():
     incumbents = [i for _, i, _ in seen if i is not None]
     assert incumbents and min(incumbents) >= opt.objective
     assert res.lower_bound <= opt.objective
+
+
+def test_every_cpsat_incumbent_is_the_objective_of_a_schedule_the_checker_passes(
+        monkeypatch):
+    # Each value CP-SAT reports as an incumbent is scored from the schedule its solution
+    # gives; the checker, run on every such schedule, must pass it at that very value.
+    import hare_opt.solvers.cpsat.solver as cpsat_solver
+
+    inst = load_instance(INSTANCES / "small" / "small-00.json")
+    scored = cpsat_solver.plan_objective
+    checked: set[int] = set()
+
+    def scored_and_checked(instance, plan):
+        value = scored(instance, plan)
+        report = check(instance, plan.schedule(instance))
+        assert report.feasible and report.objective == value, report.violations[:3]
+        checked.add(value)
+        return value
+
+    started = solvers_exact.best_start
+
+    def start_checked(instance, *args, **kwargs):  # the start, reported before the search
+        start = started(instance, *args, **kwargs)
+        report = check(instance, start.schedule)
+        assert report.feasible and report.objective == start.objective
+        checked.add(int(start.objective))
+        return start
+
+    monkeypatch.setattr(cpsat_solver, "plan_objective", scored_and_checked)
+    monkeypatch.setattr(solvers_exact, "best_start", start_checked)
+    seen, record = _recorder()
+    res = solve(inst, "cpsat", time_limit=6, progress=record, threads=1)
+    incumbents = {i for _, i, _ in seen if i is not None}
+    assert len(incumbents) >= 2 and incumbents <= checked, (incumbents, checked)
+    assert res.objective <= min(incumbents)  # the answer is at least the best it showed
 
 
 def test_a_portfolio_without_a_backend_bound_prints_the_proved_floor():
