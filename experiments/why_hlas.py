@@ -12,8 +12,8 @@ Prints, per seed of the ``ours-hlas`` item's workloads (the same cells as
 * with ``--offline``: the same jobs all released at time 0 (one plan, no re-planning);
 * with ``--toy``: the round engine's interleaved dispatcher on two jobs and one GPU;
 * with ``--variants`` (testbed only: they plan in Python): ``hare``'s plan follower with
-  an experimental non-idling dispatcher, alone and with slow GPU types hidden from its
-  planner, online and offline. They live here, not in the package: a measurement of
+  slow GPU types hidden from its planner, with an experimental non-idling dispatcher,
+  and with both, online and offline. They live here, not in the package: a measurement of
   what the dispatcher costs, not a policy.
 
 ``python experiments/why_hlas.py --setting testbed --seeds 1000 --sync-scales 1 0
@@ -200,6 +200,15 @@ def fast_types_only(inst: Instance, factor: float = 2.0) -> Instance:
     return inst.with_jobs(jobs)
 
 
+class FastHare(HarePolicy):
+    """``hare`` whose planner sees only the GPU types within 2x of each job's fastest."""
+
+    name = "hare-fast"
+
+    def planning_instance(self, residual: Instance) -> Instance:
+        return fast_types_only(residual)
+
+
 class NonIdlingHare(HarePolicy):
     """``hare``'s follower, its plan from ``run_nonidling`` (one order: fluid)."""
 
@@ -222,7 +231,7 @@ def variants(inst: Instance, label: str) -> None:
     for name, jobs in (("online", inst), ("offline", offline(inst))):
         got = {str(p if isinstance(p, str) else p.name): simulate(jobs, p).metrics[
             "total_weighted_jct"] / 1e3
-               for p in ("hare", "hlas", NonIdlingHare(), FastNonIdlingHare())}
+               for p in ("hare", "hlas", FastHare(), NonIdlingHare(), FastNonIdlingHare())}
         print(f"{label} {name}: total weighted JCT (s) " +
               ", ".join(f"{k} {v:.0f}" for k, v in got.items()), flush=True)
 
