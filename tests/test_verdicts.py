@@ -230,3 +230,22 @@ def test_every_simulator_item_runs_both_readings_and_a_per_round_setting():
         runs = {p for c in cells for p in c.params["policies"]}
         if "hare-paper" in runs:
             assert "hare-paper:step3=start" in runs, name
+
+
+def test_the_hlas_verdict_is_computed_from_its_tolerance_and_says_which_side():
+    import pandas as pd
+
+    from hare_opt.sweeps.items import HLAS_CLOSE_PCT, METRIC, hlas_analyse
+
+    def frame(hlas_pct: float) -> pd.DataFrame:
+        rows = []
+        for seed in range(4):
+            for pol, v in (("hare", 100.0), ("hlas", 100.0 + hlas_pct), ("tiresias", 150.0)):
+                rows.append({"label": "testbed", "policy": pol, "seed": seed,
+                             METRIC: v + seed})
+        return pd.DataFrame(rows)
+
+    _, ours, verdict = hlas_analyse(frame(-5.0), False)
+    assert verdict.startswith("holds") and "below hare" in verdict and "below" in ours
+    _, ours, verdict = hlas_analyse(frame(HLAS_CLOSE_PCT + 5), False)
+    assert verdict.startswith("fails") and "above" in verdict and "idle" not in verdict

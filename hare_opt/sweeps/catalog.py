@@ -7,6 +7,7 @@ from hare_opt.sweeps.items import (
     ALL_POLICIES,
     CDF_POLICIES,
     EVAL_SEEDS,
+    HLAS_CLOSE_PCT,
     HLAS_POLICIES,
     OFFLINE_SEEDS,
     PAPER_POLICIES,
@@ -125,7 +126,8 @@ def _register() -> None:
     ITEMS["ours-bounds"] = bounds_item()
     ITEMS["ours-hlas"] = sim_item(
         "online non-clairvoyant hlas against clairvoyant hare",
-        "(ours) hlas, knowing no remaining rounds, should stay close to clairvoyant hare",
+        "(ours) hlas, knowing no remaining rounds, should stay close to clairvoyant hare "
+        f"[as data: hlas's total weighted JCT at most {HLAS_CLOSE_PCT:g}% above hare's]",
         [{**testbed(), "label": "testbed"}, {**large(160, 200), "label": "160 GPUs"}], [],
         policies=HLAS_POLICIES)
     ITEMS["ours-hlas"].analyse = hlas_analyse
