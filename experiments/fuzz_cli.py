@@ -775,6 +775,9 @@ def interrupted_schedule(root: Path, inst: str, out: Path) -> Callable[[Run], st
         if run.code != 130:
             return None
         if not out.is_file():
+            if "before any result existed" in run.err:  # a first run's compile: said so
+                run.why = "interrupted in the one-off compile, before any schedule; said so"
+                return None
             return "no schedule written"
         doc = json.loads(out.read_text())
         if doc.get("status") not in ("feasible", "optimal"):

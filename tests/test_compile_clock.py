@@ -103,3 +103,53 @@ def test_every_kernel_a_solver_runs_is_loaded_before_its_clock(solver, options):
                          timeout=900)
     assert out.returncode == 0, out.stderr[-800:]
     assert json.loads(out.stdout.splitlines()[-1]) == [], solver
+
+
+def test_an_interrupt_inside_numbas_compiler_is_named_as_such():
+    from hare_opt.cli.main import COMPILE_NOTE, _compiling
+
+    def raised_in(filename: str) -> KeyboardInterrupt:
+        try:
+            exec(compile("raise KeyboardInterrupt", filename, "exec"))
+        except KeyboardInterrupt as exc:
+            return exc
+        raise AssertionError("not raised")
+
+    inside = raised_in(os.path.join(os.sep, "env", "numba", "core", "compiler.py"))
+    assert _compiling(inside) == COMPILE_NOTE
+    assert _compiling(raised_in(os.path.join(os.sep, "env", "hare_opt", "x.py"))) == ""
+
+
+def test_ctrl_c_during_a_first_run_compile_exits_130_saying_nothing_was_lost(tmp_path):
+    """A cold cache (a new NUMBA_CACHE_DIR): Ctrl-C while bnb's kernels compile, before
+    any schedule exists, ends at once with 130 and says why no schedule was written."""
+    import signal
+    import threading
+    import time
+
+    out = tmp_path / "s.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hare_opt.cli.main", "solve",
+         str(Path(__file__).parents[1] / "instances" / "small" / "small-07.json"),
+         "--solver", "bnb", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")})
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(
+        raw.decode(errors="replace") for raw in proc.stderr), daemon=True)
+    reader.start()
+    deadline = time.time() + 120
+    while not any(ANNOUNCEMENT in ln for ln in lines):
+        assert proc.poll() is None and time.time() < deadline, "".join(lines)[-500:]
+        time.sleep(0.05)
+    time.sleep(1.0)  # well inside the compile (tens of seconds)
+    sent = time.perf_counter()
+    os.killpg(proc.pid, signal.SIGINT)
+    code = proc.wait(60)
+    waited = time.perf_counter() - sent
+    reader.join(5)
+    text = "".join(lines)
+    assert code == 130, text[-800:]
+    assert "before any result existed" in text and "Traceback" not in text
+    assert not out.exists()
+    assert waited < 10, f"{waited:.1f} s to stop"  # generous: a loaded CI machine

@@ -151,10 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     with interrupt.handling("soft", final=argv is None):
         try:
             code = _run(argv)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             sig = interrupt.requested()
             what = signal.Signals(sig).name if sig else "SIGINT"
-            print(f"{_usage_prefix(argv)}: interrupted by {what}", file=sys.stderr)
+            print(f"{_usage_prefix(argv)}: interrupted by {what}{_compiling(exc)}",
+                  file=sys.stderr)
             code = interrupt.EXIT_INTERRUPTED
         if argv is None:  # the process ends next: what it printed must not be lost
             code = _flush(code)
@@ -163,6 +164,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _skip_teardown[0]:
             _leave(code)
     return code
+
+
+COMPILE_NOTE = (" during the one-off compile of numba kernels (a first run), before any "
+                "result existed: nothing written; the kernels compiled so far are kept")
+
+
+def _compiling(exc: BaseException) -> str:
+    """Why an interrupt left nothing, when it came inside numba's compiler: a first run
+    compiles its kernels before any search starts (``util.jit``), so there is no schedule
+    to keep yet, and the user should know it was not lost."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if f"{os.sep}numba{os.sep}" in tb.tb_frame.f_code.co_filename:
+            return COMPILE_NOTE
+        tb = tb.tb_next
+    return ""
 
 
 def _leave(code: int) -> NoReturn:
