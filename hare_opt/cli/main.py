@@ -21,7 +21,7 @@ import pkgutil
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 from typing import Any, NoReturn
 
@@ -148,15 +148,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     # argv None: this process's own command line, and the process ends after it: once the
     # output is flushed and the status decided, signals no longer change it.
-    with interrupt.handling("soft", final=argv is None):
+    with interrupt.handling("soft", final=argv is None), \
+            _quiet_compiler_cleanup(keep=argv is None):
         try:
             code = _run(argv)
         except KeyboardInterrupt as exc:
             sig = interrupt.requested()
             what = signal.Signals(sig).name if sig else "SIGINT"
-            print(f"{_usage_prefix(argv)}: interrupted by {what}{_compiling(exc)}",
-                  file=sys.stderr)
+            note = _compiling(exc)
+            print(f"{_usage_prefix(argv)}: interrupted by {what}{note}", file=sys.stderr)
             code = interrupt.EXIT_INTERRUPTED
+            if note and argv is None:
+                # LLVM's state, cut mid-compile, can crash the interpreter's clean-up
+                # (a segfault, exit -11, seen after this line): nothing was written yet
+                # that clean-up could finish, so the process ends here
+                _flush(code)
+                os._exit(code)
         if argv is None:  # the process ends next: what it printed must not be lost
             code = _flush(code)
     if argv is None:
@@ -170,13 +177,37 @@ COMPILE_NOTE = (" during the one-off compile of numba kernels (a first run), bef
                 "result existed: nothing written; the kernels compiled so far are kept")
 
 
+@contextlib.contextmanager
+def _quiet_compiler_cleanup(*, keep: bool) -> Iterator[None]:
+    """After an interrupt, the half-built objects of an abandoned numba compile fail to
+    free themselves (llvmlite's finalisers raise, and Python prints "Exception ignored"
+    with a traceback): noise about an interrupt the command already reports, so it is
+    not printed. Any other unraisable error is, as before. ``keep``: the process ends
+    after the command, and its last collections come after this body."""
+    hook = sys.unraisablehook
+
+    def quiet(info: Any) -> None:
+        owner = str(getattr(info.object, "__module__", "") or "")
+        if interrupt.requested() is not None and owner.split(".")[0] in ("llvmlite", "numba"):
+            return
+        hook(info)
+
+    sys.unraisablehook = quiet
+    try:
+        yield
+    finally:
+        if sys.unraisablehook is quiet and not keep:
+            sys.unraisablehook = hook
+
+
 def _compiling(exc: BaseException) -> str:
     """Why an interrupt left nothing, when it came inside numba's compiler: a first run
     compiles its kernels before any search starts (``util.jit``), so there is no schedule
     to keep yet, and the user should know it was not lost."""
     tb = exc.__traceback__
     while tb is not None:
-        if f"{os.sep}numba{os.sep}" in tb.tb_frame.f_code.co_filename:
+        path = tb.tb_frame.f_code.co_filename
+        if f"{os.sep}numba{os.sep}" in path or f"{os.sep}llvmlite{os.sep}" in path:
             return COMPILE_NOTE
         tb = tb.tb_next
     return ""
