@@ -124,3 +124,17 @@ def test_cpsat_model_building_polls_the_clock_inside_each_gpu_s_setup_circuit():
     assert arcs_nodes == inst.num_gpus
     nodes = sum(int(inst.eligible[int(j)].sum()) for j in built.tasks.job)  # (task, GPU)
     assert calls[0] >= nodes  # one poll per task on each GPU's circuit at least
+
+
+def test_a_stop_during_a_kernel_load_mid_solve_returns_at_once(monkeypatch):
+    # a first run's compile polls no stop: the solve lets the load go and returns its best
+    import threading
+
+    monkeypatch.setitem(base.KERNELS, "endless-fake", lambda: time.sleep(5.0))
+    monkeypatch.setattr(base, "_warm", set())
+    run = Run(time_limit=30.0)
+    threading.Timer(0.3, run.stop.set).start()
+    t0 = time.perf_counter()
+    load_kernels(run, ("endless-fake",))
+    assert time.perf_counter() - t0 < 2.0  # not the 5 s of the load
+    assert "endless-fake" not in base._warm  # not counted as loaded
