@@ -173,8 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-COMPILE_NOTE = (" during the one-off compile of numba kernels (a first run), before any "
-                "result existed: nothing written; the kernels compiled so far are kept")
+COMPILE_NOTE = (" while loading compiled kernels (a first run compiles them, once), before "
+                "any result existed: nothing written; the kernels compiled so far are kept")
 
 
 @contextlib.contextmanager
@@ -201,13 +201,15 @@ def _quiet_compiler_cleanup(*, keep: bool) -> Iterator[None]:
 
 
 def _compiling(exc: BaseException) -> str:
-    """Why an interrupt left nothing, when it came inside numba's compiler: a first run
-    compiles its kernels before any search starts (``util.jit``), so there is no schedule
-    to keep yet, and the user should know it was not lost."""
+    """Why an interrupt left nothing, when it came while a solve loaded its compiled
+    kernels (``solvers.base.warm_kernels``: numba's compiler on a first run, a cache load
+    or a warm-up search later): that comes before any search, so there is no schedule
+    to keep yet, and the user should know none was lost."""
     tb = exc.__traceback__
     while tb is not None:
-        path = tb.tb_frame.f_code.co_filename
-        if f"{os.sep}numba{os.sep}" in path or f"{os.sep}llvmlite{os.sep}" in path:
+        code = tb.tb_frame.f_code
+        if code.co_name == "warm_kernels" or any(f"{os.sep}{lib}{os.sep}" in code.co_filename
+                                                 for lib in ("numba", "llvmlite")):
             return COMPILE_NOTE
         tb = tb.tb_next
     return ""

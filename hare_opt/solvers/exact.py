@@ -208,6 +208,8 @@ def best_start(instance: Instance, run: Run, *, heuristic: str | None = "auto",
         load_kernels(run, spec.kernels)
         phase = run.phase(START_SHARE)
         try:
+            if run.stop.is_set():  # its load let go: it would wait for the compile
+                raise OutOfTime("stopped while its kernels loaded")
             sub = phase.phase(1.0, START_HEURISTIC_S)
             found.append(SOLVERS.load(heuristic)(instance, sub, spec.parse_options({})))
         except Exception as exc:  # noqa: BLE001 - optional improver, see docstring

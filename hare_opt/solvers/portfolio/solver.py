@@ -183,6 +183,8 @@ class PortfolioBackend:
             last = pos + 1 == len(quick)
             spec = SOLVERS.spec(name)
             load_kernels(run, spec.kernels)
+            if run.stop.is_set():  # a load let go: the member would wait for its compile
+                break
             # the member's first import (OR-Tools: about a second on a loaded machine) is
             # the portfolio's work, inside its limit: done before the member's share of
             # what is left is set, so the share does not overrun by it
