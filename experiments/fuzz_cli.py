@@ -435,7 +435,8 @@ def build_cases(root: Path, work: Path) -> list[Case]:
              "--jobs", "2", "--no-progress"])
     add(g, "simulate valid instance with all times at the cap",
         ["simulate", "--instance", str(w / "cap.json"), "--policies", "hare,gavel-fifo",
-         "--no-progress"], expect="any-clean", check=no_invented_release)
+         "--no-progress"], expect="any-clean", check=no_invented_release,
+        timeout=150)  # about 30 s, plus the first compile's 40-70 s on a cold cache
     copy = w / "inst-copy.json"
     add(g, "solve x.json --out x.json", ["solve", str(copy), "--out", str(copy)],
         setup=lambda: shutil.copy(fig1, copy), check=unchanged(copy, fig1))
