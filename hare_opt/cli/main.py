@@ -162,8 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 # LLVM's state, cut mid-compile, can crash the interpreter's clean-up
                 # (a segfault, exit -11, seen after this line): nothing was written yet
                 # that clean-up could finish, so the process ends here
-                _flush(code)
-                os._exit(code)
+                _leave(code, clean_up=False)
         if argv is None:  # the process ends next: what it printed must not be lost
             code = _flush(code)
     if argv is None:
@@ -215,18 +214,19 @@ def _compiling(exc: BaseException) -> str:
     return ""
 
 
-def _leave(code: int) -> NoReturn:
+def _leave(code: int, *, clean_up: bool = True) -> NoReturn:
     """End the process with ``code`` once its output is out, without the interpreter's
     tear-down: after a solve that freeing of every module (OR-Tools, numba, HiGHS) took
     0.7-2 s of wall time on a loaded 2-core machine, after the result was printed, so a
-    user's time limit looked overrun. What a normal exit does that matters still
-    happens: other non-daemon threads are waited for, exit handlers run (temporary
-    folders, child processes), the streams are flushed."""
-    main = threading.main_thread()
-    for t in threading.enumerate():
-        if t is not main and not t.daemon:
-            t.join()
-    atexit._run_exitfuncs()
+    user's time limit looked overrun. With ``clean_up``, what a normal exit does that
+    matters still happens: other non-daemon threads are waited for, exit handlers run
+    (temporary folders, child processes); the streams are always flushed."""
+    if clean_up:
+        main = threading.main_thread()
+        for t in threading.enumerate():
+            if t is not main and not t.daemon:
+                t.join()
+        atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
