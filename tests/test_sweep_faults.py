@@ -53,3 +53,21 @@ def test_failed_cells_are_reported_as_failed_in_the_readme(tmp_path, monkeypatch
     text = (tmp_path / "README.md").read_text()
     assert "2 of 3 cells computed in this run" in text and "1 FAILED" in text
     assert "Items FAILED: fake" in text
+
+
+def test_cells_two_items_share_are_computed_and_counted_once(tmp_path, monkeypatch):
+    from hare_opt.sweeps import reproduce
+
+    a = [Cell("arith", {"seed": s, "n": 10}) for s in range(3)]
+    b = [Cell("arith", {"seed": s, "n": 10}) for s in (1, 2, 3)]  # seeds 1-2 as a's
+
+    def item(cells: list[Cell]) -> Item:
+        return Item("t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"),
+                    lambda table, path: None)
+
+    monkeypatch.setattr(reproduce, "ITEMS", {"a": item(a), "b": item(b)})
+    first, second = reproduce.run_items(tmp_path, workers=1, progress=False)
+    assert (first.computed, second.computed, second.cached, second.shared) == (3, 1, 2, 2)
+    text = (tmp_path / "README.md").read_text()
+    assert "4 of 4 cells computed in this run, 0 reused" in text
+    assert "2 more listed by a second item, counted once" in text

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -249,3 +251,49 @@ def test_the_hlas_verdict_is_computed_from_its_tolerance_and_says_which_side():
     assert verdict.startswith("holds") and "below hare" in verdict and "below" in ours
     _, ours, verdict = hlas_analyse(frame(HLAS_CLOSE_PCT + 5), False)
     assert verdict.startswith("fails") and "above" in verdict and "idle" not in verdict
+
+
+def _fake_rows(cells) -> pd.DataFrame:
+    """Rows as ``run_cells`` gives them, each value a function of what is simulated (the
+    setting less its names, the seed) and the policy, as a real simulation's would be."""
+    from hare_opt.sweeps.catalog import _simulation
+
+    rows = []
+    for c in cells:
+        what = repr(sorted((k, float(v) if type(v) is int else v)  # 25 == 25.0
+                           for k, v in _simulation(c.params).items()))
+        for p in c.params["policies"]:
+            v = 1000.0 + int.from_bytes(hashlib.sha256((what + p).encode()).digest()[:4],
+                                        "big") % 9000
+            rows.append({**c.params, "policy": p, "total_weighted_jct_s": v,
+                         "avg_jct_s": v / 40, "p90_jct_s": v / 20, "makespan_s": v / 4,
+                         "cell": c.key})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("name", ["fig14", "fig15", "fig18", "fig19"])
+@pytest.mark.parametrize("quick", [True, False])
+def test_an_item_sharing_cells_judges_as_on_its_own(name, quick):
+    """Settings served by another item's cells (computed once, more policies, another
+    label) give the table, text and verdict the item's own cells would give."""
+    from hare_opt.sweeps.catalog import ITEMS
+
+    item = ITEMS[name]
+    source, labels, own = item.meta["shares"]
+    theirs = {c.key for c in ITEMS[source].cells(False)}
+    shared = [c for c in item.cells(quick) if c.key in theirs]
+    assert quick or shared  # the full run shares every listed setting's seeds
+    assert {c.key for c in own.cells(quick)}.isdisjoint(theirs)
+    got = item.analyse(_fake_rows(item.cells(quick)), quick)
+    want = own.analyse(_fake_rows(own.cells(quick)), quick)
+    pd.testing.assert_frame_equal(got[0].reset_index(drop=True),
+                                  want[0].reset_index(drop=True))
+    assert got[1:] == want[1:]
+
+
+def test_sharing_refuses_a_setting_that_is_another_simulation():
+    from hare_opt.sweeps.catalog import ITEMS, sharing
+
+    own = ITEMS["fig18"].meta["shares"][2]
+    with pytest.raises(ValueError, match="10 Gbps"):
+        sharing(own, "fig12", {"10 Gbps": "testbed 15 GPUs, 40 jobs"}).cells(True)

@@ -40,6 +40,7 @@ class Outcome:
     failed: int = 0              # cells that raised: nothing saved, the item is FAILED
     cell_cpu_s: float = 0.0      # CPU s of the item's cells, whenever they were computed
     cell_wall_s: float = 0.0     # their wall s (each on one worker)
+    shared: int = 0              # cells an earlier item of the run listed: counted there
 
 
 def check_items(only: list[str] | None) -> list[str]:
@@ -63,6 +64,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     store = Store(Path(cache) if cache else out / ".cells")
     outcomes = []
     versions: dict[str, str] = {}
+    counted: set[str] = set()  # cells two items share (catalog.sharing) count once
     for name in names:
         item = ITEMS[name]
         t0 = time.perf_counter()
@@ -82,12 +84,15 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
             failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0
         saved = sum(store.load(c) is not None for c in cells)
         versions.update(store.versions(cells))
-        costs = [x for x in (store.cost(c) for c in cells) if x is not None]
+        fresh = list({c.key: c for c in cells if c.key not in counted}.values())
+        counted.update(c.key for c in fresh)
+        costs = [x for x in (store.cost(c) for c in fresh) if x is not None]
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
                                 time.perf_counter() - t0, len(cells), cached,
                                 computed=saved - cached, failed=failed,
                                 cell_cpu_s=sum(c for _, c in costs),
-                                cell_wall_s=sum(w for w, _ in costs)))
+                                cell_wall_s=sum(w for w, _ in costs),
+                                shared=len(cells) - len(fresh)))
     write_readme(out / "README.md", outcomes, quick, keep=only is not None,
                  version=versions)
     return outcomes
@@ -131,8 +136,9 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
     previous, earlier = _previous(path) if keep else ({}, [])
     total = sum(o.seconds for o in outcomes)
     per_item = ", ".join(f"{o.name} {o.seconds:.0f}s" for o in outcomes)
-    n_cells = sum(o.cells for o in outcomes)
-    n_cached = sum(o.cached for o in outcomes)
+    n_shared = sum(o.shared for o in outcomes)
+    n_cells = sum(o.cells for o in outcomes) - n_shared
+    n_cached = sum(o.cached for o in outcomes) - n_shared
     n_computed = sum(o.cells - o.cached if o.computed is None else o.computed
                      for o in outcomes)
     n_failed = sum(o.failed for o in outcomes)
@@ -146,6 +152,7 @@ def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool
            f"of wall time ({per_item}); {cost}{n_computed} of {n_cells} cells computed in "
            "this run, "
            f"{n_cached} reused from the cell cache"
+           + (f" ({n_shared} more listed by a second item, counted once)" if n_shared else "")
            + (f", {n_failed} FAILED" if n_failed else "") + "."
            + (f" Items FAILED: {', '.join(failed_items)} (no result; see their rows)."
               if failed_items else "")
