@@ -15,7 +15,8 @@ FULL_OUT, QUICK_OUT = "paper_figs", "paper_figs/quick"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true",
-                   help=f"fewer seeds and smaller sweeps (<= 10 min on 2 cores); writes to "
+                   help=f"3 seeds and fewer points (from an empty cell cache about an hour on 2 "
+                        f"cores, mostly hare-paper on 160 GPUs: docs/reproduction.md); writes to "
                         f"{QUICK_OUT} unless --out-dir says otherwise")
     p.add_argument("--out-dir", type=a.path, default=None, metavar="DIR",
                    help=f"output folder (default {FULL_OUT}, or {QUICK_OUT} with --quick)")
