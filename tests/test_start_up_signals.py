@@ -54,7 +54,12 @@ def signalled_at(argv: list[str], sig: int, delay: float) -> tuple[int, str]:
                             env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
     time.sleep(delay)
     os.kill(proc.pid, sig)
-    _, err = proc.communicate(timeout=90)
+    try:
+        _, err = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:  # a lost signal: fail without leaving it running
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise AssertionError(f"{sig!r} at {delay} s did not end {argv[-3:]} in 90 s") from None
     assert session(proc.pid) == [], "a process outlived the command"
     if not guarded(err):
         return proc.returncode, ""

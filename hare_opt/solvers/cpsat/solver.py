@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,8 +141,19 @@ def solve_model(b: Built, instance: Instance, run: Run, params: dict[str, Any] |
     configure(solver, run, params)
     if report_bound and run.reporting:
         solver.best_bound_callback = lambda bound: run.report("cpsat", bound=bound)
-    with interrupt.stop_search_on(run.stop, solver):
-        code = solver.solve(b.model, callback)
+    finished = threading.Event()
+
+    def keep_stopping() -> None:  # stop_search is a no-op until solve() has begun: repeat
+        while True:
+            solver.stop_search()
+            if finished.wait(0.05):
+                return
+
+    with interrupt.on_stop(run.stop, keep_stopping, "stop-search"):
+        try:
+            code = solver.solve(b.model, callback)
+        finally:
+            finished.set()
     status = _STATUS.get(code)
     if status is None:
         raise SolverError(f"cpsat: CP-SAT refused the model: {_one_line(solver.solution_info())}")
