@@ -111,10 +111,10 @@ def sharing(item: Item, source: str, labels: dict[str, str]) -> Item:
     cells, analyse = item.cells, item.analyse
     pairs = {**labels, **{k + PER_ROUND: v + PER_ROUND for k, v in labels.items()}}
 
-    def swapped(q: bool) -> tuple[list[Cell], dict[str, list[str]]]:
+    def swapped(q: bool) -> list[Cell]:
         theirs = {(c.params.get("label"), c.params.get("seed")): c
                   for c in ITEMS[source].cells(False)}
-        out, kept = [], {}
+        out = []
         for c in cells(q):
             label = c.params.get("label")
             if label not in pairs:
@@ -125,12 +125,12 @@ def sharing(item: Item, source: str, labels: dict[str, str]) -> Item:
                     or not set(c.params["policies"]) <= set(s.params["policies"])):
                 raise ValueError(f"{source}'s setting {pairs[label]!r} is not the simulation "
                                  f"of {item.title!r}'s {label!r} (or lacks its policies)")
-            kept[pairs[label]] = list(c.params["policies"])
             out.append(s)
-        return out, kept
+        return out
 
     def analyse_own(df: pd.DataFrame, q: bool) -> tuple[pd.DataFrame, str, str]:
-        kept = swapped(q)[1]
+        kept = {pairs[c.params["label"]]: c.params["policies"] for c in cells(q)
+                if c.params.get("label") in pairs}  # the source's label: the item's policies
         if len(df) and kept:
             back = {v: k for k, v in pairs.items()}
             mine = [not (lab in kept and pol not in kept[lab])
@@ -141,7 +141,7 @@ def sharing(item: Item, source: str, labels: dict[str, str]) -> Item:
                     df[col] = df[col].replace(back)
         return analyse(df, q)
 
-    return dataclasses.replace(item, cells=lambda q: swapped(q)[0], analyse=analyse_own,
+    return dataclasses.replace(item, cells=swapped, analyse=analyse_own,
                                meta={**item.meta, "shares": (source, labels, item)})
 
 
