@@ -29,8 +29,7 @@ from hare_opt.model import Instance, OptionError, Result, Schedule, SolverError,
 from hare_opt.model.options import Options, Run, option
 from hare_opt.model.rules import earliest_start
 from hare_opt.solvers.base import SOLVERS, checked_report
-from hare_opt.util import interrupt
-from hare_opt.util.ortools import cp_model
+from hare_opt.util.ortools import cp_model, solve_stoppable
 
 #: Budget (s) when the run has no time limit.
 DEFAULT_BUDGET_S = 10.0
@@ -238,8 +237,7 @@ def _reoptimise(inst: Instance, plan: Plan, free: np.ndarray, gpus: np.ndarray,
     solver.parameters.num_workers = run.threads or 2
     solver.parameters.random_seed = run.seed
     solver.parameters.catch_sigint_signal = False  # hare_opt.util.interrupt handles signals
-    with interrupt.stop_search_on(run.stop, solver):
-        code = solver.solve(m)
+    code = solve_stoppable(solver, m, run.stop)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, False
     out = plan.copy()

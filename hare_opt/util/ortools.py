@@ -18,6 +18,8 @@ import threading
 import types
 from typing import TYPE_CHECKING, Any
 
+from hare_opt.util import interrupt
+
 
 class _Placeholders(types.ModuleType):
     """``pandas`` while ``cp_model`` imports: any attribute is an inert class."""
@@ -64,4 +66,26 @@ if TYPE_CHECKING:
 else:
     cp_model = _import_cp_model()
 
-__all__ = ["cp_model"]
+
+def solve_stoppable(solver: Any, model: Any, stop: threading.Event | None,
+                    callback: Any = None) -> Any:
+    """``solver.solve(model, callback)``, ended by ``stop``. ``CpSolver.stop_search`` does
+    nothing until ``solve`` has begun, so a stop that lands just before the search (a
+    signal early in start-up) is repeated every 50 ms until the solve returns, not sent
+    once and lost (``interrupt.stop_search_on`` still sends it once)."""
+    finished = threading.Event()
+
+    def keep_stopping() -> None:
+        while True:
+            solver.stop_search()
+            if finished.wait(0.05):
+                return
+
+    with interrupt.on_stop(stop, keep_stopping, "stop-search"):
+        try:
+            return solver.solve(model, callback)
+        finally:
+            finished.set()
+
+
+__all__ = ["cp_model", "solve_stoppable"]

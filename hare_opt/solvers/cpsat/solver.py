@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +18,7 @@ from hare_opt.solvers.cpsat.options import CpsatOptions, set_param
 from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.lns import Plan, left_shift, plan_objective
-from hare_opt.util import interrupt
-from hare_opt.util.ortools import cp_model
+from hare_opt.util.ortools import cp_model, solve_stoppable
 
 #: Time for the setup relaxation when the solve itself has no limit (it can be as hard).
 RELAX_CAP_S = 10.0
@@ -141,19 +139,7 @@ def solve_model(b: Built, instance: Instance, run: Run, params: dict[str, Any] |
     configure(solver, run, params)
     if report_bound and run.reporting:
         solver.best_bound_callback = lambda bound: run.report("cpsat", bound=bound)
-    finished = threading.Event()
-
-    def keep_stopping() -> None:  # stop_search is a no-op until solve() has begun: repeat
-        while True:
-            solver.stop_search()
-            if finished.wait(0.05):
-                return
-
-    with interrupt.on_stop(run.stop, keep_stopping, "stop-search"):
-        try:
-            code = solver.solve(b.model, callback)
-        finally:
-            finished.set()
+    code = solve_stoppable(solver, b.model, run.stop, callback)
     status = _STATUS.get(code)
     if status is None:
         raise SolverError(f"cpsat: CP-SAT refused the model: {_one_line(solver.solution_info())}")
