@@ -12,7 +12,7 @@ seeds: this measures a knob, it does not pick one.
 
     python experiments/relaxation_budget.py                  # testbed, seeds 100-104
     python experiments/relaxation_budget.py --seeds 10 --jobs 200 \
-        --cluster V100:53,T4:27,K80:7,M60:13
+        --cluster V100:85,T4:43,K80:11,M60:21
 """
 
 from __future__ import annotations
