@@ -2,10 +2,11 @@
 
 The planner stops step 1 at deterministic limits (``search_evals`` local-search LP
 solves, ``pairs`` (task, GPU type) pairs before rounds are blocked; docs/simulator.md),
-so its relaxations are never proved optimal. This script reruns both readings of step 3
-with larger budgets on the same workloads and prints, per budget, the total weighted
-JCT against the default budget and against AlloX (the comparison the verdicts rest on),
-the relaxation's largest gap, and the CPU seconds a run costs.
+so in the simulator its relaxations are rarely proved optimal. This script reruns
+both readings of step 3 with larger budgets on the same workloads and prints, per
+budget, the total weighted JCT against the default budget and against AlloX (the
+comparison the verdicts rest on), the relaxation's largest gap, and the CPU seconds a
+run costs.
 
 The workloads use the regime's calibration seeds (100-...), never the evaluation
 seeds: this measures a knob, it does not pick one.
