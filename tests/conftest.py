@@ -22,12 +22,21 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from hare_opt.solvers import solver_names
+
+# The signal tests send Ctrl-C to commands as a terminal would, where SIGINT is not
+# ignored. A test run started in the background of a non-interactive shell (``cmd &``)
+# inherits SIGINT ignored, and so would every command it starts (an ignored signal
+# survives exec; a handler does not): a Ctrl-C early in start-up was then ignored and
+# the command ran on. With a handler here, commands start with SIGINT at its default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None,
                           print_blob=True, suppress_health_check=[HealthCheck.too_slow])
