@@ -71,3 +71,26 @@ def test_cells_two_items_share_are_computed_and_counted_once(tmp_path, monkeypat
     text = (tmp_path / "README.md").read_text()
     assert "4 of 4 cells computed in this run, 0 reused" in text
     assert "2 more listed by a second item, counted once" in text
+
+
+def test_the_readme_lists_every_package_version_of_a_cell_function(tmp_path, monkeypatch):
+    # two items' cells of one function, computed at two package versions: both are named
+    # (a dict update per item kept only the last item's)
+    from hare_opt.sweeps import reproduce, sweep
+
+    a = [Cell("arith", {"seed": 0, "n": 10})]
+    b = [Cell("arith", {"seed": 1, "n": 10})]
+
+    def item(cells: list[Cell]) -> Item:
+        return Item("t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"),
+                    lambda table, path: None)
+
+    monkeypatch.setattr(reproduce, "ITEMS", {"a": item(a), "b": item(b)})
+    with monkeypatch.context() as m:
+        m.setattr(sweep, "code_version", lambda module=None: "pkg-older")
+        reproduce.run_items(tmp_path, only=["a"], workers=1, progress=False)
+    reproduce.run_items(tmp_path, workers=1, progress=False)
+    text = (tmp_path / "README.md").read_text()
+    now = reproduce.code_version()
+    assert f"arith {'/'.join(sorted(['pkg-older', now]))}" in text
+    assert f"this checkout is {now}" in text

@@ -21,6 +21,7 @@ import pandas as pd
 from hare_opt.io import atomic_path, atomic_write_text
 from hare_opt.sweeps.catalog import ITEMS, NOTES
 from hare_opt.sweeps.sweep import Cell, CellsFailed, Store, SweepError, run_cells
+from hare_opt.util.version import code_version
 
 
 @dataclass
@@ -63,7 +64,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     out.mkdir(parents=True, exist_ok=True)
     store = Store(Path(cache) if cache else out / ".cells")
     outcomes = []
-    versions: dict[str, str] = {}
+    versions: dict[str, set[str]] = {}  # by cell function, every package version seen
     counted: set[str] = set()  # cells two items share (catalog.sharing) count once
     for name in names:
         item = ITEMS[name]
@@ -83,7 +84,8 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
             failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0
         saved = sum(store.load(c) is not None for c in cells)
-        versions.update(store.versions(cells))
+        for fn, v in store.versions(cells).items():  # items' cells of one fn: union
+            versions.setdefault(fn, set()).update(v.split("/"))
         fresh = list({c.key: c for c in cells if c.key not in counted}.values())
         counted.update(c.key for c in fresh)
         costs = [x for x in (store.cost(c) for c in fresh) if x is not None]
@@ -94,7 +96,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
                                 cell_wall_s=sum(w for w, _ in costs),
                                 shared=len(cells) - len(fresh)))
     write_readme(out / "README.md", outcomes, quick, keep=only is not None,
-                 version=versions)
+                 version={fn: "/".join(sorted(v)) for fn, v in versions.items()})
     return outcomes
 
 
@@ -123,9 +125,10 @@ def _versions(version: str | dict[str, str] | None) -> str:
     if isinstance(version, str):
         return f" Cells carry code version {version} (util/version.py)."
     listed = ", ".join(f"{fn} {v}" for fn, v in sorted(version.items()))
-    return (f" Cells computed at package versions by cell function: {listed} "
-            "(util/version.py: the hash of the package's source; each cell is kept while "
-            "the modules it loaded are unchanged).")
+    return (f" Cells computed at package versions by cell function: {listed}; this "
+            f"checkout is {code_version()} (util/version.py: the hash of the package's "
+            "source; a cell is reused only while the modules it loaded are unchanged, so "
+            "every cell used here ran the code this checkout has).")
 
 
 def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False,
