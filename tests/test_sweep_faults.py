@@ -21,6 +21,12 @@ KINDS = [
 CLOCKS = ["runtime_s", "seconds", "wall_s"]
 
 
+def _item(cells: list[Cell]) -> Item:
+    """A reproduction item that only runs ``cells`` (its table is their rows)."""
+    return Item("t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"),
+                lambda table, path: None)
+
+
 def test_every_kind_of_cell_runs_on_a_dask_local_cluster_as_locally(tmp_path):
     local = run_cells(KINDS, Store(tmp_path / "a"), workers=1, progress=False)
     dask = run_cells(KINDS, Store(tmp_path / "b"), executor="dask", workers=2,
@@ -45,9 +51,7 @@ def test_failed_cells_are_reported_as_failed_in_the_readme(tmp_path, monkeypatch
     from hare_opt.sweeps import reproduce
 
     cells = [Cell("arith", {"seed": s, "n": 10, "fail_seed": 1}) for s in range(3)]
-    item = Item("t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"),
-                lambda table, path: None)
-    monkeypatch.setattr(reproduce, "ITEMS", {"fake": item})
+    monkeypatch.setattr(reproduce, "ITEMS", {"fake": _item(cells)})
     [outcome] = reproduce.run_items(tmp_path, only=["fake"], workers=1, progress=False)
     assert outcome.verdict == "FAILED" and outcome.failed == 1 and outcome.computed == 2
     text = (tmp_path / "README.md").read_text()
@@ -61,11 +65,7 @@ def test_cells_two_items_share_are_computed_and_counted_once(tmp_path, monkeypat
     a = [Cell("arith", {"seed": s, "n": 10}) for s in range(3)]
     b = [Cell("arith", {"seed": s, "n": 10}) for s in (1, 2, 3)]  # seeds 1-2 as a's
 
-    def item(cells: list[Cell]) -> Item:
-        return Item("t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"),
-                    lambda table, path: None)
-
-    monkeypatch.setattr(reproduce, "ITEMS", {"a": item(a), "b": item(b)})
+    monkeypatch.setattr(reproduce, "ITEMS", {"a": _item(a), "b": _item(b)})
     first, second = reproduce.run_items(tmp_path, workers=1, progress=False)
     assert (first.computed, second.computed, second.cached, second.shared) == (3, 1, 2, 2)
     text = (tmp_path / "README.md").read_text()
@@ -81,11 +81,7 @@ def test_the_readme_lists_every_package_version_of_a_cell_function(tmp_path, mon
     a = [Cell("arith", {"seed": 0, "n": 10})]
     b = [Cell("arith", {"seed": 1, "n": 10})]
 
-    def item(cells: list[Cell]) -> Item:
-        return Item("t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"),
-                    lambda table, path: None)
-
-    monkeypatch.setattr(reproduce, "ITEMS", {"a": item(a), "b": item(b)})
+    monkeypatch.setattr(reproduce, "ITEMS", {"a": _item(a), "b": _item(b)})
     with monkeypatch.context() as m:
         m.setattr(sweep, "code_version", lambda module=None: "pkg-older")
         reproduce.run_items(tmp_path, only=["a"], workers=1, progress=False)
