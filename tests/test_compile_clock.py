@@ -161,3 +161,26 @@ def test_ctrl_c_during_a_first_run_compile_exits_130_saying_nothing_was_lost(tmp
     assert "before any result existed" in text and "Traceback" not in text
     assert not out.exists()
     assert waited < 10, f"{waited:.1f} s to stop"  # generous: a loaded CI machine
+
+
+def test_an_error_numba_raised_after_the_interrupt_still_gets_the_compile_note():
+    """An interrupt that numba's compiler turned into an error of its own is reported by
+    ``_run`` as a fresh KeyboardInterrupt (``raise ... from None``): the note must come
+    from the frames of the error it replaced."""
+    from hare_opt.cli.main import COMPILE_NOTE, _compiling
+
+    fake = compile("def build():\n    raise RuntimeError('cut short')\n",
+                   os.path.join(os.sep, "site", "numba", "core", "fake.py"), "exec")
+    scope: dict = {}
+    exec(fake, scope)
+    try:
+        try:
+            scope["build"]()
+        except Exception:
+            raise KeyboardInterrupt from None
+    except KeyboardInterrupt as exc:
+        assert _compiling(exc) == COMPILE_NOTE
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as exc:  # nothing compiling: no note
+        assert _compiling(exc) == ""

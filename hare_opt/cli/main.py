@@ -204,13 +204,20 @@ def _compiling(exc: BaseException) -> str:
     kernels (``solvers.base.warm_kernels``: numba's compiler on a first run, a cache load
     or a warm-up search later): that comes before any search, so there is no schedule
     to keep yet, and the user should know none was lost."""
-    tb = exc.__traceback__
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_name == "warm_kernels" or any(f"{os.sep}{lib}{os.sep}" in code.co_filename
-                                                 for lib in ("numba", "llvmlite")):
-            return COMPILE_NOTE
-        tb = tb.tb_next
+    # the interrupt's own frames, then those of what it was raised from: an error numba
+    # raised after the interrupt cut it short is reported as the interrupt (``_run``)
+    cur: BaseException | None = exc
+    seen: set[int] = set()
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        tb = cur.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_name == "warm_kernels" or any(
+                    f"{os.sep}{lib}{os.sep}" in code.co_filename for lib in ("numba", "llvmlite")):
+                return COMPILE_NOTE
+            tb = tb.tb_next
+        cur = cur.__cause__ or cur.__context__
     return ""
 
 
