@@ -64,8 +64,8 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     out.mkdir(parents=True, exist_ok=True)
     store = Store(Path(cache) if cache else out / ".cells")
     outcomes = []
-    versions: dict[str, set[str]] = {}  # by cell function, every package version seen
     counted: set[str] = set()  # cells two items share (catalog.sharing) count once
+    distinct: list[Cell] = []  # every cell of the run, once
     for name in names:
         item = ITEMS[name]
         t0 = time.perf_counter()
@@ -84,10 +84,9 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
             failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0
         saved = sum(store.load(c) is not None for c in cells)
-        for fn, v in store.versions(cells).items():  # items' cells of one fn: union
-            versions.setdefault(fn, set()).update(v.split("/"))
         fresh = list({c.key: c for c in cells if c.key not in counted}.values())
         counted.update(c.key for c in fresh)
+        distinct.extend(fresh)
         costs = [x for x in (store.cost(c) for c in fresh) if x is not None]
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
                                 time.perf_counter() - t0, len(cells), cached,
@@ -96,7 +95,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
                                 cell_wall_s=sum(w for w, _ in costs),
                                 shared=len(cells) - len(fresh)))
     write_readme(out / "README.md", outcomes, quick, keep=only is not None,
-                 version={fn: "/".join(sorted(v)) for fn, v in versions.items()})
+                 version=store.versions(distinct))
     return outcomes
 
 
