@@ -22,7 +22,7 @@ import argparse
 import statistics
 import time
 
-from hare_opt.sim.experiment import simulate_paper
+from hare_opt.sweeps.simulate import simulate_paper
 
 READINGS = ("hare-paper", "hare-paper:step3=start")
 #: (label, options): the default first; each other changes one limit

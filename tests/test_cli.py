@@ -264,14 +264,14 @@ def test_generate_paper_takes_a_named_cluster_and_the_reproductions_regime(tmp_p
 
 
 def test_simulate_runs_the_regime_reproduce_uses():
-    # reproduce's simulate cells (sweeps.cells.simulate_paper) and simulate --regime paper
-    # see the same workload, so their figures agree.
-    from hare_opt.sweeps.cells import simulate_paper
+    # reproduce's simulate cells (sweeps.simulate) and simulate --regime paper see the
+    # same workload, so their figures agree.
+    from hare_opt.sweeps.simulate import simulate_cell
 
     code, out, err = run(["simulate", "--workload", "paper", "--regime", "paper", "--jobs",
                           "4", "--seed", "3", "--policies", "gavel-fifo", "--json",
                           "--no-progress"])
     assert code == 0, err
-    row = simulate_paper(seed=3, policies=["gavel-fifo"], n_jobs=4)[0]
+    row = simulate_cell(seed=3, policy="gavel-fifo", n_jobs=4)[0]
     assert json.loads(out)["gavel-fifo"]["total_weighted_jct"] / 1000 == pytest.approx(
         row["total_weighted_jct_s"])

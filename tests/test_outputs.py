@@ -152,7 +152,7 @@ def test_plot_needs_a_format_it_can_name():
 RAW_WRITERS = {
     # items draw into the temporary path reproduce.run_items gives them
     ("hare_opt/sweeps/items.py", "savefig("): "draws into a path from atomic_path",
-    ("hare_opt/sweeps/offline.py", "savefig("): "draws into a path from atomic_path",
+    ("hare_opt/sweeps/offline_items.py", "savefig("): "draws into a path from atomic_path",
     ("hare_opt/plot/gantt.py", "savefig("): "draws into a path from atomic_path",
     ("hare_opt/cli/commands/simulate.py", "to_csv("): "writes into a path from atomic_path",
     ("hare_opt/sim/results.py", "to_csv("): "writes into a path from atomic_path",

@@ -230,7 +230,7 @@ def test_trace_with_a_generated_workload_is_refused(files):
     assert "--trace" in line and "philly" in line
 
 
-@pytest.mark.parametrize("name, word", [("missing.toml", "solvers"),
+@pytest.mark.parametrize("name, word", [("missing.toml", "solver"),
                                         ("unknown.toml", "bogus"),
                                         ("negative.toml", "seeds")])
 def test_bad_sweep_configs_are_refused_before_any_cell(files, name, word, tmp_path):

@@ -215,20 +215,26 @@ def test_gavel_las_solves_its_lp_at_most_every_realloc(semantics, realloc, gap, 
 
 # --- the workload settings -------------------------------------------------------------------
 def test_simulate_cell_states_semantics_and_switching():
-    from hare_opt.sweeps.cells import simulate_paper
+    from hare_opt.sweeps.simulate import relevant, simulate_cell
 
     for semantics in ("lease", "per-round"):
-        rows = simulate_paper(seed=0, policies=["srtf", "hlas"], n_jobs=6,
-                              regime="compressed", semantics=semantics)
+        rows = [simulate_cell(seed=0, policy=p, n_jobs=6, regime="compressed",
+                              semantics=semantics)[0] for p in ("srtf", "hlas")]
         by = {r["policy"]: r for r in rows}
-        assert {r["semantics"] for r in rows} == {semantics}
+        assert by["srtf"]["semantics"] == semantics and by["hlas"]["semantics"] == "any"
         assert by["hlas"]["switching_model"] == "hare"
         assert by["srtf"]["switching_model"] == (LEASE_SWITCHING if semantics == "lease"
                                                  else "hare")
         assert by["srtf"]["lease_idle_share"] > 0 if semantics == "lease" else \
             by["srtf"]["lease_idle_share"] == 0
     with pytest.raises(OptionError, match="option 'semantics'"):
-        simulate_paper(seed=0, policies=["srtf"], n_jobs=2, semantics="gang")
+        simulate_cell(seed=0, policy="srtf", n_jobs=2, semantics="gang")
+    # a relaxed policy's run does not depend on the semantics: its cell leaves it out
+    assert "semantics" not in relevant({"policy": "hlas", "semantics": "per-round"})
+    assert relevant({"policy": "srtf", "semantics": "per-round"})["semantics"] == "per-round"
+    lease, per_round = (simulate_cell(seed=1, policy="hare", n_jobs=5, regime="compressed",
+                                      semantics=s)[0] for s in ("lease", "per-round"))
+    assert lease["total_weighted_jct_s"] == per_round["total_weighted_jct_s"]
 
 
 # --- policy options ----------------------------------------------------------------------------

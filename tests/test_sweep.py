@@ -42,20 +42,40 @@ def test_dask_local_cluster_matches_local_executor(tmp_path):
     assert local.equals(dask)
 
 
-def test_rerun_skips_finished_cells(tmp_path):
+def test_rerun_skips_finished_cells(tmp_path, monkeypatch):
+    from hare_opt.sweeps import executors
+
     store = Store(tmp_path)
     cells = _sweep().cells()
-    calls: list[str] = []
+    sent: list[str] = []
+    real = executors.message
+    monkeypatch.setattr(executors, "message", lambda c: sent.append(c.key) or real(c))
+    run_cells(cells, store, workers=1, progress=False)
+    assert sorted(sent) == sorted(c.key for c in cells)
+    run_cells(cells, store, workers=1, progress=False)
+    assert len(sent) == 9  # nothing re-ran
 
-    def runner(cell: Cell):
-        calls.append(cell.key)
-        from hare_opt.sweeps.sweep import run_cell
-        return run_cell(cell)
 
-    run_cells(cells, store, workers=1, progress=False, runner=runner)
-    assert len(calls) == 9
-    run_cells(cells, store, workers=1, progress=False, runner=runner)
-    assert len(calls) == 9  # nothing re-ran
+def test_a_cell_listed_under_two_labels_runs_once_and_gives_both_rows(tmp_path):
+    a = Cell("arith", {"seed": 1, "n": 10}, {"label": "a"})
+    b = Cell("arith", {"seed": 1, "n": 10}, {"label": "b"})
+    assert a.key == b.key
+    df = run_cells([a, b], Store(tmp_path), workers=2, progress=False)
+    assert list(df["label"]) == ["a", "b"] and df["sum"].nunique() == 1
+
+
+def test_a_cell_process_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
+    from hare_opt.sweeps.cells import CELLS, register_cell
+
+    register_cell("test-abort", "os:abort")  # the process dies (SIGABRT) inside the cell
+    try:
+        cells = [Cell("arith", {"seed": 0, "n": 10}), Cell("test-abort", {}),
+                 Cell("arith", {"seed": 2, "n": 10})]
+        with pytest.raises(CellsFailed, match="1 of 3 cells failed.*process died"):
+            run_cells(cells, Store(tmp_path), workers=1, progress=False)
+        assert [Store(tmp_path).load(c) is not None for c in cells] == [True, False, True]
+    finally:
+        CELLS.remove("test-abort")
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -211,3 +231,20 @@ def test_reproduce_readme_names_items_not_run(tmp_path):
     for name in ITEMS:
         assert f"| {name} |" in text or f"| [{name}](" in text
     assert text.count("**not run**") == len(ITEMS) - 1
+
+
+def test_the_plan_counts_cells_and_estimates_from_recorded_costs(tmp_path):
+    from hare_opt.sweeps.preview import CostBook, make_plan
+
+    store = Store(tmp_path)
+    done = [Cell("arith", {"seed": s, "n": 10}) for s in range(2)]
+    run_cells(done, store, workers=1, progress=False)
+    new = Cell("arith", {"seed": 7, "n": 10})
+    plan = make_plan({"a": done, "b": [done[0], new]}, store, CostBook([store]))
+    a, b = plan.items
+    assert (a.cells, a.current, a.compute) == (2, 2, 0)
+    assert (b.cells, b.shared, b.missing, b.unknown) == (1, 1, 1, 0)
+    recorded = [store.cost(c)[1] for c in done]
+    assert b.estimated_cpu_s == pytest.approx(sum(recorded) / 2)  # its peers' mean
+    js = plan.as_dict()
+    assert {"cells", "stale", "estimated_cpu_s"} <= set(js) and js["missing"] == 1

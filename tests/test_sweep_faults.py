@@ -5,20 +5,24 @@ from __future__ import annotations
 import pandas as pd
 
 from hare_opt.sweeps import Cell, Store, run_cells
+from hare_opt.sweeps.cells import CELLS
 from hare_opt.sweeps.items import Item
 
 #: One small cell of each kind the reproduction runs.
 KINDS = [
-    Cell("simulate", {"seed": 0, "policies": ["hare", "gavel-fifo"], "n_jobs": 6,
-                      "label": "t"}),
-    Cell("fig1", {"seed": 0, "time_limit": 5.0}),
+    Cell("simulate", {"seed": 0, "policy": "hare", "n_jobs": 6}, {"label": "t"}),
+    Cell("simulate", {"seed": 0, "policy": "gavel-fifo", "n_jobs": 6}),
+    Cell("fig1", {"solver": "cpsat", "time_limit": 5.0}),
     Cell("quality", {"seed": 0, "n_jobs": 3, "n_gpus": 2, "max_tasks": 8, "time_limit": 2.0,
-                     "exact": "cpsat"}),
-    Cell("bounds", {"seed": 0, "n_jobs": 3, "n_gpus": 2, "exact": True, "time_limit": 2.0}),
+                     "solver": "reference", "exact": "cpsat"}),
+    Cell("quality", {"seed": 0, "n_jobs": 3, "n_gpus": 2, "max_tasks": 8, "time_limit": 2.0,
+                     "solver": "hare"}),
+    Cell("bounds", {"seed": 0, "n_jobs": 3, "n_gpus": 2, "exact": True, "time_limit": 2.0,
+                    "part": "bounds"}),
     Cell("runtime", {"seed": 0, "solver": "wspt", "n_jobs": 20, "n_gpus": 15}),
 ]
 #: Wall-clock measurements: the only columns allowed to differ between runs.
-CLOCKS = ["runtime_s", "seconds", "wall_s"]
+CLOCKS = sorted({f for spec in CELLS for f in spec.measured})
 
 
 def _item(cells: list[Cell]) -> Item:
@@ -38,13 +42,13 @@ def test_every_kind_of_cell_runs_on_a_dask_local_cluster_as_locally(tmp_path):
 
 def test_a_result_of_other_code_is_stale_and_recomputed(tmp_path):
     cell = Cell("arith", {"seed": 1, "n": 10})
-    old = Store(tmp_path, version="old-code")
-    old.save(cell, [{"sum": -1}], 0.0)
-    assert old.load(cell) == [{"sum": -1}]
-    new = Store(tmp_path, version="new-code")
-    assert new.load(cell) is None                      # stale: not reused
-    df = run_cells([cell], new, workers=1, progress=False)
-    assert int(df["sum"].iloc[0]) != -1 and new.load(cell) is not None
+    store = Store(tmp_path)
+    store.save(cell, [{"sum": -1}], wall_s=0.0, cpu_s=0.0,
+               deps={"hare_opt.sweeps.cells": "older-code"})
+    st = store.state(cell)
+    assert st.status == "stale" and st.changed == ("hare_opt.sweeps.cells",)
+    df = run_cells([cell], store, workers=1, progress=False)
+    assert int(df["sum"].iloc[0]) != -1 and store.load(cell) is not None
 
 
 def test_failed_cells_are_reported_as_failed_in_the_readme(tmp_path, monkeypatch):
@@ -76,14 +80,15 @@ def test_cells_two_items_share_are_computed_and_counted_once(tmp_path, monkeypat
 def test_the_readme_lists_every_package_version_of_a_cell_function(tmp_path, monkeypatch):
     # two items' cells of one function, computed at two package versions: both are named
     # (a dict update per item kept only the last item's)
-    from hare_opt.sweeps import reproduce, sweep
+    from hare_opt.sweeps import reproduce
+    from hare_opt.sweeps import store as store_module
 
     a = [Cell("arith", {"seed": 0, "n": 10})]
     b = [Cell("arith", {"seed": 1, "n": 10})]
 
     monkeypatch.setattr(reproduce, "ITEMS", {"a": _item(a), "b": _item(b)})
     with monkeypatch.context() as m:
-        m.setattr(sweep, "code_version", lambda module=None: "pkg-older")
+        m.setattr(store_module, "code_version", lambda: "pkg-older")
         reproduce.run_items(tmp_path, only=["a"], workers=1, progress=False)
     reproduce.run_items(tmp_path, workers=1, progress=False)
     text = (tmp_path / "README.md").read_text()

@@ -18,6 +18,16 @@ NAMED = {"testbed": TESTBED}
 #: and would take minutes and gigabytes to build).
 MAX_GPUS = 10**5
 
+
+
+def cluster_of(n_gpus: int) -> str:
+    """A cluster of ``n_gpus`` GPUs in the testbed's type proportions (8:4:1:2)."""
+    shares = {"V100": 8, "T4": 4, "K80": 1, "M60": 2}
+    counts = {t: max(1, int(round(n_gpus * s / 15))) for t, s in shares.items()}
+    counts["V100"] += n_gpus - sum(counts.values())
+    return ",".join(f"{t}:{c}" for t, c in counts.items())
+
+
 _ITEM = re.compile(r"^(?P<type>[A-Za-z0-9_.\-]+):(?P<count>\d{1,18})(?:@(?P<per>\d{1,18}))?$")
 
 

@@ -16,6 +16,7 @@ from importlib import resources
 from types import MappingProxyType
 
 from hare_opt.model import OptionError
+from hare_opt.util.version import note_data
 
 CATEGORIES = ("CV", "NLP", "Speech", "Rec")
 SWITCHING_MODES = ("default", "pipeswitch", "hare", "none")
@@ -23,7 +24,9 @@ REFERENCE_GBPS = 25.0  # bandwidth at which sync_ms is tabulated (the paper's te
 
 
 def read_table(name: str) -> list[dict[str, str]]:
-    """Rows of a committed CSV in hare_opt/data."""
+    """Rows of a committed CSV in hare_opt/data (every read of the package's data goes
+    through here: ``util.version.note_data`` keys cached results on what was read)."""
+    note_data(name)
     with resources.files("hare_opt").joinpath("data", name).open(encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
 

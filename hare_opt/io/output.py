@@ -88,6 +88,26 @@ def destination(path: str | os.PathLike) -> Destination:
                       "discard, - for standard output)")
 
 
+def plain_file(path: str | os.PathLike, shown: str = "") -> None:
+    """Refuse a path that exists and is not a regular file, links included (``lstat``):
+    for files the program keeps for itself (the cell store), where nothing a user
+    placed there is followed, read to its end or waited on."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputError(f"{shown or os.fspath(path)}: cannot be used "
+                          f"({exc.strerror or exc})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputError(f"{shown or os.fspath(path)}: is a symbolic link; the program "
+                          "keeps only regular files here (remove it)")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a named pipe" if stat.S_ISFIFO(st.st_mode) else _kind(st.st_mode)
+        raise OutputError(f"{shown or os.fspath(path)}: is {kind}; the program keeps only "
+                          "regular files here (remove it)")
+
+
 def _same(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)

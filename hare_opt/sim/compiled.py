@@ -30,14 +30,18 @@ POLICIES = {"gavel-fifo": K.FIFO, "srtf": K.SRTF, "tiresias": K.TIRESIAS, "allox
             "gavel-las": K.LAS}
 
 
-def _kernel_of(policy: Any) -> int | None:
-    from hare_opt.sim.policies.allox import AlloXPolicy
-    from hare_opt.sim.policies.gang import GavelFifoPolicy, SRTFPolicy
-    from hare_opt.sim.policies.gavel_las import GavelLASPolicy
-    from hare_opt.sim.policies.tiresias import TiresiasPolicy
+#: The built-in gang classes by "module:Class": matched by name so that this engine
+#: imports no policy (a run loads only its own policy's module).
+_CLASSES = {"hare_opt.sim.policies.gang:GavelFifoPolicy": K.FIFO,
+            "hare_opt.sim.policies.gang:SRTFPolicy": K.SRTF,
+            "hare_opt.sim.policies.tiresias:TiresiasPolicy": K.TIRESIAS,
+            "hare_opt.sim.policies.allox:AlloXPolicy": K.ALLOX,
+            "hare_opt.sim.policies.gavel_las:GavelLASPolicy": K.LAS}
 
-    return {GavelFifoPolicy: K.FIFO, SRTFPolicy: K.SRTF, TiresiasPolicy: K.TIRESIAS,
-            AlloXPolicy: K.ALLOX, GavelLASPolicy: K.LAS}.get(type(policy))
+
+def _kernel_of(policy: Any) -> int | None:
+    cls = type(policy)
+    return _CLASSES.get(f"{cls.__module__}:{cls.__qualname__}")
 
 
 def supports(policy: Policy) -> bool:

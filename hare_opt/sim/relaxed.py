@@ -37,14 +37,16 @@ POLICIES = ("hare", "hare-paper", "sched-homo", "hlas")
 def _kernel_of(policy: Policy) -> int | None:
     """The kernel's policy code, if ``policy`` decides as a built-in plan follower or
     hlas does: its class may change what the kernel calls back (a plan follower's
-    planning), not the methods the kernel transcribes."""
-    from hare_opt.sim.policies.hlas import HLASPolicy
-    from hare_opt.sim.policies.plan import PlanPolicy
-
-    for base, code, methods in ((PlanPolicy, RK.PLAN, _PLAN_RULES),
-                                (HLASPolicy, RK.HLAS, _HLAS_RULES)):
-        if isinstance(policy, base) and all(getattr(type(policy), name) is
-                                            getattr(base, name) for name in methods):
+    planning), not the methods the kernel transcribes. The bases are found by name in
+    the class's MRO, so that this engine imports no policy."""
+    for name, code, methods in (("hare_opt.sim.policies.plan:PlanPolicy", RK.PLAN,
+                                 _PLAN_RULES),
+                                ("hare_opt.sim.policies.hlas:HLASPolicy", RK.HLAS,
+                                 _HLAS_RULES)):
+        base = next((c for c in type(policy).__mro__
+                     if f"{c.__module__}:{c.__qualname__}" == name), None)
+        if base is not None and all(getattr(type(policy), m) is getattr(base, m)
+                                    for m in methods):
             return code
     return None
 

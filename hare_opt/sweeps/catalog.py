@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
-from typing import Any
-
-import pandas as pd
-
 from hare_opt.generators import HETEROGENEITY, get_regime
 from hare_opt.sweeps.items import (
     ALL_POLICIES,
@@ -17,7 +11,6 @@ from hare_opt.sweeps.items import (
     HLAS_POLICIES,
     OFFLINE_SEEDS,
     PAPER_POLICIES,
-    PER_ROUND,
     QUICK_SEEDS,
     REGIME,
     SWITCHING_POLICIES,
@@ -34,8 +27,7 @@ from hare_opt.sweeps.items import (
     testbed,
     with_per_round,
 )
-from hare_opt.sweeps.offline import bounds_item, fig1_item, quality_item, runtime_item
-from hare_opt.sweeps.sweep import Cell
+from hare_opt.sweeps.offline_items import bounds_item, fig1_item, quality_item, runtime_item
 from hare_opt.sweeps.verdicts import Best, Close, Grows, Order, ReductionRange, Worst
 
 #: The paper's baselines in its order (Fig. 12: Allox, Homo, SRTF, Gavel_FIFO).
@@ -86,64 +78,6 @@ NOTES = [
 
 
 ITEMS: dict[str, Item] = {}
-
-#: Cell parameters that name a simulation or choose its rows, not what is simulated.
-_NAMING = ("label", "base_label", "policies")
-
-
-def _simulation(params: dict[str, Any]) -> dict[str, Any]:
-    """What a simulate cell simulates: its parameters less the naming ones, defaults
-    filled in (``bandwidth_gbps=25`` given or left out is one simulation)."""
-    from hare_opt.sim.experiment import simulate_paper
-
-    defaults = {k: p.default for k, p in inspect.signature(simulate_paper).parameters.items()
-                if p.default is not inspect.Parameter.empty}
-    return {**defaults, **{k: v for k, v in params.items() if k not in _NAMING}}
-
-
-def sharing(item: Item, source: str, labels: dict[str, str]) -> Item:
-    """``item`` with settings that are the same simulations as settings of the item
-    ``source`` (``labels``: the item's label -> the source's; their per-round settings
-    follow), which runs at least the item's policies: those cells are the source's, so
-    each simulation is computed once, and their rows are cut to the item's policies and
-    relabelled before the item's analysis sees them."""
-
-    cells, analyse = item.cells, item.analyse
-    pairs = {**labels, **{k + PER_ROUND: v + PER_ROUND for k, v in labels.items()}}
-
-    def swapped(q: bool) -> list[Cell]:
-        theirs = {(c.params.get("label"), c.params.get("seed")): c
-                  for c in ITEMS[source].cells(False)}
-        out = []
-        for c in cells(q):
-            label = c.params.get("label")
-            if label not in pairs:
-                out.append(c)
-                continue
-            s = theirs.get((pairs[label], c.params.get("seed")))
-            if (s is None or _simulation(s.params) != _simulation(c.params)
-                    or not set(c.params["policies"]) <= set(s.params["policies"])):
-                raise ValueError(f"{source}'s setting {pairs[label]!r} is not the simulation "
-                                 f"of {item.title!r}'s {label!r} (or lacks its policies)")
-            out.append(s)
-        return out
-
-    def analyse_own(df: pd.DataFrame, q: bool) -> tuple[pd.DataFrame, str, str]:
-        kept = {pairs[c.params["label"]]: c.params["policies"] for c in cells(q)
-                if c.params.get("label") in pairs}  # the source's label: the item's policies
-        if len(df) and kept:
-            back = {v: k for k, v in pairs.items()}
-            mine = [not (lab in kept and pol not in kept[lab])
-                    for lab, pol in zip(df["label"], df["policy"])]
-            df = df[mine].copy()
-            for col in ("label", "base_label"):
-                if col in df:
-                    df[col] = df[col].replace(back)
-        return analyse(df, q)
-
-    return dataclasses.replace(item, cells=swapped, analyse=analyse_own,
-                               meta={**item.meta, "shares": (source, labels, item)})
-
 
 def _register() -> None:
     ITEMS["fig1"] = fig1_item()
@@ -214,12 +148,6 @@ def _register() -> None:
              SWITCHING_POLICIES, True),
             ("ours-hlas", {**testbed(), "label": "testbed"}, HLAS_POLICIES, True)):
         ITEMS[name] = with_per_round(ITEMS[name], setting, policies, quick=quick)
-    # Settings that repeat fig12's simulations under another name: run once, under fig12.
-    testbed_12, large_12 = "testbed 15 GPUs, 40 jobs", "160 GPUs, 200 jobs"
-    ITEMS["fig14"] = sharing(ITEMS["fig14"], "fig12", {"160 GPUs": large_12})
-    ITEMS["fig15"] = sharing(ITEMS["fig15"], "fig12", {"200 jobs": large_12})
-    ITEMS["fig18"] = sharing(ITEMS["fig18"], "fig12", {"25 Gbps": testbed_12})
-    ITEMS["fig19"] = sharing(ITEMS["fig19"], "fig12", {"B0": testbed_12})
 
 
 _register()

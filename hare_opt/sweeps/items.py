@@ -23,6 +23,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from hare_opt.generators import TESTBED, get_regime  # noqa: E402
+from hare_opt.generators.clusters import cluster_of  # noqa: E402,F401 - items name clusters by it
 from hare_opt.sweeps.sweep import Cell  # noqa: E402
 from hare_opt.sweeps.verdicts import (  # noqa: E402
     INPUT,
@@ -51,14 +52,6 @@ HLAS_POLICIES = ["hare", "hlas", "tiresias", "gavel-fifo"]
 #: batch per task, 1 ms, calibrated job lengths and arrival rates (docs/reproduction.md).
 REGIME = "paper"
 TESTBED_GAP_S = get_regime(REGIME).testbed_gap_s
-
-
-def cluster_of(n_gpus: int) -> str:
-    """A cluster of ``n_gpus`` GPUs in the testbed's type proportions (8:4:1:2)."""
-    shares = {"V100": 8, "T4": 4, "K80": 1, "M60": 2}
-    counts = {t: max(1, int(round(n_gpus * s / 15))) for t, s in shares.items()}
-    counts["V100"] += n_gpus - sum(counts.values())
-    return ",".join(f"{t}:{c}" for t, c in counts.items())
 
 
 def gap_for(n_gpus: int, regime: str = REGIME) -> float:
@@ -103,15 +96,28 @@ def seeds(quick: bool) -> list[int]:
 
 # --- simulator comparisons ----------------------------------------------------------
 
+#: Setting keys that name a setting or choose its cells, not what is simulated.
+NAMING = ("label", "base_label", "quick", "policies")
+
+
 def sim_cells(settings: list[dict[str, Any]], policies: list[str]) -> Callable[[bool], list[Cell]]:
-    """Cells for each setting x seed; a setting is the simulate cell's keyword arguments
-    plus a ``label`` naming it on the x axis."""
+    """One cell per setting x seed x policy (``sweeps.simulate``); a setting is the
+    simulate cell's keyword arguments plus a ``label`` naming it on the x axis (and
+    optionally its own ``policies``). A cell holds only what its run depends on, so two
+    settings or items that simulate the same run share its cell."""
+    from hare_opt.sweeps.simulate import relevant
+
     def make(quick: bool) -> list[Cell]:
-        chosen = [s for s in settings if not quick or s.get("quick", True)]
-        return [Cell("simulate", {"policies": policies,
-                                  **{k: v for k, v in s.items() if k != "quick"},
-                                  "seed": seed})
-                for s in chosen for seed in seeds(quick)]
+        out = []
+        for s in (s for s in settings if not quick or s.get("quick", True)):
+            labels: dict[str, Any] = {k: s[k] for k in ("label", "base_label") if k in s}
+            params = {k: v for k, v in s.items() if k not in NAMING}
+            for seed in seeds(quick):
+                for policy in s.get("policies", policies):
+                    cell = Cell("simulate", relevant({**params, "policy": policy,
+                                                      "seed": seed}), labels)
+                    out.append(cell.canonical())
+        return out
     return make
 
 
@@ -276,33 +282,27 @@ def sim_item(title: str, claim: str, settings: list[dict[str, Any]], claims: lis
                 lambda t, p: plot_bars(t, p, xlabel=xlabel))
 
 
-def per_round(setting: dict[str, Any], policies: list[str], *, quick: bool = True
-              ) -> dict[str, Any]:
-    """``setting``'s workloads under ``per-round``, gang policies only: the semantics does
-    not change relaxed policies, whose rows are taken from ``setting`` (``base_label``)."""
+def per_round(setting: dict[str, Any], *, quick: bool = True) -> dict[str, Any]:
+    """``setting``'s workloads under ``per-round``: only the gang policies' runs change,
+    so the relaxed policies' cells are those of ``setting`` (``simulate.relevant``)."""
+    return {**setting, "semantics": "per-round", "label": setting["label"] + PER_ROUND,
+            "base_label": setting["label"], "quick": quick}
+
+
+def sensitivity(sens: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The per-round settings' rows as a table (``summarise``) and the Hares' paired
+    reductions against the gang baselines."""
     from hare_opt.sim.policy import policy_mode
 
-    gang = [p for p in policies if policy_mode(p) == "gang"]
-    return {**setting, "semantics": "per-round", "label": setting["label"] + PER_ROUND,
-            "base_label": setting["label"], "policies": gang, "quick": quick}
-
-
-def sensitivity(df: pd.DataFrame, sens: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The per-round rows with the relaxed policies' rows of their base setting: a table
-    as ``summarise`` gives, and the Hares' paired reductions against the gang baselines."""
     tables, texts = [], []
-    for label, g in sens.groupby("label", sort=False):
-        base = str(g["base_label"].iloc[0])
-        gang = list(dict.fromkeys(g["policy"]))
-        relaxed = df[(df["label"] == base) & ~df["policy"].isin(gang)
-                     & df["seed"].isin(g["seed"])].assign(label=label)
-        both = pd.concat([relaxed, g], ignore_index=True)
-        tables.append(summarise(both))
-        parts = [f"{h} vs {_brief(reduction_table(both, h, metric=METRIC), gang)}"
-                 for h in HARES if h in set(both["policy"])]
-        texts.append(f"sensitivity, {base} under per-round (gang baselines give each GPU back "
-                     f"at every round end, Hare's mechanism lent to them; not judged): "
-                     + "; ".join(parts))
+    for _, g in sens.groupby("label", sort=False):
+        gang = [p for p in dict.fromkeys(g["policy"]) if policy_mode(p) == "gang"]
+        tables.append(summarise(g))
+        parts = [f"{h} vs {_brief(reduction_table(g, h, metric=METRIC), gang)}"
+                 for h in HARES if h in set(g["policy"])]
+        texts.append(f"sensitivity, {g['base_label'].iloc[0]} under per-round (gang baselines "
+                     "give each GPU back at every round end, Hare's mechanism lent to them; "
+                     "not judged): " + "; ".join(parts))
     return pd.concat(tables, ignore_index=True), "; ".join(texts)
 
 
@@ -310,7 +310,7 @@ def with_per_round(item: Item, setting: dict[str, Any], policies: list[str], *,
                    quick: bool = True) -> Item:
     """``item`` plus a per-round sensitivity setting of ``setting`` (``per_round``): its
     rows are kept out of the analysis the verdict comes from and reported after it."""
-    extra = sim_cells([per_round(setting, policies, quick=quick)], policies)
+    extra = sim_cells([per_round(setting, quick=quick)], policies)
     cells, analyse = item.cells, item.analyse
 
     def all_cells(q: bool) -> list[Cell]:
@@ -321,7 +321,7 @@ def with_per_round(item: Item, setting: dict[str, Any], policies: list[str], *,
         table, ours, verdict = analyse(df[~mask].copy(), q)
         if not mask.any():
             return table, ours, verdict
-        stab, text = sensitivity(df[~mask], df[mask])
+        stab, text = sensitivity(df[mask])
         if {"label", "mean"} <= set(table.columns):
             table = pd.concat([table, stab], ignore_index=True)
         return table, f"{ours}; {text}", verdict

@@ -1,269 +1,103 @@
-"""Offline reproduction items: Fig. 1, heuristic quality, bound verification, runtime.
+"""The offline reproduction cells: Fig. 1, heuristic quality, bound checks, runtime.
 
-Their cell functions are registered in ``hare_opt.sweeps.cells`` and live
-here with the analysis that reads their rows.
+One solver (or one part of a check) a cell, in a process of its own group
+(``CellSpec.group``), so that a change to one heuristic recomputes its own cells only.
+The reference a heuristic is judged against (OPT or a proved lower bound) is a cell of
+its own and does not start from any heuristic's schedule: it does not depend on the
+code it judges. The items that read these rows live in ``offline_items``.
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-
-from hare_opt.bounds import approx_factor, guarantee, lower_bound
-from hare_opt.checker import check
-from hare_opt.examples import FIG1_SCHEDULES, fig1_instance, fig1_schedule, smith_counterexample
 from hare_opt.generators import TESTBED, paper_instance, random_instance
+from hare_opt.generators.clusters import cluster_of
+from hare_opt.model import Instance
 from hare_opt.model.units import unit_seconds
-from hare_opt.plot import gantt
-from hare_opt.solvers import SOLVERS, solve, solver_names
-from hare_opt.solvers.base import warm_kernels
-from hare_opt.sweeps.items import OFFLINE_SEEDS, Item, cluster_of, seeds
 from hare_opt.sweeps.pure import pure_solve
-from hare_opt.sweeps.quality import score, summarise
-from hare_opt.sweeps.sweep import Cell
 
-# --- fig1 --------------------------------------------------------------------------------
+#: The random instances of ours-quality and ours-bounds.
+QUALITY_GEN: dict[str, Any] = dict(rounds=(1, 3), tasks_per_round=(1, 4), heterogeneity=3.0,
+                                   release_spread=20, sync=(0, 2), sync_map=True,
+                                   switch_overhead=(0, 2), max_task_time=12)
+#: The fig1 cell's "solver" that scores the paper's own three schedules.
+PAPER = "paper"
+#: The quality cell's "solver" that gives the reference (``quality.reference_row``).
+REFERENCE = "reference"
+#: The bounds cell's part that computes the bounds and factors, no schedule.
+BOUNDS = "bounds"
 
-def fig1_cell(*, seed: int = 0, time_limit: float = 60.0) -> list[dict[str, Any]]:
+
+def fig1_cell(*, solver: str = PAPER, time_limit: float = 60.0) -> list[dict[str, Any]]:
+    """The paper's schedules (a)-(c) through the checker, or one exact solver's optimum."""
+    from hare_opt.checker import check
+    from hare_opt.examples import FIG1_SCHEDULES, fig1_instance, fig1_schedule
+
     inst = fig1_instance()
     sec = unit_seconds(inst.time_unit)
     assert sec is not None  # the toy's unit is 0.5 s
-    rows = []
-    for key, (desc, claimed, _) in FIG1_SCHEDULES.items():
-        obj = check(inst, fig1_schedule(key)).objective
-        assert obj is not None  # the paper's schedules are complete
-        rows.append({"schedule": f"({key}) {desc}", "total_jct_s": obj * sec,
-                     "paper_s": claimed, "status": "paper's schedule"})
-    for solver in solver_names(portfolio=True):  # every exact method, from the registry
-        res = pure_solve(inst, solver, time_limit)
-        rows.append({"schedule": f"optimum ({solver})", "total_jct_s": res.objective * sec,
-                     "paper_s": float("nan"), "status": res.status})
-    return rows
+    if solver == PAPER:
+        rows = []
+        for key, (desc, claimed, _) in FIG1_SCHEDULES.items():
+            obj = check(inst, fig1_schedule(key)).objective
+            assert obj is not None  # the paper's schedules are complete
+            rows.append({"schedule": f"({key}) {desc}", "total_jct_s": obj * sec,
+                         "paper_s": claimed, "status": "paper's schedule"})
+        return rows
+    res = pure_solve(inst, solver, time_limit)
+    return [{"schedule": f"optimum ({solver})", "total_jct_s": res.objective * sec,
+             "paper_s": float("nan"), "status": res.status}]
 
 
-def fig1_item() -> Item:
-    def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
-        table = df[["schedule", "total_jct_s", "paper_s", "status"]].copy()
-        paper = table[table["status"] == "paper's schedule"]
-        match = bool(np.allclose(paper["total_jct_s"], paper["paper_s"]))
-        opt = table[table["schedule"].str.startswith("optimum")]
-        proved = opt["status"].eq("optimal").all()
-        agree = opt["total_jct_s"].nunique() == 1
-        best = float(opt["total_jct_s"].min())
-        ours = (f"checker gives {', '.join(f'{v:g}' for v in paper['total_jct_s'])} s for "
-                f"(a), (b), (c); proven optimum {best:g} s "
-                f"({'the exact solvers agree' if agree else 'SOLVERS DISAGREE'})")
-        if not (match and proved and agree):
-            return table, ours, "check failed"
-        verdict = ("reproduced; (c) is optimal" if best == 8.5 else
-                   f"(a)-(c) reproduced; (c) is NOT optimal: {best:g} s is")
-        return table, ours, verdict
-
-    def plot(table: pd.DataFrame, path: Path) -> None:
-        inst = fig1_instance()
-        panels = [(f"({k}) paper", fig1_schedule(k)) for k in "abc"]
-        opt = solve(inst, "cpsat", time_limit=60)
-        panels.append((f"proven optimum ({opt.status})", opt.schedule))
-        fig, axes = plt.subplots(2, 2, figsize=(11, 5.5))
-        for ax, (title, sched) in zip(axes.flat, panels):
-            total = float(table.loc[table["schedule"].str.startswith(title[:3]) |
-                                    (title.startswith("proven") &
-                                     table["schedule"].str.startswith("optimum")),
-                                    "total_jct_s"].iloc[0])
-            gantt(inst, sched, ax=ax, title=f"{title}: total JCT {total:g} s")
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-
-    return Item("Fig. 1 toy: the paper's three schedules and the proven optimum",
-                "total JCT 10.5 s (heterogeneity-oblivious), 9 s (aware, no intra-job "
-                "parallelism), 8.5 s (Hare); optimality of 8.5 s not stated",
-                lambda quick: [Cell("fig1", {"seed": 0})], analyse, plot)
-
-
-# --- heuristic quality against OPT -----------------------------------------------------
-
-QUALITY_GEN: dict[str, Any] = dict(rounds=(1, 3), tasks_per_round=(1, 4), heterogeneity=3.0,
-                   release_spread=20, sync=(0, 2), sync_map=True, switch_overhead=(0, 2),
-                   max_task_time=12)
-
-
-def quality_cell(*, seed: int, n_jobs: int, n_gpus: int, max_tasks: int,
-                 time_limit: float, exact: str = "cpsat") -> list[dict[str, Any]]:
-    inst = random_instance(seed, n_jobs=n_jobs, n_gpus=n_gpus, max_tasks=max_tasks,
+def quality_instance(seed: int, n_jobs: int, n_gpus: int, max_tasks: int | None) -> Instance:
+    return random_instance(seed, n_jobs=n_jobs, n_gpus=n_gpus, max_tasks=max_tasks,
                            name=f"q-{seed}-{n_jobs}-{n_gpus}", **QUALITY_GEN)
-    return score(inst, exact=exact, time_limit=time_limit, pure=True)
 
 
-def quality_item() -> Item:
-    def cells(quick: bool) -> list[Cell]:
-        sizes = [(4, 3, 20), (6, 4, 30)] if quick else [(4, 3, 20), (6, 4, 30), (8, 5, 40)]
-        seeds = OFFLINE_SEEDS[:3] if quick else OFFLINE_SEEDS[:5]
-        # The portfolio (CP-SAT, MILP and bnb) as the reference: it proves far more of
-        # these than CP-SAT alone (3 of 15 with cpsat at 30 s).
-        return [Cell("quality", {"seed": s, "n_jobs": n, "n_gpus": m, "max_tasks": t,
-                                 "time_limit": 10.0 if quick else 30.0, "exact": "portfolio"})
-                for n, m, t in sizes for s in seeds]
+def quality_cell(*, seed: int, n_jobs: int, n_gpus: int, max_tasks: int, time_limit: float,
+                 solver: str, exact: str = "portfolio") -> list[dict[str, Any]]:
+    """One heuristic (``solver``, a spec such as ``hare-paper:step3=start``) on one random
+    instance, or with ``solver="reference"`` the ``exact`` solver's OPT or best bound."""
+    from hare_opt.sweeps.quality import heuristic_row, reference_row
 
-    def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
-        table = summarise(df, by=()).rename(columns={
-            "mean_ratio": "mean", "max_ratio": "max", "mean_ratio_opt": "mean_where_opt_proved",
-            "vs_opt": "opt_proved"})
-        mean = dict(zip(table["solver"], table["mean"]))
-        on_opt = dict(zip(table["solver"], table["mean_where_opt_proved"]))
-        n_opt, n = int(table["opt_proved"].iloc[0]), int(table["instances"].iloc[0])
-        ours = (f"mean objective / OPT on the {n_opt} of {n} instances with a proved optimum: "
-                + ", ".join(f"{k} {v:.3f}" for k, v in on_opt.items())
-                + "; / (OPT or lower bound) on all: "
-                + ", ".join(f"{k} {v:.3f}" for k, v in mean.items()))
-        hp = df[df["solver"].str.startswith("hare-paper")]
-        if len(hp):  # what hare-paper's numbers rest on (both readings: one relaxation)
-            proved = int((hp["relaxation_optimal"] == True).sum())  # noqa: E712 - may be ""
-            ours += (f"; hare-paper's relaxation (both readings of step 3) proved optimal "
-                     f"on {proved} of {len(hp)} runs (the others stopped at their "
-                     "deterministic work limit: Algorithm 1 then orders by an incumbent, not "
-                     "by the relaxation's optimum)")
-        limited = int(df["wall_clock_limited"].sum()) if "wall_clock_limited" in df else 0
-        if limited:
-            ours += f"; the wall-clock safety net acted on {limited} rows (not reproducible)"
-        best = mean["hare"] <= min(mean.values()) + 1e-9
-        # Ratios to a lower bound over-state ratios to OPT: a mean <= 1.1 over all proves it.
-        verdict = ("hare best, within 10% of OPT on average" if best and mean["hare"] <= 1.10
-                   else "hare best, within 10% of OPT where proved"
-                   if best and on_opt["hare"] <= 1.10 else
-                   "hare best; 10% target not shown" if best else "hare not best")
-        return table, ours, verdict
-
-    def plot(table: pd.DataFrame, path: Path) -> None:
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        x = np.arange(len(table))
-        ax.bar(x - 0.2, table["mean"], 0.4, label="mean")
-        ax.bar(x + 0.2, table["max"], 0.4, label="max")
-        ax.axhline(1, color="k", lw=0.8)
-        ax.set_xticks(x, table["solver"])
-        ax.set_ylabel("objective / OPT (or / lower bound)")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-
-    return Item("heuristics against the proven optimum (random instances, 20-40 tasks)",
-                "(ours) hare within 10% of OPT on average and better than hare-paper",
-                cells, analyse, plot)
+    inst = quality_instance(seed, n_jobs, n_gpus, max_tasks)
+    if solver == REFERENCE:
+        return [reference_row(inst, exact, time_limit, pure=True)]
+    return [heuristic_row(inst, solver, time_limit, pure=True)]
 
 
-# --- bound verification ----------------------------------------------------------------
-
-def bounds_cell(*, seed: int, n_jobs: int, n_gpus: int, exact: bool,
+def bounds_cell(*, seed: int, n_jobs: int, n_gpus: int, exact: bool, part: str,
                 time_limit: float = 20.0, finite_alpha: bool = False) -> list[dict[str, Any]]:
-    # finite_alpha: sync maps all zero or all positive, so that alpha(2+alpha) says something
+    """One part of the bound verification on one random instance: ``bounds`` (the lower
+    bound, hare's guarantee and geobatch's factor), or one solver's objective (``hare``,
+    ``geobatch``, ``cpsat`` for OPT, a ``hare-paper`` reading). ``finite_alpha``: sync
+    maps all zero or all positive, so that alpha(2+alpha) says something."""
+    from hare_opt.bounds import approx_factor, guarantee, lower_bound
+    from hare_opt.model.options import parse_spec
+
     inst = random_instance(seed, n_jobs=n_jobs, n_gpus=n_gpus, max_tasks=8 if exact else None,
                            name=f"b-{seed}", finite_alpha=finite_alpha, **QUALITY_GEN)
-    lb = lower_bound(inst)
-    hare = solve(inst, "hare")
-    geo = solve(inst, "geobatch")
-    alpha = float(inst.alpha.max())
-    row: dict[str, Any] = {"tasks": inst.num_tasks, "alpha": alpha, "lower_bound": lb,
-           "hare": hare.objective, "guarantee": guarantee(inst),
-           "hare_over_guarantee_lb": hare.objective / (guarantee(inst) * lb),
-           "geobatch_over_factor_lb": geo.objective / (approx_factor(inst) * lb)}
-    if exact:
-        opt = pure_solve(inst, "cpsat", time_limit)
-        paper = pure_solve(inst, "hare-paper", time_limit)
-        start = pure_solve(inst, "hare-paper", time_limit, step3="start")
-        row.update(opt=opt.objective, opt_status=opt.status, hare_paper=paper.objective,
-                   paper_ratio=paper.objective / opt.objective,
-                   hare_paper_start=start.objective,
-                   paper_start_ratio=start.objective / opt.objective,
-                   paper_claim=alpha * (2 + alpha), lb_over_opt=lb / opt.objective)
+    row: dict[str, Any] = {"part": part, "tasks": inst.num_tasks}
+    if part == BOUNDS:
+        alpha = float(inst.alpha.max())
+        row.update(alpha=alpha, lower_bound=lower_bound(inst), guarantee=guarantee(inst),
+                   approx_factor=approx_factor(inst), paper_claim=alpha * (2 + alpha))
+        return [row]
+    name, options = parse_spec(part)
+    res = pure_solve(inst, name, time_limit, **options)
+    row.update(objective=res.objective, status=res.status)
     return [row]
 
 
-def bounds_item() -> Item:
-    def cells(quick: bool) -> list[Cell]:
-        seeds = OFFLINE_SEEDS[:10] if quick else OFFLINE_SEEDS[:40]
-        small = [Cell("bounds", {"seed": s, "n_jobs": 3, "n_gpus": 2, "exact": True,
-                                 "finite_alpha": True}) for s in seeds]
-        big = [Cell("bounds", {"seed": s, "n_jobs": n, "n_gpus": m, "exact": False})
-               for s in seeds[:5] for n, m in ((50, 20), (200, 60))]
-        return small + big
-
-    def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
-        worst_g = float(df["hare_over_guarantee_lb"].max())
-        ex = df[df["opt"].notna()] if "opt" in df else df.iloc[0:0]
-        lb_ok = bool((ex["lb_over_opt"] <= 1 + 1e-9).all())
-        fin = ex[np.isfinite(ex["alpha"])]  # infinite alpha: the claim says nothing there
-        worst_a = float(df["geobatch_over_factor_lb"].max()) \
-            if "geobatch_over_factor_lb" in df else np.nan
-        rows = [{"check": "hare <= guarantee x LB", "instances": len(df),
-                 "worst": worst_g, "holds": worst_g <= 1 + 1e-9},
-                {"check": "geobatch <= approx_factor x LB", "instances": len(df),
-                 "worst": worst_a, "holds": bool(worst_a <= 1 + 1e-9)},
-                {"check": "LB <= OPT", "instances": len(ex),
-                 "worst": float(ex["lb_over_opt"].max()) if len(ex) else np.nan,
-                 "holds": lb_ok}]
-        for reading, col in (("phi", "paper_ratio"), ("start", "paper_start_ratio")):
-            if col not in fin:  # cells made before the start reading was scored
-                continue
-            rows.append({"check": f"hare-paper (step 3 {reading}), random instances with "
-                                  f"finite alpha ({len(fin)} of {len(ex)})",
-                         "instances": len(fin),
-                         "worst": float((fin[col] / fin["paper_claim"]).max())
-                         if len(fin) else np.nan,
-                         "holds": bool((fin[col] <= fin["paper_claim"] + 1e-9).all())})
-        for k in (4, 6, 10):
-            # One GPU, R = K = 1, no releases: 1||sum w_j C_j, where Smith's rule (our
-            # ``wspt`` rule in that case) is optimal, so OPT is exact without a search.
-            inst = smith_counterexample(k)
-            opt = solve(inst, "wspt").objective
-            claim = float(inst.alpha.max() * (2 + inst.alpha.max()))
-            for reading in ("phi", "start"):
-                paper = solve(inst, "hare-paper", step3=reading).objective
-                rows.append({"check": f"hare-paper (step 3 {reading}), Smith family k={k}",
-                             "instances": 1, "worst": paper / opt / claim,
-                             "holds": paper <= claim * opt})
-        table = pd.DataFrame(rows)
-        held = {r: bool(table.loc[table["check"].str.contains(f"step 3 {r}"), "holds"].all())
-                for r in ("phi", "start")}
-        failed = [r for r, ok in held.items() if not ok]
-        ours = (f"hare's guarantee held on all {len(df)} instances (worst {worst_g:.3f} of it); "
-                f"lower bound <= OPT on all; paper's bound, tested on the {len(fin)} of "
-                f"{len(ex)} exact instances with finite alpha and the Smith family, "
-                + (f"FAILS under step 3 read as {' and '.join(failed)}" if failed
-                   else "held under both readings of step 3"))
-        verdict = (f"paper's alpha(2+alpha) claim refuted under step 3 "
-                   f"{' and '.join(failed)} (its relaxation read as one Queyranne inequality "
-                   "per GPU); ours holds" if failed and table.loc[:1, "holds"].all()
-                   else "see table")
-        return table, ours, verdict
-
-    def plot(table: pd.DataFrame, path: Path) -> None:
-        fig, ax = plt.subplots(figsize=(9, 3.5))
-        y = np.arange(len(table))
-        ax.barh(y, table["worst"], color=["C2" if h else "C3" for h in table["holds"]])
-        ax.axvline(1, color="k", lw=0.8)
-        ax.set_yticks(y, table["check"], fontsize=7)
-        ax.set_xlabel("worst ratio / claimed bound (<= 1: the bound held; hare-paper's claim "
-                      "is alpha(2+alpha) x OPT)")
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-
-    return Item("bound verification: hare's guarantee, lower bounds, the paper's alpha(2+alpha)",
-                "Theorem 4: Algorithm 1 is an alpha(2+alpha)-approximation", cells, analyse, plot)
-
-
-# --- scheduler runtime ----------------------------------------------------------------
-
 def runtime_cell(*, seed: int, solver: str, n_jobs: int, n_gpus: int) -> list[dict[str, Any]]:
     """Wall time of one solve, checker included; its compiled kernels loaded first and
-    timed apart (``load_s``: a process's one-off, which the first cell of a worker would
-    otherwise carry alone)."""
+    timed apart (``load_s``: a process's one-off, which the first cell of a process
+    would otherwise carry alone)."""
+    from hare_opt.solvers import SOLVERS, solve
+    from hare_opt.solvers.base import warm_kernels
+
     cluster = TESTBED if n_gpus == 15 else cluster_of(n_gpus)
     inst = paper_instance(seed, n_jobs, cluster, name=f"rt-{n_jobs}")
     load_s = warm_kernels(SOLVERS.spec(solver).kernels)
@@ -272,42 +106,3 @@ def runtime_cell(*, seed: int, solver: str, n_jobs: int, n_gpus: int) -> list[di
     return [{"solver": solver, "tasks": inst.num_tasks, "jobs": n_jobs, "gpus": n_gpus,
              "seconds": time.perf_counter() - t0, "load_s": load_s, "status": res.status,
              "stopped": res.stats.stopped or ""}]
-
-
-def runtime_item() -> Item:
-    def cells(quick: bool) -> list[Cell]:
-        hare = [(20, 15), (100, 60), (500, 160), (2000, 512)] + ([] if quick else [(8000, 512)])
-        out = [Cell("runtime", {"seed": s, "solver": "hare", "n_jobs": n, "n_gpus": m})
-               for n, m in hare for s in seeds(quick)[:2]]
-        out += [Cell("runtime", {"seed": s, "solver": r, "n_jobs": n, "n_gpus": m})
-                for r in ("wspt",) for n, m in hare[:3] for s in seeds(quick)[:2]]
-        return out
-
-    def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
-        table = (df.groupby(["solver", "jobs", "gpus"], sort=False)
-                 .agg(tasks=("tasks", "mean"), seconds=("seconds", "mean"),
-                      kernel_load_s=("load_s", "mean")).reset_index())
-        limited = df[df["stopped"].astype(str).str.len() > 0] if "stopped" in df else df[:0]
-        if len(limited):  # a time is a runtime only when the solve ended by itself
-            raise ValueError(f"{len(limited)} runtime cells were stopped (time limit): "
-                             f"{sorted(set(limited['solver']))}")
-        h = table[table["solver"] == "hare"]
-        rate = float((h["tasks"] / h["seconds"]).iloc[-1])
-        ours = (f"hare: {int(h['tasks'].iloc[-1])} tasks in {h['seconds'].iloc[-1]:.2f} s "
-                f"({rate:,.0f} tasks/s)")
-        return table, ours, "measured (the paper reports no runtimes)"
-
-    def plot(table: pd.DataFrame, path: Path) -> None:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for i, (s, g) in enumerate(table.groupby("solver", sort=False)):
-            ax.loglog(g["tasks"], g["seconds"], "o-", label=s, color=f"C{i}")
-        ax.set_xlabel("tasks in the instance")
-        ax.set_ylabel("scheduler wall time (s)")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-
-    return Item("scheduler runtime against instance size",
-                "(not reported in the paper)", cells, analyse, plot)

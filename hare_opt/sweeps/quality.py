@@ -56,6 +56,58 @@ def reference(inst: Instance, exact: Result | None, results: dict[str, Result] |
     return valid[source], "lb", source
 
 
+def _run(inst: Instance, spec: str, limit: float, *, pure: bool,
+         hint: Result | None = None) -> Result:
+    name, options = parse_spec(spec)  # a variant: "hare-paper:step3=start"
+    if pure:
+        return pure_solve(inst, name, limit, hint=hint, **options)
+    return solve(inst, name, time_limit=limit, hint=hint, **options)
+
+
+def heuristic_row(inst: Instance, spec: str, limit: float, *, pure: bool = False,
+                  result: Result | None = None) -> dict[str, Any]:
+    """One heuristic's objective and runtime (``ratios`` adds the reference);
+    ``result``: its run, if made already."""
+    t0 = time.perf_counter()
+    r = result or _run(inst, spec, limit, pure=pure)
+    return {"solver": spec, "tasks": inst.num_tasks, "objective": r.objective,
+            "lower_bound": r.lower_bound,
+            "runtime_s": round(r.runtime_s if result else time.perf_counter() - t0, 3),
+            "relaxation_optimal": r.stats.get("relaxation_optimal", ""),
+            "wall_clock_limited": bool(r.stats.get("wall_clock_limited"))}
+
+
+def reference_row(inst: Instance, exact: str, limit: float, *, pure: bool = False,
+                  hint: Result | None = None, results: dict[str, Result] | None = None,
+                  strong: bool = False) -> dict[str, Any]:
+    """The reference: ``exact``'s OPT when proved, else the highest proved lower bound
+    (``reference``); with no ``hint`` it depends on no heuristic's code."""
+    ex = _run(inst, exact, limit, pure=pure, hint=hint)
+    value, kind, source = reference(inst, ex, results, strong=strong)
+    return {"solver": "reference", "tasks": inst.num_tasks, "reference": value,
+            "reference_kind": kind, "reference_from": source, "exact_status": ex.status,
+            "objective": ex.objective,
+            "wall_clock_limited": bool(ex.stats.get("wall_clock_limited"))}
+
+
+def ratios(df: pd.DataFrame, instance: list[str]) -> pd.DataFrame:
+    """Heuristic rows with their instance's reference (columns ``instance`` name it):
+    OPT, or the highest of the reference's bound and hare-paper's relaxation bound."""
+    ref = df[df["solver"] == "reference"].set_index(instance)
+    out = df[df["solver"] != "reference"].drop(
+        columns=[c for c in ("reference", "reference_kind", "reference_from", "exact_status")
+                 if c in df.columns]).join(
+        ref[["reference", "reference_kind", "reference_from", "exact_status"]], on=instance)
+    paper = df[df["solver"] == "hare-paper"].set_index(instance)["lower_bound"]
+    relax = pd.to_numeric(out.join(paper.rename("relax_lb"), on=instance)["relax_lb"],
+                          errors="coerce")
+    better = (out["reference_kind"] == "lb") & (relax > out["reference"])
+    out.loc[better, "reference"] = relax[better]
+    out.loc[better, "reference_from"] = "relaxation"
+    out["ratio"] = out["objective"] / out["reference"]
+    return out.reset_index(drop=True)
+
+
 def score(inst: Instance, *, heuristics: tuple[str, ...] | list[str] | None = None,
           exact: str | None = "portfolio", time_limit: float = 60.0,
           heuristic_time_limit: float | None = None, strong: bool = False,
@@ -69,28 +121,26 @@ def score(inst: Instance, *, heuristics: tuple[str, ...] | list[str] | None = No
     ``pure``: limits in work units instead (``sweeps.pure``: the rows depend on nothing
     but the instance; ``wall_clock_limited`` says where the safety net acted).
     """
-    def run(spec: str, limit: float, hint: Result | None = None) -> Result:
-        name, options = parse_spec(spec)  # a variant: "hare-paper:step3=start"
-        if pure:
-            return pure_solve(inst, name, limit, hint=hint, **options)
-        return solve(inst, name, time_limit=limit, hint=hint, **options)
-
-    results = {}
+    results: dict[str, Result] = {}
+    rows = []
     for name in heuristics or all_heuristics():
         t0 = time.perf_counter()
-        results[name] = run(name, heuristic_time_limit or time_limit)
+        results[name] = _run(inst, name, heuristic_time_limit or time_limit, pure=pure)
         results[name].runtime_s = time.perf_counter() - t0
+        rows.append(heuristic_row(inst, name, 0.0, result=results[name]))
     best = min(results.values(), key=lambda r: r.objective)
-    ex = None if exact is None else run(exact, time_limit, best)
-    ref, kind, source = reference(inst, ex, results, strong=strong)
-    return [{"solver": name, "tasks": inst.num_tasks, "objective": r.objective,
-             "reference": ref, "reference_kind": kind, "reference_from": source,
-             "ratio": r.objective / ref, "runtime_s": round(r.runtime_s, 3),
-             "exact_status": None if ex is None else ex.status,
-             "relaxation_optimal": r.stats.get("relaxation_optimal", ""),
-             "wall_clock_limited": bool(r.stats.get("wall_clock_limited") or (
-                 ex is not None and ex.stats.get("wall_clock_limited")))}
-            for name, r in results.items()]
+    if exact is None:
+        value, kind, source = reference(inst, None, results, strong=strong)
+        ref = {"reference": value, "reference_kind": kind, "reference_from": source,
+               "exact_status": None, "wall_clock_limited": False}
+    else:
+        ref = reference_row(inst, exact, time_limit, pure=pure, hint=best, results=results,
+                            strong=strong)
+    return [{**r, **{k: ref[k] for k in ("reference", "reference_kind", "reference_from",
+                                          "exact_status")},
+             "ratio": r["objective"] / ref["reference"],
+             "wall_clock_limited": r["wall_clock_limited"] or ref["wall_clock_limited"]}
+            for r in rows]
 
 
 def summarise(df: pd.DataFrame, by: tuple[str, ...] = ("set",)) -> pd.DataFrame:

@@ -20,7 +20,10 @@ import pandas as pd
 
 from hare_opt.io import atomic_path, atomic_write_text
 from hare_opt.sweeps.catalog import ITEMS, NOTES
-from hare_opt.sweeps.sweep import Cell, CellsFailed, Store, SweepError, run_cells
+from hare_opt.sweeps.cells import Cell
+from hare_opt.sweeps.preview import CostBook, Plan, make_plan
+from hare_opt.sweeps.store import Store
+from hare_opt.sweeps.sweep import CellsFailed, SweepError, run_cells
 from hare_opt.util.version import code_version
 
 
@@ -54,28 +57,56 @@ def check_items(only: list[str] | None) -> list[str]:
     return names
 
 
+#: The committed full run's cells: a run into another folder borrows their costs.
+COMMITTED = Path("paper_figs") / ".cells"
+
+
+def stores_for(out_dir: str | Path, cache: str | Path | None) -> tuple[Store, list[Store]]:
+    """The run's store and the stores whose costs estimate it (its own first)."""
+    store = Store(Path(cache) if cache else Path(out_dir) / ".cells")
+    lend = [store]
+    if COMMITTED.is_dir() and COMMITTED.resolve() != store.root.resolve():
+        lend.append(Store(COMMITTED))
+    return store, lend
+
+
+def plan_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
+               cache: str | Path | None = None) -> tuple[dict[str, list[Cell]], Store, Plan]:
+    """Each item's cells, the run's store and the plan (``sweeps.preview``): no work."""
+    names = check_items(only)
+    cells = {name: ITEMS[name].cells(quick) for name in names}
+    store, lend = stores_for(out_dir, cache)
+    return cells, store, make_plan(cells, store, CostBook(lend))
+
+
 def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
               executor: str = "local", workers: int | None = None, address: str | None = None,
-              progress: bool = True, cache: str | Path | None = None) -> list[Outcome]:
-    """Run the items (all, or ``only``) and write their CSV, PNG and the README."""
+              progress: bool = True, cache: str | Path | None = None,
+              announce: Any = None) -> list[Outcome]:
+    """Run the items (all, or ``only``) and write their CSV, PNG and the README.
+    ``announce``: called with the plan before any cell runs (the CLI prints it)."""
 
-    names = check_items(only)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    store = Store(Path(cache) if cache else out / ".cells")
+    listed, store, plan = plan_items(out, quick=quick, only=only, cache=cache)
+    if announce is not None:
+        announce(plan)
+
+    def cost(cell: Cell) -> float:
+        return plan.estimates.get(cell.key, 1.0)
+
     outcomes = []
-    counted: set[str] = set()  # cells two items share (catalog.sharing) count once
+    counted: set[str] = set()  # cells two items share count once
     distinct: list[Cell] = []  # every cell of the run, once
-    for name in names:
+    for name, cells in listed.items():
         item = ITEMS[name]
         t0 = time.perf_counter()
-        cells: list[Cell] = []
-        cached = failed = 0
+        unique = list({c.key: c for c in cells}.values())
+        cached = sum(store.state(c).current for c in unique)
+        failed = 0
         try:
-            cells = item.cells(quick)
-            cached = sum(store.load(c) is not None for c in cells)
             df = run_cells(cells, store, executor=executor, workers=workers, address=address,
-                           progress=progress, desc=name) if cells else pd.DataFrame()
+                           progress=progress, desc=name, cost=cost) if cells else pd.DataFrame()
             table, ours, verdict = item.analyse(df, quick)
             atomic_write_text(out / f"{name}.csv", table.to_csv(index=False))
             with atomic_path(out / f"{name}.png") as png:  # items draw; we write once
@@ -83,17 +114,17 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
         except Exception as exc:  # one failed item must not cost the others their results
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
             failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0
-        saved = sum(store.load(c) is not None for c in cells)
-        fresh = list({c.key: c for c in cells if c.key not in counted}.values())
+        saved = sum(store.state(c).current for c in unique)
+        fresh = [c for c in unique if c.key not in counted]
         counted.update(c.key for c in fresh)
         distinct.extend(fresh)
         costs = [x for x in (store.cost(c) for c in fresh) if x is not None]
         outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
-                                time.perf_counter() - t0, len(cells), cached,
+                                time.perf_counter() - t0, len(unique), cached,
                                 computed=saved - cached, failed=failed,
                                 cell_cpu_s=sum(c for _, c in costs),
                                 cell_wall_s=sum(w for w, _ in costs),
-                                shared=len(cells) - len(fresh)))
+                                shared=len(unique) - len(fresh)))
     write_readme(out / "README.md", outcomes, quick, keep=only is not None,
                  version=store.versions(distinct))
     return outcomes
@@ -126,8 +157,9 @@ def _versions(version: str | dict[str, str] | None) -> str:
     listed = ", ".join(f"{fn} {v}" for fn, v in sorted(version.items()))
     return (f" Cells computed at package versions by cell function: {listed}; this "
             f"checkout is {code_version()} (util/version.py: the hash of the package's "
-            "source; a cell is reused only while the modules it loaded are unchanged, so "
-            "every cell used here ran the code this checkout has).")
+            "source, provenance only; a cell is reused only while every module it loaded "
+            "and data file it read is unchanged, so each cell's rows are what this "
+            "checkout's code gives).")
 
 
 def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False,

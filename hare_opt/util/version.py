@@ -1,61 +1,66 @@
-"""The code version a cached result was computed with: a hash of the source it could run.
+"""What a cached result depends on: the package's modules and data files a process used.
 
 Why not the git commit: an installed package has none, and uncommitted edits change
-results too. ``code_version()`` hashes every ``.py``, ``.csv`` and ``.json`` file under
-``hare_opt/`` (code and the data tables it reads); anything else (docs) does not count.
+results too. A cell (``hare_opt.sweeps``) runs in a process of its own group
+(``sweeps.worker``), which starts with no module of the package loaded; when the cell
+ends, the modules of the package in ``sys.modules`` and the data files read through
+``note_data`` are what it could have run and read, and their hashes key it. Sound
+because code runs only from modules that are loaded, and a cell can start loading
+another module or file only through a change to one it already loaded; precise because
+a process runs cells of one group only (one policy, say), so a fix to one policy's code
+leaves every other policy's cells valid.
 
-``code_version(module)`` hashes only what ``module`` can run: the modules it imports,
-transitively, read from their source (imports anywhere in a file, function-level ones
-included; parent packages, whose ``__init__`` runs on import; and ``"hare_opt.x:Name"``
-registry targets, which are imports by name), plus every data file. A reproduction
-cell is keyed on its function's closure, so a change to the command line, the
-verdicts or the plots does not make hours of simulation stale, while any change to
-code a cell could execute does.
-
-``loaded_modules()`` and ``modules_version()`` key a cell on what it really loaded
-instead: a cell that never imports the CBC backend is not made stale by a change to
-it. Sound because code runs only from modules that are loaded, and a cell can start
-loading another module only through a change to one it already loads. The sweep
-keeps those of the cell function's closure (``sweeps.sweep.keyed_modules``): a pool
-worker also holds the driver's modules, which a cell never runs.
+Child processes a cell starts (the portfolio's backends) load modules the parent never
+imports: they report them and the parent adds them with ``note_modules``. This module is
+standard library only: the cell process reads it without loading anything else.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
-import os
-import re
 import sys
 from functools import cache
 from pathlib import Path
 
 SUFFIXES = (".py", ".csv", ".json")
-DATA_SUFFIXES = (".csv", ".json")
 ROOT = Path(__file__).resolve().parents[1]
-#: A registry target: a dotted module path, optionally ":attribute".
-_TARGET = re.compile(r"^(hare_opt(?:\.[A-Za-z_]\w*)+)(?::[A-Za-z_]\w*)?$")
+PACKAGE = "hare_opt"
+
+#: This process's record, beside ``sys.modules``: modules its child processes loaded and
+#: the package's data files it read (names relative to ``hare_opt/data``). A process
+#: record like ``sys.modules`` itself, so it lives for the process.
+_USED: dict[str, set[str]] = {"modules": set(), "data": set()}
 
 
-def _hash(paths: list[Path], extra: str = "") -> str:
-    h = hashlib.sha256(extra.encode())
-    for path in sorted(paths):
-        h.update(path.relative_to(ROOT).as_posix().encode())
-        h.update(b"\0")
-        h.update(path.read_bytes())
-        h.update(b"\0")
-    return h.hexdigest()[:16]
+def note_modules(names: list[str] | set[str]) -> None:
+    """Record modules a child process of this one loaded (they count as loaded here)."""
+    _USED["modules"].update(n for n in names if is_package_module(n))
 
 
-def _files(suffixes: tuple[str, ...]) -> list[Path]:
-    return [p for p in ROOT.rglob("*") if p.suffix in suffixes
-            and "__pycache__" not in p.parts and p.is_file()]
+def note_data(name: str) -> None:
+    """Record that this process read data file ``hare_opt/data/<name>``."""
+    _USED["data"].add(name)
+
+
+def is_package_module(name: str) -> bool:
+    return name == PACKAGE or name.startswith(PACKAGE + ".")
+
+
+def loaded_modules() -> list[str]:
+    """The package's modules this process (and the children it heard from) loaded, with
+    source files, by name (sorted)."""
+    names = {m for m in list(sys.modules) if is_package_module(m)} | _USED["modules"]
+    return sorted(m for m in names if module_file(m) is not None)
+
+
+def data_read() -> list[str]:
+    return sorted(_USED["data"])
 
 
 def module_file(name: str) -> Path | None:
     """The source file of module ``hare_opt...`` (a package's ``__init__.py``), or None."""
     parts = name.split(".")
-    if parts[0] != "hare_opt":
+    if parts[0] != PACKAGE:
         return None
     base = ROOT.joinpath(*parts[1:])
     for path in (base / "__init__.py", base.with_suffix(".py")):
@@ -64,71 +69,42 @@ def module_file(name: str) -> Path | None:
     return None
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """Modules of the package that ``path`` (module ``name``) may import."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                keep = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(keep + ([base] if base else []))
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)  # submodules
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            match = _TARGET.match(node.value)
-            if match:
-                found.add(match.group(1))
-    return {m for m in found if module_file(m) is not None}
+def data_file(name: str) -> Path:
+    return ROOT / "data" / name
 
 
-def closure(module: str) -> set[str]:
-    """``module`` and every module of the package it may import, transitively."""
-    if module_file(module) is None:
-        raise ValueError(f"no module {module!r} in hare_opt")
-    seen: set[str] = set()
-    todo = [module]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        parts = name.split(".")
-        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))
-        path = module_file(name)
-        assert path is not None
-        todo.extend(_imports(name, path))
-    return seen
-
-
-def loaded_modules() -> list[str]:
-    """The package's modules loaded in this process, by name (sorted)."""
-    return sorted(m for m in list(sys.modules) if m.split(".")[0] == "hare_opt"
-                  and module_file(m) is not None)
+def file_hash(path: Path | None) -> str:
+    """16 hex digits of a file's bytes; ``"gone"`` when there is no such file."""
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        st = None
+    if path is None or st is None:
+        return "gone"
+    return _hash_of(str(path), st.st_mtime_ns, st.st_size)
 
 
 @cache
-def modules_version(modules: tuple[str, ...]) -> str:
-    """16 hex digits: of these modules' source and every data file; a module whose source
-    is gone hashes as its name alone, so a cell that loaded it is stale."""
-    paths = [p for p in (module_file(m) for m in modules) if p is not None]
-    gone = sorted(m for m in modules if module_file(m) is None)
-    return _hash(paths + _files(DATA_SUFFIXES), extra="\0".join(gone))
+def _hash_of(path: str, mtime_ns: int, size: int) -> str:  # noqa: ARG001 - cache keys
+    """Read once per version of the file: a plan checks thousands of cells."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def dependency_hashes(modules: list[str], data: list[str]) -> dict[str, str]:
+    """Today's hash of each module (by name) and data file (``data:<name>``): a cell is
+    current while these equal the ones it was stored with."""
+    out = {m: file_hash(module_file(m)) for m in modules}
+    out.update({f"data:{d}": file_hash(data_file(d)) for d in data})
+    return out
 
 
 @cache
-def code_version(module: str | None = None) -> str:
-    """16 hex digits: of the whole package, or of ``module``'s closure and the data files.
-
-    ``HARE_OPT_CODE_VERSION`` overrides it (e.g. to reuse a cache on purpose after a
-    change that cannot alter results)."""
-    forced = os.environ.get("HARE_OPT_CODE_VERSION")
-    if forced:
-        return forced
-    if module is None:
-        return _hash(_files(SUFFIXES))
-    paths = [p for p in (module_file(m) for m in closure(module)) if p is not None]
-    return _hash(paths + _files(DATA_SUFFIXES))
+def code_version() -> str:
+    """16 hex digits of the whole package (every ``.py``, ``.csv`` and ``.json`` file):
+    provenance of a run, never a cache key."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in ROOT.rglob("*") if p.suffix in SUFFIXES
+                       and "__pycache__" not in p.parts and p.is_file()):
+        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes()
+                 + b"\0")
+    return h.hexdigest()[:16]
