@@ -192,45 +192,68 @@ def test_committed_configs_are_valid():
         assert sweep.cells()
 
 
-def test_reproduce_readme_keeps_rows_of_items_not_rerun(tmp_path):
+def _write(readme, outcomes, **kw):
+    from hare_opt.sweeps.catalog import ITEMS, NOTES
+    from hare_opt.sweeps.readme import write_readme
+
+    write_readme(readme, outcomes, False, items=ITEMS, notes=NOTES, **kw)
+
+
+def _outcome(name: str, ours: str, verdict: str = "v"):
     import pandas as pd
 
+    from hare_opt.sweeps.reproduce import Outcome
+
+    return Outcome(name, "t", "c", ours, verdict, pd.DataFrame(), 1.0, 1, 0)
+
+
+def test_reproduce_readme_keeps_sections_of_items_not_rerun(tmp_path):
     from hare_opt.sweeps.catalog import ITEMS
-    from hare_opt.sweeps.reproduce import Outcome, write_readme
 
     names = list(ITEMS)
     readme = tmp_path / "README.md"
-
-    def outcome(name: str, ours: str) -> Outcome:
-        return Outcome(name, "t", "c", ours, "v", pd.DataFrame(), 1.0, 1, 0)
-
-    write_readme(readme, [outcome(n, f"first {n}") for n in names], quick=False)
-    write_readme(readme, [outcome(names[1], "second")], quick=False, keep=True)
+    _write(readme, [_outcome(n, f"first {n}") for n in names])
+    _write(readme, [_outcome(names[1], "second")], keep=True)
     text = readme.read_text()
-    rows = [ln for ln in text.splitlines() if ln.startswith("| [")]
-    assert [r.split("]")[0][3:] for r in rows] == names          # every item, in item order
-    assert "second" in rows[1] and f"first {names[1]}" not in text
+    heads = [ln[4:] for ln in text.splitlines() if ln.startswith("### ")]
+    assert heads == names                                          # every item, in order
+    assert "**Ours.** second" in text and f"first {names[1]}" not in text
     assert all(f"first {n}" in text for n in names if n != names[1])
     assert text.count("This run:") == 1 and f"Rerun of {names[1]} only" in text
-    write_readme(readme, [outcome(names[2], "third")], quick=False, keep=True, version="v3")
-    text = readme.read_text()   # every earlier run's line stays: each made some rows
+    _write(readme, [_outcome(names[2], "third")], keep=True, version={"arith": "v3"})
+    text = readme.read_text()   # every earlier run's line stays: each made some sections
     assert f"Rerun of {names[1]} only" in text and f"Rerun of {names[2]} only" in text
-    assert "code version v3" in text and text.count("This run:") == 1
+    assert "arith v3" in text and text.count("This run:") == 1
 
 
 def test_reproduce_readme_names_items_not_run(tmp_path):
-    import pandas as pd
-
     from hare_opt.sweeps.catalog import ITEMS
-    from hare_opt.sweeps.reproduce import Outcome, write_readme
 
     first = next(iter(ITEMS))
-    write_readme(tmp_path / "README.md",
-                 [Outcome(first, "t", "c", "ours", "v", pd.DataFrame(), 1.0, 1, 0)], quick=False)
+    _write(tmp_path / "README.md", [_outcome(first, "ours")])
     text = (tmp_path / "README.md").read_text()
     for name in ITEMS:
-        assert f"| {name} |" in text or f"| [{name}](" in text
-    assert text.count("**not run**") == len(ITEMS) - 1
+        assert f"### {name}" in text and f"[{name}](#{name})" in text
+    assert text.count("**Verdict.** not run") == len(ITEMS) - 1
+
+
+def test_the_readme_summary_gives_a_word_per_hare_and_a_tally(tmp_path):
+    from hare_opt.sweeps.catalog import ITEMS
+    from hare_opt.sweeps.readme import words
+
+    v = ("hare-paper: not reproduced (AlloX better) / hare-paper:step3=start: partly "
+         "(11-53%) / hare: reproduced")
+    assert words(v) == {"hare-paper": "not reproduced", "hare-paper:step3=start": "partly",
+                        "hare": "reproduced"}
+    assert words("paper's alpha(2+alpha) claim refuted under step 3 phi; ours holds") == \
+        {"": "refuted"}
+    names = list(ITEMS)
+    _write(tmp_path / "README.md", [_outcome(names[1], "x", v), _outcome(names[2], "y", v)])
+    text = (tmp_path / "README.md").read_text()
+    summary = text[text.index("## Summary"):text.index("## The run")]
+    assert "`hare`: 2 reproduced" in summary and "`hare-paper`: 2 not reproduced" in summary
+    row = next(ln for ln in summary.splitlines() if ln.startswith(f"| [{names[1]}]"))
+    assert row.count("**") == 6 and len(row) < 400                # a line, not a page
 
 
 def test_the_plan_counts_cells_and_estimates_from_recorded_costs(tmp_path):

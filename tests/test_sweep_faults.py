@@ -59,7 +59,7 @@ def test_failed_cells_are_reported_as_failed_in_the_readme(tmp_path, monkeypatch
     [outcome] = reproduce.run_items(tmp_path, only=["fake"], workers=1, progress=False)
     assert outcome.verdict == "FAILED" and outcome.failed == 1 and outcome.computed == 2
     text = (tmp_path / "README.md").read_text()
-    assert "2 of 3 cells computed in this run" in text and "1 FAILED" in text
+    assert "this run computed 2 and reused 0" in text and "1 FAILED" in text
     assert "Items FAILED: fake" in text
 
 
@@ -73,7 +73,7 @@ def test_cells_two_items_share_are_computed_and_counted_once(tmp_path, monkeypat
     first, second = reproduce.run_items(tmp_path, workers=1, progress=False)
     assert (first.computed, second.computed, second.cached, second.shared) == (3, 1, 2, 2)
     text = (tmp_path / "README.md").read_text()
-    assert "4 of 4 cells computed in this run, 0 reused" in text
+    assert "this run computed 4 and reused 0" in text
     assert "2 more listed by a second item, counted once" in text
 
 
@@ -92,6 +92,8 @@ def test_the_readme_lists_every_package_version_of_a_cell_function(tmp_path, mon
         reproduce.run_items(tmp_path, only=["a"], workers=1, progress=False)
     reproduce.run_items(tmp_path, workers=1, progress=False)
     text = (tmp_path / "README.md").read_text()
-    now = reproduce.code_version()
+    from hare_opt.util.version import code_version
+
+    now = code_version()
     assert f"arith {'/'.join(sorted(['pkg-older', now]))}" in text
     assert f"this checkout is {now}" in text

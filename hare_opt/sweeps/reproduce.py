@@ -9,8 +9,6 @@ and ``NAME.png``; then ``README.md`` puts the paper's claims and ours side by si
 
 from __future__ import annotations
 
-import math
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +20,9 @@ from hare_opt.io import atomic_path, atomic_write_text
 from hare_opt.sweeps.catalog import ITEMS, NOTES
 from hare_opt.sweeps.cells import Cell
 from hare_opt.sweeps.preview import CostBook, Plan, make_plan
+from hare_opt.sweeps.readme import write_readme
 from hare_opt.sweeps.store import Store
 from hare_opt.sweeps.sweep import CellsFailed, SweepError, run_cells
-from hare_opt.util.version import code_version
 
 
 @dataclass
@@ -125,97 +123,6 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
                                 cell_cpu_s=sum(c for _, c in costs),
                                 cell_wall_s=sum(w for w, _ in costs),
                                 shared=len(unique) - len(fresh)))
-    write_readme(out / "README.md", outcomes, quick, keep=only is not None,
-                 version=store.versions(distinct))
+    write_readme(out / "README.md", outcomes, quick, items=ITEMS, notes=NOTES,
+                 keep=only is not None, version=store.versions(distinct))
     return outcomes
-
-
-def _previous(path: Path) -> tuple[dict[str, str], list[str]]:
-    """An existing README's item rows by item name, and its "This run:" and "Rerun of"
-    lines (runs of some items only keep them all: each says how its rows were made)."""
-    if not path.exists():
-        return {}, []
-    rows, runs = {}, []
-    for line in path.read_text().splitlines():
-        m = re.match(r"\| \[([\w-]+)\]\(", line)
-        if m:
-            rows[m.group(1)] = line
-        elif line.startswith(("This run:", "Rerun of")):
-            runs.append(line)
-    return rows, runs
-
-
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _versions(version: str | dict[str, str] | None) -> str:
-    if not version:
-        return ""
-    if isinstance(version, str):
-        return f" Cells carry code version {version} (util/version.py)."
-    listed = ", ".join(f"{fn} {v}" for fn, v in sorted(version.items()))
-    return (f" Cells computed at package versions by cell function: {listed}; this "
-            f"checkout is {code_version()} (util/version.py: the hash of the package's "
-            "source, provenance only; a cell is reused only while every module it loaded "
-            "and data file it read is unchanged, so each cell's rows are what this "
-            "checkout's code gives).")
-
-
-def write_readme(path: Path, outcomes: list[Outcome], quick: bool, *, keep: bool = False,
-                 version: str | dict[str, str] | None = None) -> None:
-    """The README table; with ``keep``, rows of items not in this run stay as they were.
-    ``version``: the cells' code version, or one per cell function."""
-
-    previous, earlier = _previous(path) if keep else ({}, [])
-    total = sum(o.seconds for o in outcomes)
-    per_item = ", ".join(f"{o.name} {o.seconds:.0f}s" for o in outcomes)
-    n_shared = sum(o.shared for o in outcomes)
-    n_cells = sum(o.cells for o in outcomes) - n_shared
-    n_cached = sum(o.cached for o in outcomes) - n_shared
-    n_computed = sum(o.cells - o.cached if o.computed is None else o.computed
-                     for o in outcomes)
-    n_failed = sum(o.failed for o in outcomes)
-    failed_items = [o.name for o in outcomes if o.verdict == "FAILED"]
-    cpu = sum(o.cell_cpu_s for o in outcomes)
-    cell_wall = sum(o.cell_wall_s for o in outcomes)
-    cost = (f"the cells took {cpu / 3600:.2f} CPU-hours ({cell_wall / 3600:.2f} hours of "
-            "wall time on one worker each), whenever computed; " if math.isfinite(cpu)
-            and cpu > 0 else "")
-    run = (f"{'quick' if quick else 'full'} mode, {len(outcomes)} items, {total / 60:.1f} min "
-           f"of wall time ({per_item}); {cost}{n_computed} of {n_cells} cells computed in "
-           "this run, "
-           f"{n_cached} reused from the cell cache"
-           + (f" ({n_shared} more listed by a second item, counted once)" if n_shared else "")
-           + (f", {n_failed} FAILED" if n_failed else "") + "."
-           + (f" Items FAILED: {', '.join(failed_items)} (no result; see their rows)."
-              if failed_items else "")
-           + _versions(version))
-    if previous:  # keep the earlier run's line: its rows are still in the table
-        about = [line for e in (earlier or ["This run: (earlier run)."]) for line in (e, "")]
-        about.append(f"Rerun of {', '.join(o.name for o in outcomes)} only: {run}")
-    else:
-        about = [f"This run: {run} What a full run costs in the paper regime: "
-                 "docs/reproduction.md, \"Cost of the regime\"."]
-    lines = [
-        "# Reproduction of the Hare paper (HPDC '22) with hare_opt",
-        "",
-        "Generated by `hare-opt reproduce" + (" --quick" if quick else "") + "`; do not edit by "
-        "hand. Each item has a CSV (the numbers) and a PNG (the figure). Claims are the "
-        "paper's, paraphrased; times are in seconds unless a column says otherwise.",
-        "",
-        *about,
-        "",
-        "| item | what | paper's claim | ours | verdict |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    rows = {**previous}
-    for o in outcomes:
-        rows[o.name] = (f"| [{o.name}]({o.name}.png) | {_cell(o.title)} | {_cell(o.claim)} | "
-                        f"{_cell(o.ours)} | **{_cell(o.verdict)}** |")
-    for name, item in ITEMS.items():  # never a silent gap: an item not run says so
-        rows.setdefault(name, f"| {name} | {_cell(item.title)} | {_cell(item.claim)} | "
-                              "not run | **not run** |")
-    lines += [rows[name] for name in ITEMS]
-    lines += ["", "## How these numbers were made", "", *NOTES, ""]
-    atomic_write_text(path, "\n".join(lines) + "\n")

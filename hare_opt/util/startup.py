@@ -22,9 +22,8 @@ import sys
 from typing import Any
 
 EXIT_INTERRUPTED = 130
-#: The command line's module, spelled in parts: a whole dotted name in a string would be
-#: read as an import by ``util.version.closure`` (this module does not import it).
-_CLI = ".".join(("hare_opt", "cli", "main"))
+#: The command line's module (named, not imported: this runs before it loads).
+_CLI = "hare_opt.cli.main"
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: The handlers the guard replaced (what a forked child or a library caller gets back).
 _prior: dict[int, Any] = {}
