@@ -254,3 +254,38 @@ def test_plans_as_runs_queue_what_the_schedule_would(step3, engine, monkeypatch)
     tasks = simulate(inst, "hare-paper", **kw)
     assert runs.result.schedule == tasks.result.schedule
     assert runs.metrics["total_weighted_jct"] == tasks.metrics["total_weighted_jct"]
+
+
+@pytest.mark.parametrize("step3", ["phi", "start"])
+def test_step3_stopped_at_a_time_places_the_full_schedules_early_tasks(step3):
+    """``until``: the tasks placed that start before it are those of the full list
+    schedule that do, task for task, compiled and in Python."""
+    inst = SHAPES["multi-gpu-jobs"](2)
+    jobs = np.repeat(np.arange(inst.num_jobs), inst.rounds * inst.tasks_per_round)
+    jobs = np.random.default_rng(0).permutation(jobs)  # any order: a job's k-th task in turn
+    full = list_schedule(from_warm(inst, None), jobs, step3, compiled=True).rows()
+    for until in (0, 1, int(np.median(full[:, 4])), int(full[:, 4].max()) + 1):
+        want = full[full[:, 4] < until]
+        for compiled in (True, False):
+            rows = list_schedule(from_warm(inst, None), jobs, step3, compiled=compiled,
+                                 until=until).rows()
+            assert len(rows) <= len(full)
+            np.testing.assert_array_equal(rows[rows[:, 4] < until], want)
+
+
+@pytest.mark.parametrize("step3", ["phi", "start"])
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_plans_cut_at_the_next_arrival_execute_as_full_plans(step3, engine, monkeypatch):
+    """hare-paper's online plans hold only what can start before the next arrival
+    (``PlanPolicy._until``); the executed schedule is the full plans' one, and most of
+    step 3's positions are not placed."""
+    inst = paper_instance(3, 8, "V100:3,T4:2", regime="paper", rounds=(30, 80), max_gpus=2,
+                          mean_interarrival=0.5)
+    kw = {"step3": step3, "engine": engine}
+    cut = simulate(inst, "hare-paper", **kw)
+    assert cut.result.stats["step3_share_placed"] < 1
+    monkeypatch.setattr(HarePaperPlanner, "cuts_in_time", False)
+    full = simulate(inst, "hare-paper", **kw)
+    assert full.result.stats["step3_share_placed"] == 1
+    assert cut.result.schedule == full.result.schedule
+    assert cut.metrics["total_weighted_jct"] == full.metrics["total_weighted_jct"]

@@ -38,13 +38,21 @@ def _better(a0, a1, a2, a3, b0, b1, b2, b3):
 
 @_jit
 def list_schedule(order, rule_start, gtype, tptr, srt, ptab, stab, kpr, release, overhead,
-                  free, last, barrier, rnd, placed, round_end, buf):
+                  free, last, barrier, rnd, placed, round_end, buf, until):
     """Place one task of job ``order[i]`` for each i, by the rule (``rule_start``: the
     earliest start, ties by end then index; else the smallest free time, ties by start,
-    end, index). Returns the number of rows written to ``buf``."""
+    end, index), stopping before the first position when every GPU is free from
+    ``until`` on (no later position can then start before it). Returns the number of
+    rows written to ``buf``."""
     ntypes = tptr.size - 1
     nb = 0
     for i in range(order.size):
+        low = _BIG
+        for k in range(ntypes):
+            if tptr[k + 1] > tptr[k]:
+                low = min(low, free[srt[tptr[k]]])
+        if low >= until:
+            break
         j = order[i]
         r, o, b = release[j], overhead[j], barrier[j]
         bk0, bk1, bk2, bg, bst = _BIG, _BIG, _BIG, -1, _BIG

@@ -111,6 +111,8 @@ class HarePaperPlanner:
 
     name = "hare-paper"
     warm = True
+    #: ``plan_blocks`` takes ``until`` (the plan's tasks that start before it, exact).
+    cuts_in_time = True
 
     def __init__(self, *, evals: int | None = None, node_limit: int = NODE_LIMIT,
                  max_rounds: int = MAX_ROUNDS, search_evals: int = SEARCH_EVALS,
@@ -136,6 +138,7 @@ class HarePaperPlanner:
         self.plans = self.optimal = self.solver_errors = 0
         self.gaps: list[float] = []
         self.relax_cpu = self.plan_cpu = 0.0
+        self.placed = self.to_place = 0  # step 3's positions placed / of the residuals
         self.pairs_max = self.over_budget = 0
         self.blocks_per_job: list[float] = []
         # per phase of step 1 (the start search from the EFT assignment's LP, the MILP from
@@ -147,18 +150,24 @@ class HarePaperPlanner:
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
         return self._place(residual, warm).schedule()
 
-    def plan_blocks(self, residual: Instance, warm: Warm | None, deadline: float) -> np.ndarray:
+    def plan_blocks(self, residual: Instance, warm: Warm | None, deadline: float,
+                    until: int | None = None) -> np.ndarray:
         """``plan`` as runs of one task each (``rounds.expand_blocks``'s rows, in the
         schedule's row order), without a schedule of every task in between: the simulator
-        re-plans 10^6 tasks at every arrival."""
-        rows = self._place(residual, warm).rows()  # job, round, task, gpu, start
+        re-plans 10^6 tasks at every arrival. ``until``: only the tasks planned to start
+        before it, which are exactly the full plan's (``paper_step3.list_schedule``)."""
+        rows = self._place(residual, warm, until).rows()  # job, round, task, gpu, start
+        if until is not None:
+            rows = rows[rows[:, 4] < until]
         runs = np.zeros((len(rows), 8), dtype=np.int64)
         runs[:, [0, 1, 2, 3, 5]] = rows
         runs[:, 4] = runs[:, 7] = 1
         return runs
 
-    def _place(self, residual: Instance, warm: Warm | None) -> ClusterState:
-        """Steps 1-3 on ``residual`` from the running cluster ``warm``."""
+    def _place(self, residual: Instance, warm: Warm | None, until: int | None = None
+               ) -> ClusterState:
+        """Steps 1-3 on ``residual`` from the running cluster ``warm`` (step 3 stopped
+        at ``until``)."""
         self.plans += 1
         c0 = time.process_time()
         b = (self.block_rounds if isinstance(self.block_rounds, int)
@@ -191,7 +200,9 @@ class HarePaperPlanner:
         if warm is not None:
             started = residual.tasks_per_round - np.asarray(warm.left, dtype=np.int64)
         jobs, _ = task_order(residual, rel, b, origin, started, count=False)
-        state = list_schedule(from_warm(residual, warm), jobs, self.step3)
+        state = list_schedule(from_warm(residual, warm), jobs, self.step3, until=until)
+        self.placed += len(state.rows())
+        self.to_place += len(jobs)
         self.plan_cpu += time.process_time() - c0
         return state
 
@@ -204,6 +215,7 @@ class HarePaperPlanner:
                 "relaxation_cpu_s": round(self.relax_cpu, 3),
                 "plan_cpu_s": round(self.plan_cpu, 3),
                 "plan_cpu_s_mean": round(self.plan_cpu / n, 4),
+                "step3_share_placed": round(self.placed / max(1, self.to_place), 4),
                 "block_rounds_max": max(self.blocks, default=1),
                 "blocks_per_job_median_min": min(self.blocks_per_job, default=None),
                 "pairs_budget": self.pairs, "pairs_max": self.pairs_max,

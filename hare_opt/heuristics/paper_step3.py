@@ -50,13 +50,16 @@ def from_warm(inst: Instance, warm: Warm | None) -> ClusterState:
     return state
 
 
-def list_schedule_reference(state: ClusterState, jobs: np.ndarray, step3: str = "phi"
-                            ) -> ClusterState:
-    """Step 3 in plain Python: the next task of ``jobs[0]``, ``jobs[1]``, ... in turn."""
+def list_schedule_reference(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
+                            until: int | None = None) -> ClusterState:
+    """Step 3 in plain Python: the next task of ``jobs[0]``, ``jobs[1]``, ... in turn
+    (``until``: as ``list_schedule``)."""
     inst = state.inst
     index = np.arange(inst.num_gpus)
     big = np.iinfo(np.int64).max
     for n in np.asarray(jobs).tolist():
+        if until is not None and int(state.free.min()) >= until:
+            break
         starts = state.starts(n)
         ends = starts + inst.proc[n]
         if step3 == "start":
@@ -68,13 +71,20 @@ def list_schedule_reference(state: ClusterState, jobs: np.ndarray, step3: str = 
 
 
 def list_schedule(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
-                  compiled: bool | None = None) -> ClusterState:
+                  compiled: bool | None = None, until: int | None = None) -> ClusterState:
     """Step 3 on ``state`` (updated in place): compiled from ``COMPILED_FROM`` positions
-    on, or as ``compiled`` says."""
+    on, or as ``compiled`` says.
+
+    ``until``: stop before the first position at which every GPU is free from ``until``
+    on. A task starts no earlier than its GPU's free time, free times only grow, so every
+    later position would start at ``until`` or after: the tasks placed that start before
+    ``until`` are exactly those of the full list schedule that do (an online plan needs
+    no more than the work that can start before its next re-plan).
+    """
     check_step3(step3)
     jobs = np.ascontiguousarray(jobs, dtype=np.int64)
     if not (len(jobs) >= COMPILED_FROM if compiled is None else compiled):
-        return list_schedule_reference(state, jobs, step3)
+        return list_schedule_reference(state, jobs, step3, until)
     from hare_opt.heuristics._paper_kernel import list_schedule as kernel
 
     inst = state.inst
@@ -90,7 +100,8 @@ def list_schedule(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
     nb = kernel(jobs, step3 == "start", gtype, tptr, order.astype(np.int64),
                 inst.proc_by_type, inst.sync_by_type, inst.tasks_per_round, inst.release,
                 inst.overhead, state.free, state.last, state.barrier, state.round,
-                state.placed, state.round_end, buf)
+                state.placed, state.round_end, buf,
+                np.int64(np.iinfo(np.int64).max if until is None else until))
     state.append(buf[:nb])
     return state
 

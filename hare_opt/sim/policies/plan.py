@@ -288,7 +288,7 @@ class PlanPolicy:
                                  [max(now, int(state.barrier[j])) for j in rows], extra,
                                  name=f"{inst.name}@{now}")
         planning = self.planning_instance(residual)
-        runs = self._plan(residual, planning, warm)
+        runs = self._plan(residual, planning, warm, None if cut else self._until(sim))
         self.num_plans += 1
         row = runs[:, 0]  # residual row; stand-ins: >= len(rows)
         runs = runs[row < len(rows)]
@@ -297,19 +297,43 @@ class PlanPolicy:
                         runs[:, 5].copy(), planning.proc_by_type[row, gtype].astype(np.int64),
                         runs[:, 4].copy(), runs[:, 6].copy(), runs[:, 7].copy())
 
-    def _plan(self, residual: Instance, planning: Instance, warm: Warm | None) -> np.ndarray:
+    def _until(self, sim: Simulator) -> int | None:
+        """In ``arrival`` mode, a time from which nothing the plan holds can start before
+        the next re-plan: the next arrival plus the largest setup, plus one (an entry
+        waits for its planned start less its setup). None after the last arrival, and in
+        ``lazy`` mode (there the queue's length decides when to re-plan)."""
+        if self.mode_ != "arrival" or not getattr(self.planner, "cuts_in_time", False):
+            return None
+        release = sim.inst.release
+        later = release[release > sim.now]
+        if not len(later):
+            return None
+        return int(later.min()) + int(sim.inst.overhead.max(initial=0)) + 1
+
+    def _plan(self, residual: Instance, planning: Instance, warm: Warm | None,
+              until: int | None = None) -> np.ndarray:
         """The planner's plan of the residual (from ``warm``: only the tasks left) as runs
         (job, round, first task, gpu, count, start) in residual indices
-        (``rounds.expand_blocks``); ``planning``: the instance the planner sees."""
+        (``rounds.expand_blocks``); ``planning``: the instance the planner sees.
+
+        ``until`` (``_until``; planners with ``cuts_in_time``): the plan's tasks that start
+        before it only. They are exactly the full plan's, and they come first in every
+        type's queue (queues are in planned-start order), so the follower executes what
+        it would with the full plan until the next arrival re-plans; planning 10^6 tasks
+        at each of 300 arrivals to execute a few thousand cost most of a run
+        (tests/test_paper_planning.py checks the runs are the same).
+        """
         limit = PLAN_TIME_S if self.time_limit is None else self.time_limit
         deadline = time.perf_counter() + limit
         blocks = getattr(self.planner, "plan_blocks", None)
-        if blocks is not None:  # the round engine's runs as they are
+        if until is not None and blocks is not None:
+            runs = blocks(planning, warm, deadline, until=until)
+        elif blocks is not None:  # the round engine's runs as they are
             runs = blocks(planning, warm, deadline)
         else:
             runs = schedule_runs(residual, self.planner.plan(planning, warm, deadline))
         tasks = int(runs[:, 4] @ runs[:, 7])
-        if warm is None and tasks != residual.num_tasks:
+        if warm is None and until is None and tasks != residual.num_tasks:
             raise SimulationError(f"policy {self.name!r}: planner {self.solver!r} planned "
                                   f"{tasks} of {residual.num_tasks} tasks for {residual.name!r}")
         return runs
