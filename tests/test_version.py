@@ -119,3 +119,25 @@ def test_the_package_reads_its_data_files_in_one_place():
     readers = [p.relative_to(root).as_posix() for p in root.rglob("*.py")
                if "resources.files" in p.read_text() or "/ \"data\"" in p.read_text()]
     assert sorted(readers) == ["generators/profiles.py", "util/version.py"]  # and hashes
+
+
+def test_the_portfolio_reports_the_modules_its_children_ran():
+    """A portfolio's backends run in child processes that load modules the parent never
+    imports (the MILP's); the parent keys on them (``note_modules``), so a cell that ran
+    the portfolio goes stale when the MILP's code changes."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from hare_opt.generators import random_instance\n"
+        "from hare_opt.solvers import solve\n"
+        "from hare_opt.util import version\n"
+        "inst = random_instance(3, n_jobs=8, n_gpus=3, rounds=(2, 4), tasks_per_round=(1, 3),"
+        " sync=(0, 2), switch_overhead=(0, 2))\n"
+        "solve(inst, 'portfolio', time_limit=20)\n"
+        "own = {m for m in sys.modules if m.startswith('hare_opt')}\n"
+        "print(' '.join(sorted(set(version.loaded_modules()) - own)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.split()
+    assert "hare_opt.solvers.milp.formulation" in out, out

@@ -42,7 +42,7 @@ from hare_opt.solvers.base import SOLVERS, checked_report, solve
 from hare_opt.solvers.exact import Context, Found, load_kernels, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.portfolio.options import PortfolioOptions, fits, takes
-from hare_opt.util import interrupt
+from hare_opt.util import interrupt, version
 from hare_opt.util.registry import resolve
 
 #: Share of the time limit for each in-process quick phase (and its cap in seconds).
@@ -81,7 +81,8 @@ def _worker() -> None:
         out = ("ok", result)  # its report travels without the objects it judged
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
         out = ("error", f"{type(exc).__name__}: {exc}")
-    sys.stdout.buffer.write(pickle.dumps(out))
+    # the package modules it ran, for the parent's cache key (``util.version``)
+    sys.stdout.buffer.write(pickle.dumps((*out, version.loaded_modules())))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # the answer is out; tearing down OR-Tools, HiGHS and numba takes seconds
@@ -103,7 +104,9 @@ def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue,
     def talk() -> None:
         out, err = proc.communicate(pickle.dumps((name, doc, shared, options, deadline)))
         try:
-            box.append(pickle.loads(out))
+            kind, payload, modules = pickle.loads(out)
+            version.note_modules(modules)  # code the child ran counts as the parent's
+            box.append((kind, payload))
         except Exception:  # noqa: BLE001 - a crashed or stopped child
             box.append(("error", f"exit code {proc.returncode}: {err.decode()[-300:]}"))
         done.put(name)
