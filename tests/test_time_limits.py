@@ -138,3 +138,21 @@ def test_a_stop_during_a_kernel_load_mid_solve_returns_at_once(monkeypatch):
     load_kernels(run, ("endless-fake",))
     assert time.perf_counter() - t0 < 2.0  # not the 5 s of the load
     assert "endless-fake" not in base._warm  # not counted as loaded
+
+
+def test_hare_paper_s_relaxation_keeps_to_a_short_limit_on_a_large_instance():
+    """At 200 jobs (2,759 tasks, 86,629 relaxation columns) the MILP's build alone takes
+    seconds and cannot be stopped: under a limit too short for it the starting point is
+    the answer (no MILP built), and a limit shorter than the first LP leaves the EFT point;
+    either way a checked schedule comes back (the overrun itself: experiments/
+    bench_overrun.py)."""
+    from hare_opt.generators import paper_instance
+    from hare_opt.heuristics.relaxation import solve_relaxation
+    from hare_opt.solvers import solve
+
+    inst = paper_instance(5, 200)
+    relax = solve_relaxation(inst, time_limit=1.0)
+    assert relax.stats["stopped_by"] == "time_limit" and relax.stats["columns"] == 0
+    for limit in (0.01, 1.0):
+        res = solve(inst, "hare-paper", time_limit=limit)
+        assert res.status.has_schedule and res.stats["relaxation_stopped_by"] == "time_limit"

@@ -60,6 +60,14 @@ class ClusterState:
         s = self.starts(job)
         return np.where(s < INF, s + self.inst.proc[job], INF)
 
+    def finishes_of(self, jobs: np.ndarray) -> np.ndarray:
+        """(len(jobs), M): ``finishes`` of each of ``jobs`` at once (one NumPy pass, for
+        greedies that compare every job at every placement)."""
+        inst, j = self.inst, jobs[:, None]
+        switch = np.maximum(self.free, inst.release[j]) + inst.overhead[j]
+        start = np.maximum(np.where(self.last == j, self.free, switch), self.barrier[j])
+        return np.where(inst.eligible[jobs], start + inst.proc[jobs], INF)
+
     # --- updates -------------------------------------------------------------
     def place(self, job: int, gpu: int, start: int | None = None) -> int:
         """Run the job's next task on ``gpu`` at ``start`` (default: earliest); returns start."""

@@ -260,6 +260,10 @@ def hare_assignment(mach: Machines) -> np.ndarray:
     return mach.of_gpu[_assignment(free, solve_hare(free).schedule)[1]]
 
 
+class LPTimeLimit(HareOptError):
+    """An ``AssignmentLP`` solve stopped by its time limit (no optimal x)."""
+
+
 class AssignmentLP:
     """The relaxation with y fixed: an LP in x, whose optimum is a feasible point.
 
@@ -267,7 +271,8 @@ class AssignmentLP:
     coefficients and re-solves from the previous basis (the local search).
     """
 
-    def __init__(self, mach: Machines, tasks: RelaxedTasks, gpu: np.ndarray):
+    def __init__(self, mach: Machines, tasks: RelaxedTasks, gpu: np.ndarray,
+                 time_limit: float | None = None):
         inst = mach.inst
         self.mach, self.inst, self.tasks = mach, inst, tasks
         self.gpu = gpu.copy()
@@ -277,7 +282,11 @@ class AssignmentLP:
         self.load = np.bincount(gpu, weights=p, minlength=inst.num_gpus)
         self.square = np.bincount(gpu, weights=p * p, minlength=inst.num_gpus)
         self.h = self._build(gpu, p)
+        if time_limit is not None:  # the first solve is from scratch: seconds at 10^5 columns
+            self.h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
         self.objective = self.solve()
+        if time_limit is not None:  # re-solves from its basis are the caller's to bound
+            self.h.setOptionValue("time_limit", math.inf)
 
     def _build(self, gpu: np.ndarray, p: np.ndarray):
         """The LP as HiGHS arrays, built in one pass of NumPy (a plan's relaxation has 10^4
@@ -345,6 +354,8 @@ class AssignmentLP:
 
     def solve(self) -> float:
         run_highs(self.h)
+        if self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+            raise LPTimeLimit("the LP with the assignment fixed reached its time limit")
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             raise HareOptError("the LP with the assignment fixed ended with "
                                f"{self.h.modelStatusToString(self.h.getModelStatus())}")
@@ -439,7 +450,8 @@ def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
         before = lp.objective
         for flat in order.tolist():
             i, m = divmod(flat, est.shape[1])
-            if est[i, m] >= 0 or used >= evaluations:
+            if est[i, m] >= 0 or used >= evaluations or \
+                    (deadline is not None and time.perf_counter() >= deadline):
                 break
             old = int(lp.gpu[i])
             lp.move(i, m)

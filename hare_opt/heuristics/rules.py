@@ -65,17 +65,19 @@ def eft_state(instance: Instance, free_from: np.ndarray | None = None,
     state = ClusterState(instance)
     if free_from is not None:
         state.free[:] = free_from
-    active = list(range(instance.num_jobs))
+    active = np.arange(instance.num_jobs)
     placed = 0
-    while active:
+    while len(active):
         placed += 1
         if run is not None and not placed % 16:
             run.check()
-        best = min(active, key=lambda j: (int(state.finishes(j).min()),
-                                          -int(instance.weight[j]), j))
-        state.place(best, int(np.argmin(state.finishes(best))))
+        fin = state.finishes_of(active)
+        first = fin.min(axis=1)
+        pos = int(np.lexsort((active, -instance.weight[active], first))[0])
+        best = int(active[pos])
+        state.place(best, int(np.argmin(fin[pos])))
         if state.done(best):
-            active.remove(best)
+            active = np.delete(active, pos)
     return state
 
 
