@@ -434,7 +434,7 @@ def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
                  threads: int | None, work_limit: float | None = None,
                  stop: threading.Event | None = None) -> tuple[Point, float, bool, dict]:
     """Integer starts and L_m^2 <= R_m stated exactly: a relaxation of the integer-time problem."""
-    from ortools.sat.python import cp_model
+    from hare_opt.util.ortools import cp_model, solve_stoppable
 
     lm = model.lm
     md = cp_model.CpModel()
@@ -463,8 +463,7 @@ def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
     if work_limit is not None:  # deterministic seconds
         solver.parameters.max_deterministic_time = float(work_limit)
     solver.parameters.catch_sigint_signal = False
-    with interrupt.stop_search_on(stop or threading.Event(), solver):
-        status = solver.solve(md)
+    status = solve_stoppable(solver, md, stop)
     best = start
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) and solver.objective_value < start.objective:
         values = np.array([solver.value(v) for v in cols], dtype=float)

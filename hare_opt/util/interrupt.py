@@ -440,8 +440,3 @@ def on_stop(event: threading.Event | None, action: Callable[[], Any],
     finally:
         done.set()
         thread.join(1.0)
-
-
-def stop_search_on(event: threading.Event, solver: Any) -> contextlib.AbstractContextManager:
-    """Call ``solver.stop_search()`` (CP-SAT) once ``event`` is set."""
-    return on_stop(event, solver.stop_search, "stop-search")

@@ -72,7 +72,7 @@ def solve_stoppable(solver: Any, model: Any, stop: threading.Event | None,
     """``solver.solve(model, callback)``, ended by ``stop``. ``CpSolver.stop_search`` does
     nothing until ``solve`` has begun, so a stop that lands just before the search (a
     signal early in start-up) is repeated every 50 ms until the solve returns, not sent
-    once and lost (``interrupt.stop_search_on`` still sends it once)."""
+    once and lost."""
     finished = threading.Event()
 
     def keep_stopping() -> None:
