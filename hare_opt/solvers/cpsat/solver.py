@@ -12,11 +12,11 @@ import numpy as np
 from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil_bound
 from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import Run
+from hare_opt.solvers import incumbent
 from hare_opt.solvers.cpsat import size
 from hare_opt.solvers.cpsat.model import Built, Features, build
 from hare_opt.solvers.cpsat.options import CpsatOptions, set_param
 from hare_opt.solvers.exact import Context, Found, run_exact
-from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.lns import Plan, left_shift, plan_objective
 from hare_opt.util.ortools import cp_model, solve_stoppable
 
@@ -68,7 +68,7 @@ class _Solutions(cp_model.CpSolverSolutionCallback):
     schedules, so its values are never reported as incumbents."""
 
     def __init__(self, b: Built, instance: Instance, run: Run,
-                 shared: SharedIncumbent | None) -> None:
+                 shared: incumbent.SharedIncumbent | None) -> None:
         super().__init__()
         self.b, self.instance, self.run, self.shared = b, instance, run, shared
         self.best: int | None = None
@@ -192,7 +192,7 @@ class CpsatBackend:
             done = self._relax(ctx)
             if done is not None:
                 return done
-        shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
+        shared = incumbent.board()  # the portfolio's, in its children
         if shared is not None and (outside := shared.schedule(instance)) is not None:
             ctx.offer(Result("shared", Status.FEASIBLE, outside[1], outside[0]), "shared")
         return _model(ctx, opts.features, ctx.upper, ctx.floor)
@@ -234,7 +234,7 @@ class CpsatBackend:
         if isinstance(model, Outcome):  # the relaxation's optimum is feasible: optimal here
             return Found(Status.OPTIMAL, solution=True, value=model.model_objective,
                          bound=model.bound, source="relaxation")
-        shared = None if ctx.options.incumbent is None else SharedIncumbent(ctx.options.incumbent)
+        shared = incumbent.board()
         callback = _Solutions(model, ctx.instance, ctx.run, shared) if (
             shared is not None or ctx.run.reporting) else None
         out = solve_model(model, ctx.instance, ctx.run, params_of(ctx.options),
