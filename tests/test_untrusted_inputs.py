@@ -86,3 +86,60 @@ def test_a_pickle_given_as_any_input_path_runs_nothing(evil, tmp_path):
                  ["check", str(path), str(path)]):
         refused(argv)
     assert not mark.exists()
+
+
+# --- names that become paths (issue 35, 2) -----------------------------------------
+
+SWEEP = 'fn = "arith"\nseeds = 1\n'
+
+
+@pytest.mark.parametrize("name", ['"../x"', '"../../escaped"', '"/abs/x"', '"a\\\\b"',
+                                  '"."', '".."', '""', "5", "[1]"])
+def test_a_sweep_name_that_is_not_a_plain_file_name_is_refused(tmp_path, name):
+    out = tmp_path / "out"
+    config = tmp_path / "conf" / "s.toml"
+    config.parent.mkdir()
+    config.write_text(f"name = {name}\n{SWEEP}")
+    victim = tmp_path / "x.csv"
+    victim.write_text("mine\n")
+    line = refused(["sweep", str(config), "--out-dir", str(out), "--no-progress"])
+    assert "field 'name'" in line
+    assert not out.exists() and victim.read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["conf", "s.toml", "x.csv"]
+
+
+def test_a_sweep_never_writes_over_its_config(tmp_path):
+    config = tmp_path / "conf.csv"
+    text = f'name = "conf"\n{SWEEP}'
+    config.write_text(text)
+    line = refused(["sweep", str(config), "--out-dir", str(tmp_path), "--no-progress"])
+    assert "config file itself" in line and "field 'name'" in line
+    assert config.read_text() == text and not (tmp_path / "cells").exists()
+    link = tmp_path / "link.toml"  # through a link to it: the same file
+    link.symlink_to(config)
+    refused(["sweep", str(link), "--out-dir", str(tmp_path), "--no-progress"])
+    assert config.read_text() == text
+
+
+def test_a_plain_sweep_name_still_runs(tmp_path):
+    config = tmp_path / "s.toml"
+    config.write_text(f'name = "fine"\n{SWEEP}')
+    code, _, err = run(["sweep", str(config), "--out-dir", str(tmp_path / "o"),
+                        "--no-progress"])
+    assert code == 0, err
+    assert (tmp_path / "o" / "fine.csv").is_file()
+
+
+@pytest.mark.parametrize("name", ["../x", "/abs", "a/b", "a\\b", ".", "..", ""])
+def test_generate_name_must_be_a_plain_file_name(tmp_path, name):
+    out = tmp_path / "d"
+    line = refused(["generate", "random", "--out-dir", str(out), "--name", name])
+    assert "--name" in line
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_generate_with_a_plain_name_writes_inside_the_folder(tmp_path):
+    code, _, err = run(["generate", "random", "--out-dir", str(tmp_path / "d"),
+                        "--name", "ok", "--count", "2"])
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["ok-0.json", "ok-1.json"]

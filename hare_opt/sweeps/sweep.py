@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
+import os
 import sys
 import tomllib
 from collections.abc import Callable, Iterable
@@ -30,6 +31,7 @@ import pandas as pd
 
 from hare_opt.io import atomic_write_text
 from hare_opt.io.json_io import endless
+from hare_opt.io.output import OutputError, destination, plain_name, writable
 from hare_opt.sweeps import executors
 from hare_opt.sweeps.cells import CELLS, Cell, get_cell_fn
 from hare_opt.sweeps.store import Store
@@ -80,6 +82,8 @@ class Sweep:
     fixed: dict[str, Any] = field(default_factory=dict)
     grid: dict[str, list[Any]] = field(default_factory=dict)
     seeds: list[int] = field(default_factory=lambda: [0])
+    #: The config file it was loaded from (``load``): never overwritten by its results.
+    source: Path | None = field(default=None, compare=False)
 
     def cells(self) -> list[Cell]:
         keys = list(self.grid)
@@ -120,7 +124,11 @@ class Sweep:
                                 for s in seeds):
             raise SweepError(f"sweep {name!r}: field 'seeds' must list integers >= 0, "
                              f"got {seeds!r}")
-        sweep = cls(data.get("name", name), data["fn"], dict(data.get("fixed", {})),
+        try:  # it names the CSV and the cell folder inside --out-dir: a plain file name
+            own = plain_name(data.get("name", name), f"sweep {name!r}: field 'name'")
+        except OutputError as exc:
+            raise SweepError(str(exc)) from None
+        sweep = cls(own, data["fn"], dict(data.get("fixed", {})),
                     dict(grid), list(seeds))
         if "seed" in sweep.fixed or "seed" in sweep.grid:
             raise SweepError(f"sweep {name!r}: 'seed' is set by field 'seeds'")
@@ -137,7 +145,9 @@ class Sweep:
                 data = tomllib.load(fh)
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise SweepError(f"{path}: {exc}") from None
-        return cls.from_dict(data, Path(path).stem)
+        sweep = cls.from_dict(data, Path(path).stem)
+        sweep.source = Path(path)
+        return sweep
 
 
 # --- execution ------------------------------------------------------------------
@@ -203,9 +213,27 @@ def run_cells(cells: Iterable[Cell], store: Store, *, executor: str = "local",
     return pd.DataFrame(rows)
 
 
+def results_path(sweep: Sweep, out_dir: str | Path) -> Path:
+    """``out_dir/<name>.csv``, refused (``SweepError``) before any work when it is not a
+    writable output (``hare_opt.io.output``) or is the sweep's own config file."""
+    csv = Path(out_dir) / f"{plain_name(sweep.name, 'sweep field name')}.csv"
+    try:
+        dest = destination(csv)
+        writable(dest, str(csv))
+    except OutputError as exc:
+        raise SweepError(f"sweep {sweep.name!r}: results file {exc}") from None
+    src = sweep.source
+    if src is not None and (os.path.realpath(csv) == os.path.realpath(src)
+                            or (csv.exists() and os.path.samefile(csv, src))):
+        raise SweepError(f"sweep {sweep.name!r}: field 'name' makes the results file {csv} "
+                         "the config file itself; rename the sweep or use another --out-dir")
+    return csv
+
+
 def run_sweep(sweep: Sweep, out_dir: str | Path, **kwargs: Any) -> pd.DataFrame:
     """Run a sweep into ``out_dir/cells`` and write ``out_dir/<name>.csv``."""
     out = Path(out_dir)
+    csv = results_path(sweep, out)
     df = run_cells(sweep.cells(), Store(out / "cells" / sweep.name), desc=sweep.name, **kwargs)
-    atomic_write_text(out / f"{sweep.name}.csv", df.to_csv(index=False))
+    atomic_write_text(csv, df.to_csv(index=False))
     return df
