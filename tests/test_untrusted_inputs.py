@@ -14,6 +14,8 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hare_opt.cli.main import main
 
@@ -143,3 +145,102 @@ def test_generate_with_a_plain_name_writes_inside_the_folder(tmp_path):
                         "--name", "ok", "--count", "2"])
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["ok-0.json", "ok-1.json"]
+
+
+# --- 64-bit sums (issue 35, 3) -------------------------------------------------------
+
+def _doc(jobs: list[dict], gpus: list[dict] | None = None) -> dict:
+    return {"format": "hare-opt/instance@1", "name": "big", "time_unit": "s",
+            "gpus": gpus or [{"id": "g0", "type": "A"}], "jobs": jobs}
+
+
+@pytest.mark.parametrize("doc", [
+    _doc([{"id": f"j{i}", "weight": 10**7, "rounds": 1, "tasks_per_round": 1,
+           "task_time": {"A": 10**12}} for i in range(2)]),
+    _doc([{"id": f"j{i}", "weight": 1000, "rounds": 100, "tasks_per_round": 1,
+           "task_time": {"A": 10**12}} for i in range(100)]),
+], ids=["two-heavy-jobs", "hundred-long-jobs"])
+@pytest.mark.parametrize("command", [["solve", "--solver", "hare"],
+                                     ["solve", "--solver", "cpsat"],
+                                     ["simulate", "--instance"]])
+def test_the_overflow_examples_are_refused_at_load(tmp_path, doc, command):
+    import json
+
+    f = tmp_path / "big.json"
+    f.write_text(json.dumps(doc))
+    argv = ([command[0], str(f), *command[1:]] if command[0] == "solve"
+            else [*command, str(f)])
+    line = refused(argv)
+    assert "field 'weight'" in line and "job 'j0'" in line and "2^60" in line
+
+
+def test_the_limit_is_exact():
+    from hare_opt.model import GPU, Instance, InstanceError, Job
+    from hare_opt.model.instance import MAX_WEIGHTED_TIME
+
+    def make(time: int) -> Instance:
+        return Instance((GPU("g0", "A"),), (Job("a", {"A": time}, weight=2**21),))
+    assert MAX_WEIGHTED_TIME == 2**60
+    make(2**39)  # weight x horizon = 2^60 exactly: accepted
+    with pytest.raises(InstanceError, match="field 'weight'"):
+        make(2**39 + 1)
+
+
+FAST = ["hare", "geobatch", "fifo", "wspt", "eft", "cpsat"]
+
+
+@st.composite
+def at_the_limit(draw) -> dict:
+    """Instances whose weight x serial horizon is within a few percent of 2^60 (either
+    side), with the largest weights and times the spec allows."""
+    from hare_opt.model.instance import MAX_TIME, MAX_WEIGHTED_TIME
+
+    n = draw(st.integers(1, 4))
+    types = ["A", "B"][: draw(st.integers(1, 2))]
+    gpus = [{"id": f"g{i}", "type": types[i % len(types)]}
+            for i in range(draw(st.integers(1, 3)))]
+    shape = [(draw(st.integers(1, 3)), draw(st.integers(1, 2)),
+              {t: draw(st.integers(1, 8)) for t in types},
+              draw(st.integers(0, 2)), draw(st.integers(0, 1))) for _ in range(n)]
+    weights = [draw(st.sampled_from([1, 10**6, 10**7 - 1, 10**7])) for _ in range(n)]
+    # the time unit T that puts sum(w) x horizon at ``share`` x 2^60
+    units = sum(r * k * (max(tt.values()) + s + o) for r, k, tt, s, o in shape) + 1
+    share = draw(st.sampled_from([0.5, 0.97, 0.999, 1.0, 1.001, 1.05]))
+    unit = max(1, min(MAX_TIME // 8, int(share * MAX_WEIGHTED_TIME / (sum(weights) * units))))
+    jobs = [{"id": f"j{i}", "weight": w, "rounds": r, "tasks_per_round": k,
+             "task_time": {t: p * unit for t, p in tt.items()}, "sync_time": s * unit,
+             "switch_overhead": o * unit, "release": draw(st.sampled_from([0, unit]))}
+            for i, (w, (r, k, tt, s, o)) in enumerate(zip(weights, shape))]
+    return _doc(jobs, gpus)
+
+
+@settings(max_examples=min(settings().max_examples, 12))
+@given(doc=at_the_limit())
+def test_at_the_limits_every_fast_solver_checks_or_refuses_in_one_line(doc):
+    import json
+    import tempfile
+
+    from hare_opt.model.instance import MAX_WEIGHTED_TIME
+
+    jobs = doc["jobs"]
+    horizon = max(j["release"] for j in jobs) + sum(
+        j["rounds"] * j["tasks_per_round"] * (max(j["task_time"].values()) + j["sync_time"]
+                                              + j["switch_overhead"]) for j in jobs)
+    over = sum(j["weight"] for j in jobs) * horizon > MAX_WEIGHTED_TIME
+    with tempfile.TemporaryDirectory() as folder:
+        f = Path(folder) / "i.json"
+        f.write_text(json.dumps(doc))
+        for solver in FAST:
+            out = Path(folder) / f"{solver}.json"
+            code, _, err = run(["solve", str(f), "--solver", solver, "--time-limit", "1",
+                                "--out", str(out)])
+            assert "Traceback" not in err, (solver, err)
+            if code == 2:  # refused at load, in one line naming the field; nothing else
+                assert len(err.splitlines()) == 1 and "field 'weight'" in err, (solver, err)
+                assert over, (solver, err)
+                continue
+            assert not over, solver
+            assert code == 0, (solver, code, err)
+            code, text, err = run(["check", str(f), str(out), "--json"])
+            assert code == 0 and json.loads(text)["feasible"], (solver, text, err)
+            assert json.loads(text)["objective"] < 2**63

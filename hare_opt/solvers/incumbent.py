@@ -1,15 +1,15 @@
 """The best schedule so far, shared by the portfolio's runs while they run.
 
 The portfolio's backends run in separate interpreters; a file is the simplest channel
-between them. A run that finds a better schedule ``offer``s it (CP-SAT from its
+between them. A run that finds a better schedule offers it (``offer``) (CP-SAT from its
 solution callback, bnb when its search improves); a run that can use a better upper
-bound ``peek``s at it (bnb between kernel chunks: it then searches only below the
+bound peeks at it (``peek``) (bnb between kernel chunks: it then searches only below the
 shared value, and a completed search proves that value optimal for the portfolio,
 which holds the schedule).
 
 The channel is internal: no user option names its file. The portfolio makes a private
 folder (``tempfile.mkdtemp``, mode 0700) and hands the path to its children on their
-standard input; a child ``attach``es it and the solvers ask ``board()`` for it. The
+standard input; a child passes it to ``attach`` and the solvers ask ``board()`` for it. The
 file holds JSON (``{"value": int, "rows": [[job, round, task, gpu, start], ...]}``),
 which cannot run code when read; writers take an exclusive lock and replace it
 atomically, so a reader never sees half a file. Nothing read from it is trusted:

@@ -148,7 +148,9 @@ def solve_model(b: Built, instance: Instance, run: Run, params: dict[str, Any] |
              "cpsat_wall_s": round(solver.wall_time, 4), "num_variables": len(proto.variables),
              "num_constraints": len(proto.constraints),
              "num_workers": int(solver.parameters.num_workers), **b.stats}
-    model_objective = int(round(solver.objective_value)) if status.has_schedule else None
+    # exact: the objective expression evaluated in integers (``objective_value`` is a
+    # double, which rounds values above 2^53 and then misses the schedule's score)
+    model_objective = int(solver.value(b.objective)) if status.has_schedule else None
     return Outcome(status, model_objective, solver.best_objective_bound, stats, solver, b)
 
 
@@ -185,8 +187,9 @@ class CpsatBackend:
         floor = ctx.floor if opts.floor is None else max(ctx.floor, opts.floor)
         if opts.lp_floor and instance.num_tasks <= LP_MAX_TASKS:
             from hare_opt.bounds import lower_bound
+            from hare_opt.model.result import int_bound
 
-            floor = max(floor, int(lower_bound(instance, lp=True)))
+            floor = max(floor, int_bound(lower_bound(instance, lp=True)))
         ctx.floor = min(floor, ctx.upper)
         if opts.relax_setups > 0 and (instance.overhead > 0).any():
             done = self._relax(ctx)
