@@ -244,3 +244,74 @@ def test_at_the_limits_every_fast_solver_checks_or_refuses_in_one_line(doc):
             code, text, err = run(["check", str(f), str(out), "--json"])
             assert code == 0 and json.loads(text)["feasible"], (solver, text, err)
             assert json.loads(text)["objective"] < 2**63
+
+
+# --- tracebacks and late refusals (issue 35, 8) -------------------------------------
+
+@pytest.mark.parametrize("policy,says", [("hare:budget=1:x=2", "must be an integer"),
+                                         ("hare:budget=-1", "must be >= 0"),
+                                         ("hare:improve=maybe", "true or false")])
+def test_simulate_checks_the_planner_options_as_solve_does(policy, says):
+    line = refused(["simulate", "--workload", "random", "--jobs", "3", "--policies", policy,
+                    "--no-progress"])
+    assert "option '" in line and says in line
+
+
+@pytest.mark.parametrize("extra,field", [
+    ('solver = "nosuch"', "solver"),
+    ('solver = "wspt"\nsolvers = ["nosuch"]', "solvers"),
+    ('solver = "wspt"\ntime_limit = -1.0', "time_limit"),
+    ('solver = "wspt"\ntime_limit = "soon"', "time_limit"),
+    ('solver = "wspt"\ncluster = "V100:0"', "cluster"),
+])
+def test_sweep_values_are_refused_before_any_work(tmp_path, extra, field):
+    config = tmp_path / "v.toml"
+    config.write_text(f'fn = "solve-random"\nseeds = 1\n[fixed]\nn_jobs = 3\n{extra}\n')
+    line = refused(["sweep", str(config), "--out-dir", str(tmp_path / "o"), "--no-progress"])
+    assert f"field {field!r}" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_sweep_grid_policy_is_checked_before_any_work(tmp_path):
+    config = tmp_path / "s.toml"
+    config.write_text('fn = "simulate"\nseeds = 1\n[fixed]\nn_jobs = 3\n'
+                      '[grid]\npolicy = ["hare", "nosuch"]\n')
+    line = refused(["sweep", str(config), "--out-dir", str(tmp_path / "o"), "--no-progress"])
+    assert "[grid] field 'policy'" in line and "nosuch" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_check_prints_a_big_integer_objective_exactly():
+    from hare_opt.model.units import fmt_number, fmt_time
+
+    big = 89999993000000000001  # beyond 2^63 and 2^53: a float would print ...000000
+    assert fmt_number(big) == str(big)
+    assert fmt_time(big, "0.5s") == f"{big} 0.5s (= 44999996500000000000.5 s)"
+
+
+def test_check_text_at_the_limit_prints_exact_integers(tmp_path):
+    import json
+
+    from hare_opt.model.instance import MAX_WEIGHTED_TIME
+
+    time = MAX_WEIGHTED_TIME // (2 * 10**7) // 2 - 1  # two jobs, weight 10^7: at the limit
+    doc = _doc([{"id": f"j{i}", "weight": 10**7, "rounds": 1, "tasks_per_round": 1,
+                 "task_time": {"A": time + i}} for i in range(2)])
+    f, out = tmp_path / "i.json", tmp_path / "s.json"
+    f.write_text(json.dumps(doc))
+    code, _, err = run(["solve", str(f), "--solver", "wspt", "--out", str(out)])
+    assert code == 0, err
+    code, text, _ = run(["check", str(f), str(out)])
+    exact = 10**7 * time + 10**7 * (2 * time + 1)
+    assert code == 0 and str(exact) in text, text
+
+
+def test_plot_refuses_a_huge_title_at_once(tmp_path):
+    import time
+
+    t0 = time.perf_counter()
+    line = refused(["plot", str(ROOT / "instances" / "fig1.json"),
+                    str(ROOT / "instances" / "fig1" / "c.schedule.json"),
+                    "--out", str(tmp_path / "p.png"), "--title", "x" * 100_000])
+    assert "--title" in line and "300 characters" in line
+    assert time.perf_counter() - t0 < 5 and not (tmp_path / "p.png").exists()

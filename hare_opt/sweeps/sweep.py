@@ -52,6 +52,64 @@ class CellsFailed(SweepError):
                          f"{first.error[:300]}")
 
 
+def _solver_value(value: Any) -> str | None:
+    from hare_opt.solvers import solver_names
+
+    if not isinstance(value, str):
+        return f"must be a solver name, got {value!r}"
+    base = value.split(":", 1)[0]
+    if base != "reference" and base not in solver_names():
+        return f"unknown solver {base!r}; choose one of {', '.join(solver_names())}"
+    return None
+
+
+def _value_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` cannot be the parameter ``name`` of any cell, or None. The names
+    the cell functions share (``solver``, ``solvers``, ``policy``, ``time_limit``,
+    ``cluster``) are checked here, so that a typo fails before any cell runs."""
+    import math
+
+    if name == "solver":
+        return _solver_value(value)
+    if name == "solvers":
+        if not isinstance(value, list) or not value:
+            return f"must be a non-empty list of solver names, got {value!r}"
+        return next((why for v in value if (why := _solver_value(v))), None)
+    if name == "policy":
+        from hare_opt.sim.policy import policy_names
+
+        if not isinstance(value, str):
+            return f"must be a policy name, got {value!r}"
+        base = value.split(":", 1)[0]
+        if base not in policy_names():
+            return f"unknown policy {base!r}; choose one of {', '.join(policy_names())}"
+    if name == "time_limit" and value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value <= 0):
+        return f"must be a number of seconds > 0, got {value!r}"
+    if name == "cluster":
+        from hare_opt.generators.clusters import parse_cluster
+        from hare_opt.model import HareOptError
+
+        if not isinstance(value, str):
+            return f"must be a cluster spec such as 'V100:8,T4:4', got {value!r}"
+        try:
+            parse_cluster(value)
+        except (HareOptError, ValueError) as exc:
+            return str(exc).removeprefix("field 'cluster': ")
+    return None
+
+
+def check_values(fixed: dict[str, Any], grid: dict[str, list[Any]], owner: str) -> None:
+    """Refuse, before any work, a value no cell can take (``_value_problem``)."""
+    for name, values in [*((k, [v]) for k, v in fixed.items()), *grid.items()]:
+        for value in values:
+            why = _value_problem(name, value)
+            if why:
+                where = "fixed" if name in fixed else "grid"
+                raise SweepError(f"{owner}: [{where}] field {name!r}: {why}")
+
+
 def check_params(fn: str, params: dict[str, Any], owner: str = "sweep") -> None:
     """Refuse, before any work, parameters the cell function cannot take."""
     target = get_cell_fn(fn)
@@ -133,6 +191,7 @@ class Sweep:
         if "seed" in sweep.fixed or "seed" in sweep.grid:
             raise SweepError(f"sweep {name!r}: 'seed' is set by field 'seeds'")
         check_params(sweep.fn, {**sweep.fixed, **sweep.grid, "seed": 0}, f"sweep {name!r}")
+        check_values(sweep.fixed, sweep.grid, f"sweep {name!r}")
         return sweep
 
     @classmethod
