@@ -315,3 +315,18 @@ def test_plot_refuses_a_huge_title_at_once(tmp_path):
                     "--out", str(tmp_path / "p.png"), "--title", "x" * 100_000])
     assert "--title" in line and "300 characters" in line
     assert time.perf_counter() - t0 < 5 and not (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("delta", [1, 1e-6 * 17, 1e-9])
+def test_check_refuses_a_header_objective_off_by_any_amount(tmp_path, delta):
+    import json
+
+    doc = json.loads((ROOT / "instances" / "fig1" / "c.schedule.json").read_text())
+    doc["objective"] = doc["objective"] + delta
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(doc))
+    code, text, _ = run(["check", str(ROOT / "instances" / "fig1.json"), str(f)])
+    assert code == 1 and "header: objective" in text and "but the tasks score 17" in text
+    doc["objective"] = 17.0  # the same integer, written as a float: no contradiction
+    f.write_text(json.dumps(doc))
+    assert run(["check", str(ROOT / "instances" / "fig1.json"), str(f)])[0] == 0
