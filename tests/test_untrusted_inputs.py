@@ -330,3 +330,24 @@ def test_check_refuses_a_header_objective_off_by_any_amount(tmp_path, delta):
     doc["objective"] = 17.0  # the same integer, written as a float: no contradiction
     f.write_text(json.dumps(doc))
     assert run(["check", str(ROOT / "instances" / "fig1.json"), str(f)])[0] == 0
+
+
+@pytest.mark.parametrize("what", ["gpu", "job"])
+def test_plot_draws_ids_holding_a_lone_surrogate(tmp_path, what):
+    import json
+
+    inst = json.loads((ROOT / "instances" / "fig1.json").read_text())
+    sched = json.loads((ROOT / "instances" / "fig1" / "c.schedule.json").read_text())
+    items = inst["gpus"] if what == "gpu" else inst["jobs"]
+    old, new = items[0]["id"], "x\ud800"
+    items[0]["id"] = new
+    for t in sched["tasks"]:
+        if t[what] == old:
+            t[what] = new
+    fi, fs = tmp_path / "i.json", tmp_path / "s.json"
+    fi.write_text(json.dumps(inst))
+    fs.write_text(json.dumps(sched))
+    code, _, err = run(["plot", str(fi), str(fs), "--out", str(tmp_path / "p.png"),
+                        "--title", "t\udfff"])
+    assert code == 0, err
+    assert (tmp_path / "p.png").stat().st_size > 0
