@@ -156,8 +156,10 @@ RAW_WRITERS = {
     ("hare_opt/plot/gantt.py", "savefig("): "draws into a path from atomic_path",
     ("hare_opt/cli/commands/simulate.py", "to_csv("): "writes into a path from atomic_path",
     ("hare_opt/sim/results.py", "to_csv("): "writes into a path from atomic_path",
-    # the portfolio's shared incumbent: a lock file, and its own temporary file + rename
+    # the portfolio's shared incumbent, in its private mkdtemp folder (no user names it):
+    # a lock file, and its own temporary file (O_NOFOLLOW) + rename
     ("hare_opt/solvers/incumbent.py", "open("): "lock file; tmp + os.replace under the lock",
+    ("hare_opt/solvers/incumbent.py", "json.dump("): "tmp + os.replace under the lock",
     ("hare_opt/solvers/incumbent.py", "os.replace("): "tmp + os.replace under the lock",
 }
 WRITES = re.compile(r"(?<!\w)(?:write_text\(|write_bytes\(|open\([^)]*['\"][wax]b?\+?['\"]|"

@@ -11,6 +11,7 @@ tasks are, so the file is not a valid schedule file.
 from __future__ import annotations
 
 import math
+import numbers
 
 from hare_opt.model import CheckReport, Instance, Result, Status
 
@@ -18,8 +19,17 @@ from hare_opt.model import CheckReport, Instance, Result, Status
 TOL = 1e-6
 
 
+def _num(x: float) -> str:
+    """A number as stated, exactly: an integer's digits, a float's shortest repr."""
+    return str(int(x)) if isinstance(x, numbers.Integral) else repr(float(x))
+
+
 def _differs(stated: float, actual: float) -> bool:
-    return abs(stated - actual) > TOL * max(1.0, abs(actual))
+    """An objective is an integer: a stated integer must be it exactly, a stated float
+    may differ only by its own rounding (a unit in the last place), not by ``TOL``."""
+    if isinstance(stated, numbers.Integral) and isinstance(actual, numbers.Integral):
+        return int(stated) != int(actual)
+    return abs(float(stated) - float(actual)) > 2.0**-52 * max(1.0, abs(float(actual)))
 
 
 def check_header(instance: Instance, result: Result, report: CheckReport) -> list[str]:
@@ -39,20 +49,20 @@ def check_header(instance: Instance, result: Result, report: CheckReport) -> lis
         out.append("header: status 'infeasible', but every valid instance has a schedule "
                    "(run its jobs one after another)")
     if stated is not None and not result.status.has_schedule:
-        out.append(f"header: objective {stated:g} with status '{result.status}' (no schedule "
+        out.append(f"header: objective {_num(stated)} with status '{result.status}' (no schedule "
                    "has an objective)")
     if lb is not None and stated is not None and lb > stated + TOL * max(1.0, abs(stated)):
-        out.append(f"header: lower_bound {lb:g} exceeds the stated objective {stated:g}")
+        out.append(f"header: lower_bound {_num(lb)} exceeds the stated objective {_num(stated)}")
     if report.feasible and report.objective is not None:
         if stated is not None and _differs(stated, report.objective):
-            out.append(f"header: objective {stated:g}, but the tasks score "
-                       f"{report.objective:g}")
+            out.append(f"header: objective {_num(stated)}, but the tasks score "
+                       f"{_num(report.objective)}")
         if lb is not None and lb > report.objective + TOL * max(1.0, report.objective):
-            out.append(f"header: lower_bound {lb:g} exceeds {report.objective:g}, the "
+            out.append(f"header: lower_bound {_num(lb)} exceeds {_num(report.objective)}, the "
                        "objective of these tasks, a feasible schedule: no bound can")
         if result.status == Status.OPTIMAL and lb is not None and _differs(lb, report.objective):
-            out.append(f"header: status 'optimal' with lower_bound {lb:g}, but a proved "
-                       f"optimum {report.objective:g} is its own bound")
+            out.append(f"header: status 'optimal' with lower_bound {_num(lb)}, but a proved "
+                       f"optimum {_num(report.objective)} is its own bound")
     if result.runtime_s < 0:
         out.append(f"header: runtime_s {result.runtime_s:g} is negative")
     return out

@@ -77,6 +77,17 @@ def path(text: str) -> str:
     return text
 
 
+def file_name(text: str) -> str:
+    """A name that becomes a file in an output folder: a plain file name
+    (``hare_opt.io.output.plain_name``), never a path out of the folder."""
+    from hare_opt.io.output import OutputError, plain_name
+
+    try:
+        return plain_name(text, "a name that becomes a file")
+    except OutputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def names(text: str) -> list[str]:
     """A comma-separated list with at least one name, none twice."""
     out = [s.strip() for s in text.split(",") if s.strip()]

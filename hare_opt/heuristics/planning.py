@@ -34,6 +34,11 @@ class HarePlanner:
 
     def __init__(self, *, evals: int = PLAN_EVALS, improve: bool | None = None,
                  budget: int | None = None):
+        given = {k: v for k, v in (("improve", improve), ("budget", budget)) if v is not None}
+        if given:  # named one-line errors, as ``solve --option`` gives them
+            checked = HareOptions.parse(given, owner="policy 'hare'")
+            improve = checked.improve if improve is not None else None
+            budget = checked.budget if budget is not None else None
         self.evals, self.improve, self.budget = evals, improve, budget
         self.plans = 0
 

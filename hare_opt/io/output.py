@@ -88,6 +88,22 @@ def destination(path: str | os.PathLike) -> Destination:
                       "discard, - for standard output)")
 
 
+def plain_name(name: object, field: str) -> str:
+    """``name`` when it is a plain file name (a non-empty string without ``/`` or ``\\``,
+    not ``.`` or ``..``, no NUL): a name the program turns into a file inside an output
+    folder must stay inside it. Else ``OutputError`` naming ``field``."""
+    if not isinstance(name, str):
+        raise OutputError(f"{field}: must be a string (a file name), got "
+                          f"{type(name).__name__} {name!r}")
+    why = ("is empty" if not name.strip() else "is '.' or '..'" if name in (".", "..")
+           else "contains a path separator ('/' or '\\')" if "/" in name or "\\" in name
+           else "contains a NUL character" if "\0" in name
+           else "is longer than 200 characters" if len(name) > 200 else None)
+    if why:
+        raise OutputError(f"{field}: {name[:80]!r} {why}; give a plain file name")
+    return name
+
+
 def plain_file(path: str | os.PathLike, shown: str = "") -> None:
     """Refuse a path that exists and is not a regular file, links included (``lstat``):
     for files the program keeps for itself (the cell store), where nothing a user

@@ -27,6 +27,12 @@ MAX_COUNT = 10**7  # rounds, tasks per round, weights
 #: Largest serial time of one job (all its tasks one after another, slowest type, with
 #: sync and a setup): keeps sums over thousands of jobs, and products like K x p, in int64.
 MAX_JOB_TIME = 2**50
+#: Largest sum over jobs of weight x the serial horizon (``Instance.serial_horizon``: a
+#: time by which some schedule has finished). Every completion time C_j of a schedule
+#: the solvers form is at most the horizon, so the objective sum_j w_j C_j, and every
+#: weighted sum of times below it, stays under 2^60: inside int64 (< 2^63) with room for
+#: the sums and differences of two such values, and inside CP-SAT's domains.
+MAX_WEIGHTED_TIME = 2**60
 
 
 def _check_int(value: Any, field_name: str, owner: str | None, *, minimum: int,
@@ -42,6 +48,11 @@ def _check_int(value: Any, field_name: str, owner: str | None, *, minimum: int,
         raise InstanceError(f"{value} exceeds the largest accepted value {maximum}",
                             field=field_name, owner=owner)
     return value
+
+
+def _max_sync(job: Job) -> int:
+    sync = job.sync_time
+    return max(sync.values(), default=0) if isinstance(sync, Mapping) else int(sync)
 
 
 def _check_id(value: Any, field_name: str, owner: str | None) -> str:
@@ -178,11 +189,32 @@ class Instance:
                     f"names GPU types {sorted(job.task_time)}, but the cluster has only "
                     f"{sorted(types)}: no GPU can run this job", field="task_time",
                     owner=f"job {job.id!r}")
+        self._check_weighted_time()
         # Index maps for O(1) id look-ups; excluded from equality and repr.
         object.__setattr__(self, "_index", {
             "job": {j.id: i for i, j in enumerate(self.jobs)},
             "gpu": {g.id: i for i, g in enumerate(self.gpus)},
         })
+
+    def _check_weighted_time(self) -> None:
+        """Refuse an instance whose weighted sums could leave 64 bits
+        (``MAX_WEIGHTED_TIME``), naming the heaviest job and the longest one."""
+        serial = [j.rounds * j.tasks_per_round
+                  * (max(j.task_time.values()) + _max_sync(j) + j.switch_overhead)
+                  for j in self.jobs]
+        horizon = max(j.release for j in self.jobs) + sum(serial)
+        total = sum(j.weight for j in self.jobs) * horizon  # Python ints: exact
+        if total <= MAX_WEIGHTED_TIME:
+            return
+        heavy = max(self.jobs, key=lambda j: j.weight)
+        long = self.jobs[max(range(len(serial)), key=serial.__getitem__)]
+        raise InstanceError(
+            f"sum of weights x serial horizon = {sum(j.weight for j in self.jobs)} x "
+            f"{horizon} = {total:.3g} exceeds the largest accepted {MAX_WEIGHTED_TIME} "
+            f"(2^60, so that the objective fits in 64-bit integers); lower the weights "
+            f"(heaviest: job {heavy.id!r}, weight {heavy.weight}) or the times (longest: "
+            f"job {long.id!r}, rounds x tasks_per_round x (task time + sync + switch "
+            f"overhead) = {max(serial)})", field="weight", owner=f"job {heavy.id!r}")
 
     # --- sizes and look-ups -------------------------------------------------
     @property

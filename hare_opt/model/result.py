@@ -32,6 +32,15 @@ def ceil_bound(value: float) -> int:
     return math.ceil(value - BOUND_TOL * max(1.0, abs(value)))
 
 
+def int_bound(value: float) -> int:
+    """``int(value)`` of a float lower bound, but never above the true integer bound it
+    rounds: above 2^53 a float sum is off by some units (relative 1e-16 per operation),
+    so the value is first lowered by a relative 1e-12 there."""
+    if abs(value) < 2**53:
+        return int(value)
+    return int(value - abs(value) * 1e-12)
+
+
 class Status(StrEnum):
     """``optimal`` only when proved; ``feasible``: a valid schedule, not proved optimal;
     ``infeasible``: proved to have none; ``unknown``: nothing found within the limits."""

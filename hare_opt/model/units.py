@@ -18,6 +18,10 @@ def unit_seconds(unit: str) -> float | None:
 def fmt_number(value: float, decimals: int = 3) -> str:
     """An integer as it is, anything else rounded to ``decimals`` places (trailing zeros
     dropped): ``17``, ``5.667``, ``2.5``."""
+    import numbers
+
+    if isinstance(value, numbers.Integral):  # exact at any size: never through a float
+        return str(int(value))
     if float(value).is_integer() and abs(value) < 2**63:
         return str(int(value))
     return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
@@ -28,6 +32,15 @@ def in_seconds(value: float, unit: str) -> str:
     sec = unit_seconds(unit)
     if sec is None or sec == 1.0 or unit.strip() == "s":
         return ""
+    import numbers
+
+    if isinstance(value, numbers.Integral):  # exact, in decimals: no float rounding
+        from decimal import Decimal
+
+        exact = Decimal(int(value)) * Decimal(repr(sec))
+        if exact == exact.to_integral_value():
+            return f" (= {int(exact)} s)"
+        return f" (= {f'{exact:.3f}'.rstrip('0').rstrip('.')} s)"
     return f" (= {fmt_number(value * sec)} s)"
 
 

@@ -128,14 +128,34 @@ def gantt(instance: Instance, schedule: Schedule, *, ax: Axes | None = None,
                                  label="setup"))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.06, 1.0),
                   fontsize="small", frameon=False, title="jobs")
+    _drawable(fig)
     return fig
+
+
+def _shown(value: str) -> str:
+    """``value`` drawable: an id may hold any JSON string, a lone surrogate
+    (``"\\ud800"``) included, which the font renderer refuses; it is shown escaped."""
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
+def _drawable(fig: Figure) -> None:
+    """Every text already on the chart drawable (``_shown``); tick labels are set so."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        value = text.get_text()
+        if isinstance(value, str) and _shown(value) != value:
+            text.set_text(_shown(value))
 
 
 def _label_rows(ax: Axes, instance: Instance, rows: np.ndarray) -> None:
     """GPU ids as ticks when they fit; type names beside each group and lines between groups."""
     by_row = np.argsort(rows)
     if instance.num_gpus <= MAX_TICK_ROWS:
-        ax.set_yticks(np.arange(instance.num_gpus), instance.gpu_ids[by_row].tolist(),
+        ax.set_yticks(np.arange(instance.num_gpus),
+                      [_shown(g) for g in instance.gpu_ids[by_row].tolist()],
                       fontsize="small")
     else:
         ax.set_yticks([])

@@ -232,8 +232,9 @@ def best_start(instance: Instance, run: Run, *, heuristic: str | None = "auto",
 def floor_of(instance: Instance) -> int:
     """The cheap proved bounds (no LP), as an integer."""
     from hare_opt.bounds import lower_bound
+    from hare_opt.model.result import int_bound
 
-    return int(lower_bound(instance, lp=False))
+    return int_bound(lower_bound(instance, lp=False))
 
 
 def _special(ctx: Context) -> Result | None:
@@ -312,13 +313,15 @@ def leave(ctx: Context, backend: Backend, model: Any, found: Found) -> Result:
     else:  # a phase of a larger solve: whatever leaves that solve is checked there
         objective = score(inst, schedule)
     stats.schedule_from = who
-    bound = float(ctx.floor)
+    # integers while compared with the objective: a float above 2^53 rounds, and could
+    # then sit above an integer objective it does not exceed
+    bound = int(ctx.floor)
     stats.bound_from = "bounds"
     if bound > objective:
         raise SolverError(f"{ctx.name}: the proved bounds give {bound}, above the checked "
                           f"objective {objective}: a bound is wrong (bounds.BOUNDS)")
     if found.bound is not None and ceil_bound(found.bound) > bound:
-        bound = float(ceil_bound(found.bound))
+        bound = ceil_bound(found.bound)
         stats.bound_from = found.bound_from or found.source or backend.name
     if own and found.status == Status.OPTIMAL:
         if found.value is not None and abs(found.value - objective) > 1e-6:
@@ -333,8 +336,8 @@ def leave(ctx: Context, backend: Backend, model: Any, found: Found) -> Result:
         stats.proved_by = stats.proved_by or ("bounds" if stats.bound_from == "bounds"
                                               else f"{stats.bound_from} (bound)")
         status, lower = Status.OPTIMAL, objective
-    else:
-        status, lower = Status.FEASIBLE, bound
+    else:  # a float as before where it is exact, else the integer
+        status, lower = Status.FEASIBLE, (float(bound) if float(bound) == bound else bound)
     if report is None:
         return Result(ctx.name, status, schedule, objective, lower, ctx.run.elapsed(),
                       inst.name, stats)

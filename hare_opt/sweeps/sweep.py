@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
+import os
 import sys
 import tomllib
 from collections.abc import Callable, Iterable
@@ -30,6 +31,7 @@ import pandas as pd
 
 from hare_opt.io import atomic_write_text
 from hare_opt.io.json_io import endless
+from hare_opt.io.output import OutputError, destination, plain_name, writable
 from hare_opt.sweeps import executors
 from hare_opt.sweeps.cells import CELLS, Cell, get_cell_fn
 from hare_opt.sweeps.store import Store
@@ -48,6 +50,66 @@ class CellsFailed(SweepError):
                          f"first: cell {first.cell.key} {first.cell.fn} "
                          f"{json.dumps(first.cell.params, default=str)[:200]}: "
                          f"{first.error[:300]}")
+
+
+def _solver_value(value: Any) -> str | None:
+    from hare_opt.solvers import solver_names
+
+    if not isinstance(value, str):
+        return f"must be a solver name, got {value!r}"
+    base = value.split(":", 1)[0]
+    # ``paper`` (fig1: the paper's schedules) and ``reference`` (quality: the exact
+    # solver's OPT) are the cell functions' own values
+    if base not in ("paper", "reference") and base not in solver_names():
+        return f"unknown solver {base!r}; choose one of {', '.join(solver_names())}"
+    return None
+
+
+def _value_problem(name: str, value: Any) -> str | None:
+    """Why ``value`` cannot be the parameter ``name`` of any cell, or None. The names
+    the cell functions share (``solver``, ``solvers``, ``policy``, ``time_limit``,
+    ``cluster``) are checked here, so that a typo fails before any cell runs."""
+    import math
+
+    if name == "solver":
+        return _solver_value(value)
+    if name == "solvers":
+        if not isinstance(value, list) or not value:
+            return f"must be a non-empty list of solver names, got {value!r}"
+        return next((why for v in value if (why := _solver_value(v))), None)
+    if name == "policy":
+        from hare_opt.sim.policy import policy_names
+
+        if not isinstance(value, str):
+            return f"must be a policy name, got {value!r}"
+        base = value.split(":", 1)[0]
+        if base not in policy_names():
+            return f"unknown policy {base!r}; choose one of {', '.join(policy_names())}"
+    if name == "time_limit" and value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value <= 0):
+        return f"must be a number of seconds > 0, got {value!r}"
+    if name == "cluster":
+        from hare_opt.generators.clusters import parse_cluster
+        from hare_opt.model import HareOptError
+
+        if not isinstance(value, str):
+            return f"must be a cluster spec such as 'V100:8,T4:4', got {value!r}"
+        try:
+            parse_cluster(value)
+        except (HareOptError, ValueError) as exc:
+            return str(exc).removeprefix("field 'cluster': ")
+    return None
+
+
+def check_values(fixed: dict[str, Any], grid: dict[str, list[Any]], owner: str) -> None:
+    """Refuse, before any work, a value no cell can take (``_value_problem``)."""
+    for name, values in [*((k, [v]) for k, v in fixed.items()), *grid.items()]:
+        for value in values:
+            why = _value_problem(name, value)
+            if why:
+                where = "fixed" if name in fixed else "grid"
+                raise SweepError(f"{owner}: [{where}] field {name!r}: {why}")
 
 
 def check_params(fn: str, params: dict[str, Any], owner: str = "sweep") -> None:
@@ -80,6 +142,8 @@ class Sweep:
     fixed: dict[str, Any] = field(default_factory=dict)
     grid: dict[str, list[Any]] = field(default_factory=dict)
     seeds: list[int] = field(default_factory=lambda: [0])
+    #: The config file it was loaded from (``load``): never overwritten by its results.
+    source: Path | None = field(default=None, compare=False)
 
     def cells(self) -> list[Cell]:
         keys = list(self.grid)
@@ -120,11 +184,16 @@ class Sweep:
                                 for s in seeds):
             raise SweepError(f"sweep {name!r}: field 'seeds' must list integers >= 0, "
                              f"got {seeds!r}")
-        sweep = cls(data.get("name", name), data["fn"], dict(data.get("fixed", {})),
+        try:  # it names the CSV and the cell folder inside --out-dir: a plain file name
+            own = plain_name(data.get("name", name), f"sweep {name!r}: field 'name'")
+        except OutputError as exc:
+            raise SweepError(str(exc)) from None
+        sweep = cls(own, data["fn"], dict(data.get("fixed", {})),
                     dict(grid), list(seeds))
         if "seed" in sweep.fixed or "seed" in sweep.grid:
             raise SweepError(f"sweep {name!r}: 'seed' is set by field 'seeds'")
         check_params(sweep.fn, {**sweep.fixed, **sweep.grid, "seed": 0}, f"sweep {name!r}")
+        check_values(sweep.fixed, sweep.grid, f"sweep {name!r}")
         return sweep
 
     @classmethod
@@ -137,7 +206,9 @@ class Sweep:
                 data = tomllib.load(fh)
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise SweepError(f"{path}: {exc}") from None
-        return cls.from_dict(data, Path(path).stem)
+        sweep = cls.from_dict(data, Path(path).stem)
+        sweep.source = Path(path)
+        return sweep
 
 
 # --- execution ------------------------------------------------------------------
@@ -203,9 +274,27 @@ def run_cells(cells: Iterable[Cell], store: Store, *, executor: str = "local",
     return pd.DataFrame(rows)
 
 
+def results_path(sweep: Sweep, out_dir: str | Path) -> Path:
+    """``out_dir/<name>.csv``, refused (``SweepError``) before any work when it is not a
+    writable output (``hare_opt.io.output``) or is the sweep's own config file."""
+    csv = Path(out_dir) / f"{plain_name(sweep.name, 'sweep field name')}.csv"
+    try:
+        dest = destination(csv)
+        writable(dest, str(csv))
+    except OutputError as exc:
+        raise SweepError(f"sweep {sweep.name!r}: results file {exc}") from None
+    src = sweep.source
+    if src is not None and (os.path.realpath(csv) == os.path.realpath(src)
+                            or (csv.exists() and os.path.samefile(csv, src))):
+        raise SweepError(f"sweep {sweep.name!r}: field 'name' makes the results file {csv} "
+                         "the config file itself; rename the sweep or use another --out-dir")
+    return csv
+
+
 def run_sweep(sweep: Sweep, out_dir: str | Path, **kwargs: Any) -> pd.DataFrame:
     """Run a sweep into ``out_dir/cells`` and write ``out_dir/<name>.csv``."""
     out = Path(out_dir)
+    csv = results_path(sweep, out)
     df = run_cells(sweep.cells(), Store(out / "cells" / sweep.name), desc=sweep.name, **kwargs)
-    atomic_write_text(out / f"{sweep.name}.csv", df.to_csv(index=False))
+    atomic_write_text(csv, df.to_csv(index=False))
     return df

@@ -64,7 +64,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                              "when > 1")
     common.add_argument("--out-dir", type=a.path, metavar="DIR",
                         help="write NAME.json files here")
-    common.add_argument("--name", help="instance name (default: derived from kind and seed)")
+    common.add_argument("--name", type=a.file_name,
+                        help="instance name, a plain file name: with --out-dir the file is "
+                             "DIR/NAME.json (default: derived from kind and seed)")
 
     r = sub.add_parser("random", parents=[common], help="random instance with small integers")
     r.add_argument("--jobs", type=a.integer(lo=1, hi=MAX_JOBS), default=5)

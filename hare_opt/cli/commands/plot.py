@@ -9,7 +9,7 @@ from hare_opt.cli import args as a
 from hare_opt.io import destination, load_instance, load_result
 from hare_opt.model import OptionError
 from hare_opt.model.limits import check_size
-from hare_opt.model.units import in_seconds
+from hare_opt.model.units import fmt_number, in_seconds
 
 NAME = "plot"
 HELP = "draw a schedule as a Gantt chart (PNG, SVG or PDF by the file suffix)"
@@ -19,6 +19,15 @@ FORMATS = (".png", ".svg", ".pdf")
 MAX_DPI = 1200
 #: Most tasks drawn: one rectangle each (10^6 take about 30 s; far more would take hours).
 MAX_DRAWN = 10**6
+#: Longest --title (characters): a chart title is a line; 10^5 characters took 50 s to lay out.
+MAX_TITLE = 300
+
+
+def _title(text: str) -> str:
+    if len(text) > MAX_TITLE:
+        raise argparse.ArgumentTypeError(f"a chart title of at most {MAX_TITLE} characters, "
+                                         f"got {len(text)}")
+    return text
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,7 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("schedule", type=a.path, help="schedule file (hare-opt/schedule@1)")
     p.add_argument("--out", type=a.path, required=True,
                    help=f"output image, e.g. chart.png ({', '.join(FORMATS)})")
-    p.add_argument("--title", help="chart title (default: instance, solver and objective)")
+    p.add_argument("--title", type=_title, help=f"chart title, at most {MAX_TITLE} "
+                   "characters (default: instance, solver and objective)")
     p.add_argument("--dpi", type=a.integer(lo=10, hi=MAX_DPI, what="dots per inch"),
                    default=120, help=f"resolution of raster output (10-{MAX_DPI})")
 
@@ -45,11 +55,12 @@ def run(args: argparse.Namespace) -> int:
                "plot a smaller instance or a window of it")
     title = args.title
     if title is None:
-        title = inst.name + (f": {res.solver}" if res.solver else "")
+        name = inst.name if len(inst.name) <= 100 else inst.name[:97] + "..."
+        title = name + (f": {res.solver}" if res.solver else "")
         if res.objective is not None:
             unit = inst.time_unit
-            title += f", objective {res.objective:g}" + (in_seconds(res.objective, unit)
-                                                         or f" {unit}")
+            title += f", objective {fmt_number(res.objective)}" + (
+                in_seconds(res.objective, unit) or f" {unit[:20]}")
     path = save_gantt(inst, res.schedule, out, title=title, dpi=args.dpi,
                       fmt="png" if discard else None)
     print(Path(path))

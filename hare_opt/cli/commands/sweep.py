@@ -28,10 +28,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from hare_opt.sweeps import Sweep, run_sweep
     from hare_opt.sweeps.executors import check_address
-    from hare_opt.sweeps.sweep import CellsFailed
+    from hare_opt.sweeps.sweep import CellsFailed, results_path
 
     sweep = Sweep.load(args.config)
     a.check_folder(args.out_dir, owner="sweep")
+    results_path(sweep, args.out_dir)  # not the config, not a special file: before any work
     check_address(args.executor, args.address)
     try:
         df = run_sweep(sweep, args.out_dir, executor=args.executor, workers=args.workers,

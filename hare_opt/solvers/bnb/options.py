@@ -42,7 +42,5 @@ def fits(instance: Instance) -> None:
 class BnbOptions(ExactOptions):
     memo_mb: float = option(512.0, lo=0.0, doc="memory for the dominance memo (MB); when "
                                                "full the search goes on without storing")
-    incumbent: str | None = option(None, doc="file of the best schedule shared with other "
-                                             "runs (the portfolio sets it)")
 
     owner = "solver 'bnb'"

@@ -20,10 +20,10 @@ import numpy as np
 from hare_opt.bounds.combinatorial import min_sync
 from hare_opt.model import GPU, Instance, Job, Result, Schedule, Stats, Status
 from hare_opt.model.options import Run
+from hare_opt.solvers import incumbent
 from hare_opt.solvers.bnb import _search as k
 from hare_opt.solvers.bnb.options import BnbOptions, fits
 from hare_opt.solvers.exact import Context, Found, run_exact
-from hare_opt.solvers.incumbent import SharedIncumbent
 
 #: Labels the dominance memo starts with; it doubles when full, up to ``memo_mb``.
 MEMO_START = 1 << 14
@@ -134,6 +134,9 @@ class BnbBackend:
     """The branch and bound under the exact template (``solvers/exact.py``)."""
 
     name = "bnb"
+    #: Whether the search reads and offers to the process's shared board (the warm-up's
+    #: toy instance must not: its schedule is no other run's).
+    shares = True
 
     def fits(self, instance: Instance, options: BnbOptions) -> None:
         fits(instance)
@@ -173,7 +176,7 @@ class BnbBackend:
             k.expand(s.states[0], 0, s.chj, s.chg, s.nch, a["proc"], a["fix"], a["gtype"], n, m)
         limit = None if opts.work_limit is None else max(1, int(opts.work_limit))
         chunk = 1000 if limit is None else max(1, min(1000, limit))
-        shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
+        shared = incumbent.board() if self.shares else None  # the portfolio's children
         found = 0
         stopped = None
         while not finished:
@@ -267,6 +270,7 @@ def warm_up() -> float:
     from hare_opt.heuristics.rules import solve_fifo
 
     backend = BnbBackend()
+    backend.shares = False
     for limit in (1, None):  # the root's children (open_bound), then a complete search
         # its own progress sink: the warm-up instance's incumbent is no command's news
         run = Run(progress=lambda *_: None)

@@ -34,8 +34,6 @@ class CpsatOptions(ExactOptions):
     setup_energy: bool = option(True, doc="model switch")
     time_indexed: int = option(0, lo=0, doc="add a time-indexed relaxation up to this size")
     params: dict[str, Any] = option(factory=dict, doc="CP-SAT parameters")
-    incumbent: str | None = option(None, doc="file of the best schedule shared with other "
-                                             "runs (the portfolio sets it)")
 
     owner = "solver 'cpsat'"
 

@@ -12,11 +12,11 @@ import numpy as np
 from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil_bound
 from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import Run
+from hare_opt.solvers import incumbent
 from hare_opt.solvers.cpsat import size
 from hare_opt.solvers.cpsat.model import Built, Features, build
 from hare_opt.solvers.cpsat.options import CpsatOptions, set_param
 from hare_opt.solvers.exact import Context, Found, run_exact
-from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.lns import Plan, left_shift, plan_objective
 from hare_opt.util.ortools import cp_model, solve_stoppable
 
@@ -68,7 +68,7 @@ class _Solutions(cp_model.CpSolverSolutionCallback):
     schedules, so its values are never reported as incumbents."""
 
     def __init__(self, b: Built, instance: Instance, run: Run,
-                 shared: SharedIncumbent | None) -> None:
+                 shared: incumbent.SharedIncumbent | None) -> None:
         super().__init__()
         self.b, self.instance, self.run, self.shared = b, instance, run, shared
         self.best: int | None = None
@@ -148,7 +148,9 @@ def solve_model(b: Built, instance: Instance, run: Run, params: dict[str, Any] |
              "cpsat_wall_s": round(solver.wall_time, 4), "num_variables": len(proto.variables),
              "num_constraints": len(proto.constraints),
              "num_workers": int(solver.parameters.num_workers), **b.stats}
-    model_objective = int(round(solver.objective_value)) if status.has_schedule else None
+    # exact: the objective expression evaluated in integers (``objective_value`` is a
+    # double, which rounds values above 2^53 and then misses the schedule's score)
+    model_objective = int(solver.value(b.objective)) if status.has_schedule else None
     return Outcome(status, model_objective, solver.best_objective_bound, stats, solver, b)
 
 
@@ -185,14 +187,15 @@ class CpsatBackend:
         floor = ctx.floor if opts.floor is None else max(ctx.floor, opts.floor)
         if opts.lp_floor and instance.num_tasks <= LP_MAX_TASKS:
             from hare_opt.bounds import lower_bound
+            from hare_opt.model.result import int_bound
 
-            floor = max(floor, int(lower_bound(instance, lp=True)))
+            floor = max(floor, int_bound(lower_bound(instance, lp=True)))
         ctx.floor = min(floor, ctx.upper)
         if opts.relax_setups > 0 and (instance.overhead > 0).any():
             done = self._relax(ctx)
             if done is not None:
                 return done
-        shared = None if opts.incumbent is None else SharedIncumbent(opts.incumbent)
+        shared = incumbent.board()  # the portfolio's, in its children
         if shared is not None and (outside := shared.schedule(instance)) is not None:
             ctx.offer(Result("shared", Status.FEASIBLE, outside[1], outside[0]), "shared")
         return _model(ctx, opts.features, ctx.upper, ctx.floor)
@@ -234,7 +237,7 @@ class CpsatBackend:
         if isinstance(model, Outcome):  # the relaxation's optimum is feasible: optimal here
             return Found(Status.OPTIMAL, solution=True, value=model.model_objective,
                          bound=model.bound, source="relaxation")
-        shared = None if ctx.options.incumbent is None else SharedIncumbent(ctx.options.incumbent)
+        shared = incumbent.board()
         callback = _Solutions(model, ctx.instance, ctx.run, shared) if (
             shared is not None or ctx.run.reporting) else None
         out = solve_model(model, ctx.instance, ctx.run, params_of(ctx.options),

@@ -38,6 +38,7 @@ from typing import Any
 from hare_opt.io.json_io import instance_from_dict, instance_to_dict
 from hare_opt.model import HareOptError, Instance, Result, Schedule, SolverError, Stats, Status
 from hare_opt.model.options import Run
+from hare_opt.solvers import incumbent
 from hare_opt.solvers.base import SOLVERS, checked_report, solve
 from hare_opt.solvers.exact import Context, Found, load_kernels, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
@@ -60,13 +61,15 @@ MIN_CHILD_S = 4.0
 def _worker() -> None:
     """Child process (``interrupt.child_command``, else ``python -m
     hare_opt.solvers.portfolio.solver``): read (backend,
-    instance document, shared options, backend options, deadline) pickled on stdin, write
+    instance document, shared options, backend options, deadline, the board's path in the
+    portfolio's private folder) pickled on stdin (a pipe only the parent writes), write
     ("ok", Result) or ("error", text) pickled on stdout.
 
     The deadline is absolute (``time.time()``), so the seconds the child spends starting
     up count against the limit. The child dies with its parent (``lifeline``), and a
     SIGTERM from the parent stops its search, which then returns its best schedule."""
-    name, doc, shared, options, deadline = pickle.load(sys.stdin.buffer)
+    name, doc, shared, options, deadline, board = pickle.load(sys.stdin.buffer)
+    incumbent.attach(board)  # internal: no option names it
     interrupt.lifeline()  # the boot command (``interrupt.child_command``) holds one already
     if deadline is not None:
         shared["time_limit"] = max(0.05, deadline - time.time())
@@ -89,7 +92,8 @@ def _worker() -> None:
 
 
 def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue,
-           deadline: float | None = None) -> tuple[subprocess.Popen, threading.Thread, list]:
+           deadline: float | None = None, board: str | None = None
+           ) -> tuple[subprocess.Popen, threading.Thread, list]:
     """A backend in its own interpreter (not fork: OR-Tools and HiGHS keep threads; not
     multiprocessing's spawn: it re-imports the caller's script), in its own process group
     (a terminal's Ctrl-C reaches the parent, which stops the children and collects their
@@ -102,7 +106,7 @@ def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue,
     box: list = []
 
     def talk() -> None:
-        out, err = proc.communicate(pickle.dumps((name, doc, shared, options, deadline)))
+        out, err = proc.communicate(pickle.dumps((name, doc, shared, options, deadline, board)))
         try:
             kind, payload, modules = pickle.loads(out)
             version.note_modules(modules)  # code the child ran counts as the parent's
@@ -231,14 +235,13 @@ class PortfolioBackend:
         names = members(opts)
         run.report("portfolio", note=f"running {', '.join(names)}")
         folder = tempfile.mkdtemp(prefix="hare-portfolio-")
-        board = SharedIncumbent(Path(folder) / "incumbent.pkl")
+        board = SharedIncumbent(Path(folder) / "incumbent.json")  # private: mode 0700
         proved = None
         for name in names:
             spec = SOLVERS.spec(name)
-            extra = ({"incumbent": str(board.path)} if "incumbent" in
-                     spec.options_class().names() else {})
-            options = {**spec.portfolio_options, **_own(name, opts), **extra}
-            procs[name] = _start(name, doc, shared, options, done, wall_deadline)
+            options = {**spec.portfolio_options, **_own(name, opts)}
+            procs[name] = _start(name, doc, shared, options, done, wall_deadline,
+                                 str(board.path))  # cpsat and bnb use it
         deadline = None if left is None else time.perf_counter() + left
         stopping: float | None = None  # when the children were asked to stop
         try:
