@@ -1,4 +1,4 @@
-"""No input can run code, write outside its target or overflow (issue 35).
+"""No input can run code, write outside its target or overflow.
 
 Each case is a command a user can type; each must do no harm: a crafted pickle named by
 any option runs nothing, no option writes over a file that is not a declared output,
@@ -351,3 +351,56 @@ def test_plot_draws_ids_holding_a_lone_surrogate(tmp_path, what):
                         "--title", "t\udfff"])
     assert code == 0, err
     assert (tmp_path / "p.png").stat().st_size > 0
+
+
+#: Every option of every command that takes a path (``cli.args.path``): what it is.
+#: A new path option must be added here, as an input (read, never written) or as a
+#: declared output (written through ``io.output``), or this test fails.
+PATH_OPTIONS = {
+    ("check", "instance"): "input", ("check", "schedule"): "input",
+    ("plot", "instance"): "input", ("plot", "schedule"): "input", ("plot", "out"): "output",
+    ("solve", "instance"): "input", ("solve", "out"): "output",
+    ("bound", "instance"): "input",
+    ("simulate", "instance"): "input", ("simulate", "trace"): "input",
+    ("simulate", "out"): "output",
+    ("demo", "out_dir"): "output", ("falsify", "out"): "output",
+    ("reproduce", "out_dir"): "output", ("reproduce", "cache"): "output",
+    ("sweep", "config"): "input", ("sweep", "out_dir"): "output",
+    ("generate", "out"): "output", ("generate", "out_dir"): "output",
+}
+
+
+def test_every_path_option_is_an_input_or_a_declared_output():
+    from hare_opt.cli import args as a
+    from hare_opt.cli.main import build_parser
+
+    found = set()
+    parser = build_parser()
+    sub = next(x for x in parser._actions if x.dest == "command")
+    for name, p in sub.choices.items():
+        stack = [p]
+        while stack:
+            q = stack.pop()
+            for act in q._actions:
+                if act.type is a.path:
+                    found.add((name, act.dest))
+                if act.choices and isinstance(act.choices, dict):  # generate's kinds
+                    stack.extend(act.choices.values())
+    assert found == set(PATH_OPTIONS), found ^ set(PATH_OPTIONS)
+
+
+@pytest.mark.parametrize("argv", [
+    ["solve", "{inst}", "--solver", "hare", "--out", "{inst}"],
+    ["simulate", "--instance", "{inst}", "--policies", "gavel-fifo", "--out", "{inst}"],
+    ["plot", "{inst}", "{sched}", "--out", "{inst}"],
+    ["plot", "{inst}", "{sched}", "--out", "{sched}"],
+], ids=["solve", "simulate", "plot-instance", "plot-schedule"])
+def test_an_output_option_naming_an_input_is_refused_and_the_input_kept(tmp_path, argv):
+    """Each declared output that a command also reads from refuses to write over its own
+    input (the other outputs name folders or files the command does not read)."""
+    inst, sched = tmp_path / "i.json", tmp_path / "s.json"
+    inst.write_bytes((ROOT / "instances" / "fig1.json").read_bytes())
+    sched.write_bytes((ROOT / "instances" / "fig1" / "c.schedule.json").read_bytes())
+    before = inst.read_bytes(), sched.read_bytes()
+    refused([x.format(inst=inst, sched=sched) for x in argv])
+    assert (inst.read_bytes(), sched.read_bytes()) == before
