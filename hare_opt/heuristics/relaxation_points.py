@@ -342,6 +342,10 @@ class AssignmentLP:
         lp.a_matrix_.index_ = np.r_[idx.ravel(), on].astype(np.int32)
         lp.a_matrix_.value_ = np.r_[val.ravel(), p[on]].astype(float)
         h = new_highs(None)
+        # Primal simplex: a move changes one task's machine rows, after which HiGHS's
+        # default (dual) re-solve took about 3x the CPU (a testbed plan, 40 jobs); the
+        # optimum is the same LP's, possibly another optimal vertex.
+        h.setOptionValue("simplex_strategy", 4)
         h.passModel(lp)
         return h
 
