@@ -358,6 +358,14 @@ class AssignmentLP:
 
     def solve(self) -> float:
         run_highs(self.h)
+        if self.h.getModelStatus() not in (highspy.HighsModelStatus.kOptimal,
+                                           highspy.HighsModelStatus.kTimeLimit):
+            # primal simplex has called a bounded LP (costs >= 0, starts bounded below)
+            # unbounded (testbed, seed 3000): solved again from scratch by the default
+            self.h.setOptionValue("simplex_strategy", 1)
+            self.h.clearSolver()
+            run_highs(self.h)
+            self.h.setOptionValue("simplex_strategy", 4)
         if self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
             raise LPTimeLimit("the LP with the assignment fixed reached its time limit")
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -446,7 +454,7 @@ def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
     ``deadline`` (perf_counter) or a set ``stop`` event. Returns the best point and
     the solves used.
     """
-    used = 0
+    used, stale = 0, False
     while used < evaluations and (deadline is None or time.perf_counter() < deadline) \
             and (stop is None or not stop.is_set()):
         est = lp.estimates()
@@ -461,14 +469,22 @@ def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
             lp.move(i, m)
             used += 1
             if lp.solve() < before - 1e-9 * max(1.0, abs(before)):
+                stale = False
                 break
-            # Undone by a solve: restoring the old basis instead (no solve) took twice
-            # the CPU at 160 GPUs (HiGHS refactorises from a set basis) and, on degenerate
-            # LPs, another optimal vertex.
+            # Undone without a solve: the next move's solve starts from this basis, and
+            # the undone LP (the one before, objective ``before``) is solved again only
+            # if its point is needed. A solve after every undo was half of all solves;
+            # restoring the old basis instead took twice the CPU at 160 GPUs (HiGHS
+            # refactorises from a set basis).
             lp.move(i, old)
+            lp.objective, stale = before, True
+        if stale:
             lp.solve()
+            stale = False
         if lp.objective >= before - 1e-9 * max(1.0, abs(before)):
             break
+    if stale:
+        lp.solve()
     return lp.point(), used
 
 
