@@ -271,3 +271,16 @@ def test_the_plan_counts_cells_and_estimates_from_recorded_costs(tmp_path):
     assert b.estimated_cpu_s == pytest.approx(sum(recorded) / 2)  # its peers' mean
     js = plan.as_dict()
     assert {"cells", "stale", "estimated_cpu_s"} <= set(js) and js["missing"] == 1
+
+
+def test_importing_the_reproduction_leaves_the_matplotlib_backend_alone():
+    """The items draw on ``Figure`` objects, not pyplot: a user's backend is theirs."""
+    import subprocess
+    import sys
+
+    code = ("import matplotlib; matplotlib.use('svg')\n"
+            "import hare_opt.sweeps.catalog, hare_opt.sweeps.items, hare_opt.sweeps.offline_items\n"
+            "print(matplotlib.get_backend())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "svg"

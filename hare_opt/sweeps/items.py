@@ -15,12 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
 from hare_opt.generators import TESTBED, get_regime  # noqa: E402
 from hare_opt.generators.clusters import cluster_of  # noqa: E402,F401 - items name clusters by it
@@ -254,7 +251,8 @@ def plot_bars(table: pd.DataFrame, path: Path, ylabel: str = "total weighted JCT
                   else dict.fromkeys(table["label"]))
     labels = [lab for lab in labels if lab in set(table["label"])]
     policies = list(dict.fromkeys(table["policy"]))
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(labels) * len(policies) / 3), 4))
+    fig = Figure(figsize=(max(6, 1.2 * len(labels) * len(policies) / 3), 4))
+    ax = fig.subplots()
     width = 0.8 / len(policies)
     x = np.arange(len(labels))
     for i, p in enumerate(policies):
@@ -270,7 +268,6 @@ def plot_bars(table: pd.DataFrame, path: Path, ylabel: str = "total weighted JCT
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
-    plt.close(fig)
 
 
 def sim_item(title: str, claim: str, settings: list[dict[str, Any]], claims: list[Any], *,
@@ -378,7 +375,8 @@ def cdf_item() -> Item:
         return table, ours + (f"; {note}" if note else ""), " / ".join(verdicts)
 
     def plot(table: pd.DataFrame, path: Path) -> None:
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig = Figure(figsize=(6, 4))
+        ax = fig.subplots()
         for i, row in table.iterrows():
             jct = np.array([float(x) for x in row["jct_s"].split()]) / 60
             ax.step(jct, np.arange(1, len(jct) + 1) / len(jct), where="post", label=row["policy"],
@@ -390,7 +388,6 @@ def cdf_item() -> Item:
         ax.grid(alpha=0.3)
         fig.tight_layout()
         fig.savefig(path, dpi=90)
-        plt.close(fig)
 
     return Item("JCT CDF on the testbed (40 jobs)",
                 with_claims("90.5% of jobs finish within 25 min under Hare, vs 66.7% (Allox) "

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from hare_opt.examples import fig1_instance, fig1_schedule, smith_counterexample
 from hare_opt.plot import gantt
@@ -45,7 +45,8 @@ def fig1_item() -> Item:
         panels = [(f"({k}) paper", fig1_schedule(k)) for k in "abc"]
         opt = solve(inst, "cpsat", time_limit=60)
         panels.append((f"proven optimum ({opt.status})", opt.schedule))
-        fig, axes = plt.subplots(2, 2, figsize=(11, 5.5))
+        fig = Figure(figsize=(11, 5.5))
+        axes = fig.subplots(2, 2)
         for ax, (title, sched) in zip(axes.flat, panels):
             total = float(table.loc[table["schedule"].str.startswith(title[:3]) |
                                     (title.startswith("proven") &
@@ -54,7 +55,6 @@ def fig1_item() -> Item:
             gantt(inst, sched, ax=ax, title=f"{title}: total JCT {total:g} s")
         fig.tight_layout()
         fig.savefig(path, dpi=90)
-        plt.close(fig)
 
     return Item("Fig. 1 toy: the paper's three schedules and the proven optimum",
                 "total JCT 10.5 s (heterogeneity-oblivious), 9 s (aware, no intra-job "
@@ -108,7 +108,8 @@ def quality_item() -> Item:
         return table, ours, verdict
 
     def plot(table: pd.DataFrame, path: Path) -> None:
-        fig, ax = plt.subplots(figsize=(6, 3.5))
+        fig = Figure(figsize=(6, 3.5))
+        ax = fig.subplots()
         x = np.arange(len(table))
         ax.bar(x - 0.2, table["mean"], 0.4, label="mean")
         ax.bar(x + 0.2, table["max"], 0.4, label="max")
@@ -118,7 +119,6 @@ def quality_item() -> Item:
         ax.legend()
         fig.tight_layout()
         fig.savefig(path, dpi=90)
-        plt.close(fig)
 
     return Item("heuristics against the proven optimum (random instances, 20-40 tasks)",
                 "(ours) hare within 10% of OPT on average and better than hare-paper",
@@ -213,7 +213,8 @@ def bounds_item() -> Item:
         return table, ours, verdict
 
     def plot(table: pd.DataFrame, path: Path) -> None:
-        fig, ax = plt.subplots(figsize=(9, 3.5))
+        fig = Figure(figsize=(9, 3.5))
+        ax = fig.subplots()
         y = np.arange(len(table))
         ax.barh(y, table["worst"], color=["C2" if h else "C3" for h in table["holds"]])
         ax.axvline(1, color="k", lw=0.8)
@@ -222,7 +223,6 @@ def bounds_item() -> Item:
                       "is alpha(2+alpha) x OPT)")
         fig.tight_layout()
         fig.savefig(path, dpi=90)
-        plt.close(fig)
 
     return Item("bound verification: hare's guarantee, lower bounds, the paper's alpha(2+alpha)",
                 "Theorem 4: Algorithm 1 is an alpha(2+alpha)-approximation", cells, analyse, plot)
@@ -254,7 +254,8 @@ def runtime_item() -> Item:
         return table, ours, "measured (the paper reports no runtimes)"
 
     def plot(table: pd.DataFrame, path: Path) -> None:
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig = Figure(figsize=(6, 4))
+        ax = fig.subplots()
         for i, (s, g) in enumerate(table.groupby("solver", sort=False)):
             ax.loglog(g["tasks"], g["seconds"], "o-", label=s, color=f"C{i}")
         ax.set_xlabel("tasks in the instance")
@@ -263,7 +264,6 @@ def runtime_item() -> Item:
         ax.legend()
         fig.tight_layout()
         fig.savefig(path, dpi=90)
-        plt.close(fig)
 
     return Item("scheduler runtime against instance size",
                 "(not reported in the paper)", cells, analyse, plot)

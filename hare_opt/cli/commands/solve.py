@@ -74,9 +74,14 @@ def bound_label(result) -> str:
     if result.status == "optimal":
         return "proved optimal"
     kind = SOLVERS.spec(result.solver).kind if result.solver in SOLVERS else ""
-    label = result.stats.get("lower_bound_from")
+    label = result.stats.get("lower_bound_from")  # a heuristic's own bound
     if label:
         return label
+    source = result.stats.get("bound_from")  # an exact run: its own proof or the bounds
+    if source == "bounds":
+        return "from hare_opt.bounds (critical path, load)"
+    if source:
+        return f"proved by {source}"
     return "proved by the solver" if kind == "exact" else "from the solver"
 
 
