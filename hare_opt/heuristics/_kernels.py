@@ -491,7 +491,10 @@ def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws):
     own = jst[4:]
     best, be, bf = -1, _BIG, 0
     for k in range(tptr.size - 1):
-        if ptab[j, k] > 0:
+        # every slot of type k starts at >= max(its first free time, b): skip a type
+        # that cannot tie the best slot found
+        if ptab[j, k] > 0 and max(free[srt[tptr[k]]], b) + ptab[j, k] \
+                + (stab[j, k] if sync_first else 0) <= be:
             lo, hi = tptr[k], tptr[k + 1]
             rem[2 * k + 1], rem[2 * k] = own[k, j], hi - lo - own[k, j]
             tie_n[2 * k + 1] = _count_free_by(free, srt, lo, hi, b) if own[k, j] else 0
