@@ -449,10 +449,11 @@ def _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb, b, s
     round's shape and waits again: place at once the rounds the loop would place next in
     that shape (``buf[nb0:nb]`` become periodic); returns the last round's barrier before.
 
-    While j's barrier stays below U, every other waiting job's, the loop's t is j's
-    barrier (j's GPUs of each type free before it), only j becomes ready, and it outranks
-    every job left in the ready heap (it was picked over them): it is picked again, and
-    ``_repeat_limit`` says how long its round keeps the shape."""
+    The caller checks that no job is ready. While j's barrier stays below U, every
+    other waiting job's key, the loop's t is j's barrier (j's GPUs of each type free
+    before it), only j becomes ready, its first slot is on one of its own GPUs (free by
+    then): it is placed again, and ``_repeat_limit`` says how long its round keeps the
+    shape."""
     q = group[j]
     h = gheap[gptr[q]:gptr[q + 1]]
     if h[0, 2] != j:   # another job waits with a barrier at most j's
@@ -480,12 +481,53 @@ def _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb, b, s
 
 
 @jit
-def run_interleaved(order, rounds, repeat, group, gtypes, sync_first, gtype, tptr, fix, ptab,
-                    stab, gst, jst, ws, heap, buf, nb):
+def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws):
+    """The GPU of job j's first slot, the one ``place_round`` would take first: least
+    (end (+ sync with ``sync_first``), -free, gpu) over the heads of j's streams. Uses
+    the stream scratch rows of ``ws`` (0, 1, 5) as ``place_round`` does, not ``cnt``."""
+    free, last, srt = gst[0], gst[1], gst[2]
+    b, r, o = jst[0, j], fix[1, j], fix[2, j]
+    tie_n, step, rem = ws[0], ws[1], ws[5]
+    own = jst[4:]
+    best, be, bf = -1, _BIG, 0
+    for k in range(tptr.size - 1):
+        # every slot of type k starts at >= max(its first free time, b): skip a type
+        # that cannot tie the best slot found
+        if ptab[j, k] > 0 and max(free[srt[tptr[k]]], b) + ptab[j, k] \
+                + (stab[j, k] if sync_first else 0) <= be:
+            lo, hi = tptr[k], tptr[k + 1]
+            rem[2 * k + 1], rem[2 * k] = own[k, j], hi - lo - own[k, j]
+            tie_n[2 * k + 1] = _count_free_by(free, srt, lo, hi, b) if own[k, j] else 0
+            tie_n[2 * k] = _count_free_by(free, srt, lo, hi, max(r, b - o))
+            step[2 * k + 1] = 0
+            step[2 * k] = 0
+            for sid in (2 * k + 1, 2 * k):
+                g = _next(sid, j, srt, lo, hi, last, tie_n, step, rem)
+                if g < 0:
+                    continue
+                e = _start(free[g], sid & 1 == 1, r, o, b) + ptab[j, k] \
+                    + (stab[j, k] if sync_first else 0)
+                if best < 0 or e < be or (e == be and (-free[g] < bf or (-free[g] == bf
+                                                                          and g < best))):
+                    best, be, bf = g, e, -free[g]
+    return best
+
+
+@jit
+def run_interleaved(order, rounds, repeat, conserve, group, gtypes, sync_first, gtype, tptr,
+                    fix, ptab, stab, gst, jst, ws, heap, buf, nb):
     """``engine.run_interleaved``'s loop. ``group[j]``: job j's group of jobs with the same
-    eligible types (``gtypes[group]``), each a heap of (barrier, rank, job) in a slice of
-    ``gheap``; ready jobs are a heap of (rank, job). The groups' order does not matter:
-    t is a minimum over them and the ready heap has a total order."""
+    eligible types (``gtypes[group]``); each group has a heap of waiting jobs (key, rank,
+    job) and a heap of ready ones (rank, job), in slices of ``gheap`` and ``rheap``. A
+    waiting job's key is its barrier, or, once it chose to wait for a busy GPU, the time
+    that GPU frees (it is looked at again then). The groups' order does not matter: t is
+    a minimum over them and ranks are a total order. Returns (buf, nb, rounds placed as
+    repeats, times a ready job waited for a busy GPU).
+
+    ``conserve`` off: the ``-hold`` form. t is the earliest time a *waiting* job could
+    start (ready jobs do not move it) and the first ready job in ``order`` places its
+    round, whether or not a GPU is free: a GPU whose job syncs is kept for that job's
+    next round when the job outranks the ready ones."""
     n_jobs, n_groups = rounds.size, gtypes.shape[0]
     free, srt, barrier = gst[0], gst[2], jst[0]
     rank = np.zeros(n_jobs, dtype=np.int64)
@@ -501,29 +543,48 @@ def run_interleaved(order, rounds, repeat, group, gtypes, sync_first, gtype, tpt
     gheap = np.empty((n_jobs, 3), dtype=np.int64)
     for j in range(n_jobs):
         _wait(gheap, gptr, gsize, group[j], barrier[j], rank[j], j)
-    ready = np.empty((n_jobs, 3), dtype=np.int64)
-    nready = 0
+    rsize = np.zeros(n_groups, dtype=np.int64)
+    rheap = np.zeros((n_jobs, 3), dtype=np.int64)
+    tf = np.zeros(n_groups, dtype=np.int64)   # per group, its types' first free time
+    t = -_BIG
     todo = n_jobs
     prev = np.full((3, n_jobs), -1, dtype=np.int64)  # each job's last round: blocks, barrier
-    repeated = 0
+    repeated, waited = 0, 0
     while todo:
-        t = _BIG
+        tmin = _BIG
         for q in range(n_groups):
-            if gsize[q]:
-                tf = _BIG
+            if gsize[q] or rsize[q]:
+                f = _BIG
                 for k in range(tptr.size - 1):
                     if gtypes[q, k]:
-                        tf = min(tf, free[srt[tptr[k]]])
-                t = min(t, max(gheap[gptr[q], 0], tf))
+                        f = min(f, free[srt[tptr[k]]])
+                tf[q] = f
+                if conserve:
+                    tmin = min(tmin, f if rsize[q] else max(gheap[gptr[q], 0], f))
+                elif gsize[q]:
+                    tmin = min(tmin, max(gheap[gptr[q], 0], f))
+        t = max(t, tmin) if conserve else tmin
+        best = -1
         for q in range(n_groups):
             h = gheap[gptr[q]:gptr[q + 1]]
+            r = rheap[gptr[q]:gptr[q + 1]]
             while gsize[q] and h[0, 0] <= t:
-                ready[nready, 0], ready[nready, 1], ready[nready, 2] = h[0, 1], h[0, 2], 0
-                nready += 1
-                _sift_up(ready, nready - 1)
+                r[rsize[q], 0], r[rsize[q], 1] = h[0, 1], h[0, 2]
+                rsize[q] += 1
+                _sift_up(r, rsize[q] - 1)
                 gsize[q] = _pop(h, gsize[q])
-        j = ready[0, 1]
-        nready = _pop(ready, nready)
+            if rsize[q] and (tf[q] <= t or not conserve) \
+                    and (best < 0 or r[0, 0] < rheap[gptr[best], 0]):
+                best = q
+        r = rheap[gptr[best]:gptr[best + 1]]
+        j = r[0, 1]
+        rsize[best] = _pop(r, rsize[best])
+        if conserve:
+            g = _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws)
+            if free[g] > t:   # its first batch ends soonest on a GPU still busy: wait
+                _wait(gheap, gptr, gsize, best, free[g], rank[j], j)
+                waited += 1
+                continue
         b, nb0 = barrier[j], nb
         was = repeat and _untouched(j, buf, prev[0, j], prev[1, j], gtype, ptab, gst)
         before = left[j]
@@ -532,7 +593,8 @@ def run_interleaved(order, rounds, repeat, group, gtypes, sync_first, gtype, tpt
         left[j] -= 1
         if left[j]:
             _wait(gheap, gptr, gsize, group[j], barrier[j], rank[j], j)
-            if was and _same_shape(buf, prev[0, j], prev[1, j], prev[2, j], nb0, nb, b) \
+            if was and (rsize.sum() == 0 or not conserve) \
+                    and _same_shape(buf, prev[0, j], prev[1, j], prev[2, j], nb0, nb, b) \
                     and fix[0, j] <= STREAM_LIMIT:
                 b = _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb,
                                     b, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws)
@@ -542,7 +604,7 @@ def run_interleaved(order, rounds, repeat, group, gtypes, sync_first, gtype, tpt
         else:
             todo -= 1
         prev[0, j], prev[1, j], prev[2, j] = nb0, nb, b
-    return buf, nb, repeated
+    return buf, nb, repeated, waited
 
 
 @jit

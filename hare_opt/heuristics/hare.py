@@ -8,11 +8,14 @@ Why it is built this way:
   every GPU type at once and touches only the GPUs it uses.
 * Which round goes next follows a job priority from Smith's ratio on a size
   that sees the cluster's speed for that job (fluid time on all eligible
-  GPUs, critical path, or the load LP's order). The "interleaved" dispatcher
-  lets the best released job go first whenever GPUs free up, so later or
-  smaller jobs fill the gaps; the "serial" one places jobs one after another.
-  Each also comes in an "-eft" form that ranks a round's slots by when the
-  GPU frees up rather than by when the task has synced.
+  GPUs, critical path, or the load LP's order). The "interleaved" dispatcher is
+  work-conserving: whenever a GPU frees, the best ready job goes first, and a
+  GPU whose job syncs goes to the next ready job rather than idle (a job waits
+  only for a busy GPU on which its batch ends sooner); "interleaved-hold" keeps
+  the best job's GPUs for it through its syncs instead; the "serial" one places
+  jobs one after another. Interleaved and serial also come in an "-eft" form
+  that ranks a round's slots by when the GPU frees up rather than by when the
+  task has synced.
 * A bounded, seeded local search on the job order re-runs the dispatcher.
 * The guarantee (docs/theory.md (b)): the serial schedule in the order of
   ``bounds.guarantee_plan`` provably scores at most U(instance); whenever the

@@ -126,6 +126,8 @@ class RoundEngine:
         self._nb = 0
         #: rounds a dispatch placed as repeats of the round before (``run_*(repeat=True)``)
         self.repeated = 0
+        #: times a ready job waited for a busy GPU (``run_interleaved``'s rule)
+        self.waited = 0
 
     @property
     def barrier(self) -> np.ndarray:
@@ -183,17 +185,36 @@ def run_serial(inst: Instance, order, *, sync_first: bool = True,
 
 
 def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
-                    warm: Warm | None = None, repeat: bool = True) -> RoundEngine:
-    """Round by round: let t be the earliest time a waiting job could start its next
-    round (barrier passed and an eligible GPU free); every job whose barrier is <= t
-    becomes ready, and the first ready job in ``order`` places its next round.
+                    warm: Warm | None = None, repeat: bool = True,
+                    conserve: bool = True) -> RoundEngine:
+    """Round by round, work-conserving: the clock t is the earliest time any job with
+    rounds left could start its next round (its barrier passed and an eligible GPU free
+    by then), and, of the jobs whose barrier is <= t and that have an eligible GPU free
+    by t, the first in ``order`` places its next round (``RoundEngine.place_round``).
 
-    Jobs are grouped by the set of types they may use, each group a heap by
-    barrier, so a step costs O(groups x types + log N), not O(N).
+    So a GPU that frees while the jobs that ran on it sync is offered at once to every
+    ready job in ``order``: no GPU stays idle while a ready job could start on it,
+    except by this rule: a ready job whose round's first slot (the one that ends, with
+    its sync, first: what ``place_round`` takes first) is on a GPU still busy at t
+    waits for that GPU (it finishes its batch sooner there than on any GPU free now)
+    and is looked at again when that GPU frees; meanwhile the jobs after it in
+    ``order`` may take the free GPUs. ``RoundEngine.waited`` counts how often the rule
+    applied. (Before, t moved only to times when a job still waiting for its barrier
+    could start: a ready job outranked once did not move it, and a fast GPU stayed idle
+    through its job's sync while that job waited.)
+
+    ``conserve=False`` (the ``interleaved-hold`` dispatcher) is the engine as it was: t
+    moves only to times when a job still waiting for its barrier could start, so the
+    GPUs of the first job in ``order`` are kept for it through its syncs (ready jobs it
+    outranks take what it leaves). A plan that keeps a GPU idle for a job that finishes
+    sooner there: the portfolio tries it, and keeps it only when it scores better.
+
+    Jobs are grouped by the set of types they may use, each group two heaps (waiting by
+    barrier, ready by rank), so a step costs O(groups x types + log N), not O(N).
     """
     eng, fixed = _engine(inst, sync_first, warm), _fixed(inst)
-    eng._buf, eng._nb, eng.repeated = kern.run_interleaved(
-        _i64(order), fixed.rounds, repeat, fixed.group, fixed.gtypes, *eng._args())
+    eng._buf, eng._nb, eng.repeated, eng.waited = kern.run_interleaved(
+        _i64(order), fixed.rounds, repeat, conserve, fixed.group, fixed.gtypes, *eng._args())
     return eng
 
 
@@ -203,6 +224,8 @@ DISPATCH = {
     "interleaved-eft": lambda inst, order, **kw: run_interleaved(inst, order, sync_first=False,
                                                                  **kw),
     "serial-eft": lambda inst, order, **kw: run_serial(inst, order, sync_first=False, **kw),
+    "interleaved-hold": lambda inst, order, **kw: run_interleaved(inst, order, conserve=False,
+                                                                  **kw),
 }
 
 
