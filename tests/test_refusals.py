@@ -343,3 +343,40 @@ def test_any_instance_file_solves_or_is_refused_in_one_line(tmp_path_factory, da
         assert json.loads(out)["status"] == "feasible"
     else:
         assert code == 2 and len(err.splitlines()) == 1 and str(path) in err
+
+
+@pytest.mark.parametrize("answer", [b"", b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * 100000])
+def test_a_dask_address_that_is_not_dask_is_refused_in_time(answer, tmp_path, monkeypatch):
+    """Something that accepts TCP at --address but is not a Dask scheduler (silent, or
+    talking another protocol) is refused in one line naming --address, within the
+    handshake's timeout, before any work."""
+    import socket
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            if answer:
+                conn.sendall(answer)
+            time.sleep(30)  # keep the connection open and silent
+
+    threading.Thread(target=serve, daemon=True).start()
+    monkeypatch.chdir(tmp_path)
+    t0 = time.perf_counter()
+    try:
+        line = refused(["reproduce", "--only", "fig1", "--executor", "dask", "--address",
+                        f"tcp://127.0.0.1:{port}", "--out-dir", str(tmp_path / "out")])
+    finally:
+        server.close()
+    assert "--address" in line
+    assert time.perf_counter() - t0 < 60
+    assert not (tmp_path / "out").exists()

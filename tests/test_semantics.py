@@ -24,16 +24,14 @@ def small_paper() -> Instance:
 
 # --- per-round: today's behaviour, kept exactly ------------------------------------------
 #: Objectives (sum w C) computed at commit b2d8f44, before semantics existed, with
-#: ``simulate(inst, policy)``; per-round must reproduce them. ``hare`` and ``sched-homo``
-#: recomputed since, when the round engine's interleaved dispatcher became
-#: work-conserving (their plans changed, not the semantics).
+#: ``simulate(inst, policy)``; per-round must reproduce them.
 B2D8F44 = {
-    "testbed": {"hare": 656938, "sched-homo": 851905, "hlas": 721684, "gavel-fifo": 890271,
+    "testbed": {"hare": 656938, "sched-homo": 807951, "hlas": 721684, "gavel-fifo": 890271,
                 "srtf": 715444, "tiresias": 753897, "allox": 724881, "gavel-las": 809279},
-    "small-paper": {"hare": 706815, "sched-homo": 1594933, "hlas": 711594,
+    "small-paper": {"hare": 719937, "sched-homo": 1355092, "hlas": 711594,
                     "gavel-fifo": 773627, "srtf": 770259, "tiresias": 763839,
                     "allox": 744330, "gavel-las": 794963},
-    "mixed": {"hare": 2289, "sched-homo": 2398, "hlas": 2294, "gavel-fifo": 2413,
+    "mixed": {"hare": 2289, "sched-homo": 2324, "hlas": 2294, "gavel-fifo": 2413,
               "srtf": 2279, "tiresias": 2393, "allox": 2641, "gavel-las": 2412},
 }
 

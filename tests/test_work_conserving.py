@@ -64,7 +64,8 @@ def test_dispatch_is_the_reference_rule(case, sync_first):
     inst, warm, order = case
     ref, waited = reference_interleaved(inst, order, sync_first=sync_first, warm=warm)
     for repeat in (True, False):
-        eng = run_interleaved(inst, order, sync_first=sync_first, warm=warm, repeat=repeat)
+        eng = run_interleaved(inst, order, sync_first=sync_first, warm=warm, repeat=repeat,
+                              conserve=True)
         assert eng.schedule().sorted() == ref.schedule().sorted()
         assert eng.barrier.tolist() == ref.barrier.tolist()
         assert eng.waited == waited
@@ -76,7 +77,7 @@ def test_dispatch_is_the_reference_rule_with_eligibility(inst, perm):
     order = list(range(inst.num_jobs))
     perm.shuffle(order)
     ref, waited = reference_interleaved(inst, order)
-    eng = run_interleaved(inst, order)
+    eng = run_interleaved(inst, order, conserve=True)
     assert eng.schedule().sorted() == ref.schedule().sorted()
     assert eng.waited == waited
 
@@ -124,13 +125,15 @@ def toy(b_release: int) -> Instance:
 
 
 def test_toy_release_one_ms_later_gives_the_same_schedule_quality():
-    """It used to flip from the serial schedule (9,311) to the interleaved one (8,287)."""
+    """With the work-conserving dispatchers (``work_conserving``); without, it flips
+    from the serial schedule (9,311) to the interleaved one (8,287)."""
     together, later = toy(0), toy(1)
-    assert run_interleaved(together, [0, 1]).objective() == 8287
-    assert run_interleaved(later, [0, 1]).objective() == 8287
-    a, b = solve(together, "hare").objective, solve(later, "hare").objective
+    assert run_interleaved(together, [0, 1], conserve=True).objective() == 8287
+    assert run_interleaved(later, [0, 1], conserve=True).objective() == 8287
+    a, b = (solve(i, "hare", work_conserving=True).objective for i in (together, later))
     assert abs(a - b) <= 1e-3 * a and a <= 8287
-    a, b = (simulate(i, "hare").metrics["total_weighted_jct"] for i in (together, later))
+    a, b = (simulate(i, "hare", work_conserving=True).metrics["total_weighted_jct"]
+            for i in (together, later))
     assert abs(a - b) <= 1e-3 * a
 
 
@@ -205,7 +208,7 @@ def test_no_v100_idles_while_a_batch_that_could_start_on_it_waits():
     time idle on seed 4: the measure sees the defect."""
     for seed in (3, 4):
         inst = paper_workload(seed, 16)
-        eng = run_interleaved(inst, fluid_order(inst))
+        eng = run_interleaved(inst, fluid_order(inst), conserve=True)
         idle, unexcused, busy = idle_while_waiting(inst, eng.schedule())
         assert unexcused <= 1e-3 * busy, (seed, idle, unexcused, busy, eng.waited)
     hold = run_interleaved(inst, fluid_order(inst), conserve=False)

@@ -8,14 +8,14 @@ Why it is built this way:
   every GPU type at once and touches only the GPUs it uses.
 * Which round goes next follows a job priority from Smith's ratio on a size
   that sees the cluster's speed for that job (fluid time on all eligible
-  GPUs, critical path, or the load LP's order). The "interleaved" dispatcher is
-  work-conserving: whenever a GPU frees, the best ready job goes first, and a
-  GPU whose job syncs goes to the next ready job rather than idle (a job waits
-  only for a busy GPU on which its batch ends sooner); "interleaved-hold" keeps
-  the best job's GPUs for it through its syncs instead; the "serial" one places
-  jobs one after another. Interleaved and serial also come in an "-eft" form
-  that ranks a round's slots by when the GPU frees up rather than by when the
-  task has synced.
+  GPUs, critical path, or the load LP's order). The "interleaved" dispatcher moves
+  its clock to when a job waiting for its barrier could start, so the best job's GPUs
+  are kept for it through its syncs; the "serial" one places jobs one after another;
+  both also come in an "-eft" form that ranks a round's slots by when the GPU frees up
+  rather than by when the task has synced. With ``work_conserving`` the portfolio also
+  tries the work-conserving interleaved dispatchers (``rounds.WORK_CONSERVING``: a GPU
+  whose job syncs goes to the next ready job; a job waits only for a busy GPU on which
+  its batch ends sooner), off by default for their cost (``rounds.run_interleaved``).
 * A bounded, seeded local search on the job order re-runs the dispatcher.
 * The guarantee (docs/theory.md (b)): the serial schedule in the order of
   ``bounds.guarantee_plan`` provably scores at most U(instance); whenever the
@@ -40,7 +40,7 @@ from hare_opt.bounds import lower_bound
 from hare_opt.bounds.combinatorial import cluster_work
 from hare_opt.bounds.guarantee import guarantee_plan, lp_order, solo_span
 from hare_opt.heuristics.geobatch import run_geobatch
-from hare_opt.heuristics.rounds import DISPATCH, RoundEngine
+from hare_opt.heuristics.rounds import DISPATCH, WORK_CONSERVING, RoundEngine
 from hare_opt.model import Instance, Result, Schedule, Status
 from hare_opt.model.options import Options, Run, option
 from hare_opt.model.planning import Warm
@@ -62,6 +62,8 @@ class HareOptions(Options):
 
     improve: bool = option(True, doc="search beyond the first schedule")
     budget: int = option(DEFAULT_BUDGET, lo=0, doc="round placements the search may spend")
+    work_conserving: bool = option(False, doc="also try the work-conserving interleaved "
+                                              "dispatchers (rounds.WORK_CONSERVING; slower)")
 
 
 @dataclass
@@ -129,7 +131,7 @@ class _Searcher:
     def eval(self, mode: str, order: np.ndarray) -> int:
         self.budget -= self.cost
         self.evals += 1
-        eng = DISPATCH[mode](self.inst, order, warm=self.warm)
+        eng = {**DISPATCH, **WORK_CONSERVING}[mode](self.inst, order, warm=self.warm)
         value = eng.objective()
         if self.best is None or value < self.best.objective:
             self.best = Candidate(value, mode, np.array(order), eng)
@@ -171,7 +173,8 @@ class _Searcher:
 
 def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool = True,
                 budget: int = DEFAULT_BUDGET, seed: int = 0,
-                deadline: float | None = None, stop: threading.Event | None = None) -> Search:
+                deadline: float | None = None, stop: threading.Event | None = None,
+                work_conserving: bool = False) -> Search:
     """The best (dispatcher, order) found, the first schedule's objective, the evaluations.
 
     ``warm`` starts every schedule from a running cluster (online re-plans); the
@@ -182,7 +185,7 @@ def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool =
     first = searcher.eval("interleaved", fluid_order(instance))
     if improve and searcher.can():  # else no other order would be tried: none is built
         for name, order in candidate_orders(instance).items():
-            for mode in DISPATCH:
+            for mode in (*DISPATCH, *(WORK_CONSERVING if work_conserving else ())):
                 if (mode, name) != ("interleaved", "fluid") and searcher.can():
                     searcher.eval(mode, order)
         assert searcher.best is not None
@@ -206,7 +209,8 @@ def solve_hare(instance: Instance, run: Run | None = None,
     inst = instance
     limit = run.time_limit if run.time_limit is not None else DEFAULT_TIME_S
     search = search_hare(inst, improve=opts.improve, budget=opts.budget, seed=run.seed,
-                         deadline=run.started + limit, stop=run.stop)
+                         deadline=run.started + limit, stop=run.stop,
+                         work_conserving=opts.work_conserving)
     best, evaluations = search.best, search.evaluations
     objective, mode, schedule = best.objective, best.mode, best.schedule
     # geobatch's schedule competes too: it carries the factor of docs/theory.md (c); the

@@ -33,20 +33,23 @@ class HarePlanner:
     warm = True
 
     def __init__(self, *, evals: int = PLAN_EVALS, improve: bool | None = None,
-                 budget: int | None = None):
+                 budget: int | None = None, work_conserving: bool = False):
         given = {k: v for k, v in (("improve", improve), ("budget", budget)) if v is not None}
         if given:  # named one-line errors, as ``solve --option`` gives them
             checked = HareOptions.parse(given, owner="policy 'hare'")
             improve = checked.improve if improve is not None else None
             budget = checked.budget if budget is not None else None
         self.evals, self.improve, self.budget = evals, improve, budget
+        self.work_conserving = HareOptions.parse(
+            {"work_conserving": work_conserving}, owner="policy 'hare'").work_conserving
         self.plans = 0
 
     def options(self, residual: Instance) -> HareOptions:
         improve = self.evals > 1 if self.improve is None else self.improve
         budget = (min(self.evals * int(residual.rounds.sum()), DEFAULT_BUDGET)
                   if self.budget is None else self.budget)
-        return HareOptions(improve=improve, budget=budget)
+        return HareOptions(improve=improve, budget=budget,
+                           work_conserving=self.work_conserving)
 
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
         return expand_blocks(residual, self.plan_blocks(residual, warm, deadline))
@@ -61,7 +64,7 @@ class HarePlanner:
             return schedule_runs(residual,
                                  verify(residual, solve_hare(residual, run, opts)).schedule)
         search = search_hare(residual, warm=warm, improve=opts.improve, budget=opts.budget,
-                             deadline=deadline)
+                             deadline=deadline, work_conserving=opts.work_conserving)
         return search.best.engine.blocks
 
     def stats(self) -> dict[str, Any]:

@@ -26,8 +26,8 @@ from hare_opt.heuristics._kernels import STREAM_LIMIT
 from hare_opt.model import GPU, Instance, Job, Schedule
 from hare_opt.model.planning import Warm
 
-__all__ = ["DISPATCH", "STREAM_LIMIT", "RoundEngine", "expand_blocks", "run_interleaved",
-           "run_serial", "schedule_runs"]
+__all__ = ["DISPATCH", "STREAM_LIMIT", "WORK_CONSERVING", "RoundEngine", "expand_blocks",
+           "run_interleaved", "run_serial", "schedule_runs"]
 
 
 def expand_blocks(inst: Instance, blocks) -> Schedule:
@@ -186,8 +186,9 @@ def run_serial(inst: Instance, order, *, sync_first: bool = True,
 
 def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
                     warm: Warm | None = None, repeat: bool = True,
-                    conserve: bool = True) -> RoundEngine:
-    """Round by round, work-conserving: the clock t is the earliest time any job with
+                    conserve: bool = False) -> RoundEngine:
+    """Round by round. With ``conserve`` (the ``WORK_CONSERVING`` dispatchers, opt-in:
+    ``hare:work_conserving=true``), work-conserving: the clock t is the earliest time any job with
     rounds left could start its next round (its barrier passed and an eligible GPU free
     by then), and, of the jobs whose barrier is <= t and that have an eligible GPU free
     by t, the first in ``order`` places its next round (``RoundEngine.place_round``).
@@ -203,11 +204,13 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
     could start: a ready job outranked once did not move it, and a fast GPU stayed idle
     through its job's sync while that job waited.)
 
-    ``conserve=False`` (the ``interleaved-hold`` dispatcher) is the engine as it was: t
-    moves only to times when a job still waiting for its barrier could start, so the
-    GPUs of the first job in ``order`` are kept for it through its syncs (ready jobs it
-    outranks take what it leaves). A plan that keeps a GPU idle for a job that finishes
-    sooner there: the portfolio tries it, and keeps it only when it scores better.
+    ``conserve=False`` (the default ``interleaved`` dispatcher): t moves only to times
+    when a job still waiting for its barrier could start, so the GPUs of the first job in
+    ``order`` are kept for it through its syncs (ready jobs it outranks take what it
+    leaves). Why work conservation is not the default yet: it breaks the proof that lets
+    most rounds be placed as repeats of the round before, and a ``hare`` run online cost
+    14-17x the CPU (75 GPUs, 100 jobs: 1.4 -> 19.4 CPU s) for a total weighted JCT 6-9%
+    lower (experiments/hare_vs_hlas.py, docs/reproduction.md).
 
     Jobs are grouped by the set of types they may use, each group two heaps (waiting by
     barrier, ready by rank), so a step costs O(groups x types + log N), not O(N).
@@ -224,8 +227,14 @@ DISPATCH = {
     "interleaved-eft": lambda inst, order, **kw: run_interleaved(inst, order, sync_first=False,
                                                                  **kw),
     "serial-eft": lambda inst, order, **kw: run_serial(inst, order, sync_first=False, **kw),
-    "interleaved-hold": lambda inst, order, **kw: run_interleaved(inst, order, conserve=False,
-                                                                  **kw),
+}
+#: The work-conserving interleaved dispatchers, tried by ``hare`` only on request
+#: (``HareOptions.work_conserving``): ``run_interleaved(conserve=True)``.
+WORK_CONSERVING = {
+    "interleaved-wc": lambda inst, order, **kw: run_interleaved(inst, order, conserve=True,
+                                                                **kw),
+    "interleaved-eft-wc": lambda inst, order, **kw: run_interleaved(
+        inst, order, sync_first=False, conserve=True, **kw),
 }
 
 
