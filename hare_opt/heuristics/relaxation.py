@@ -48,6 +48,7 @@ from hare_opt.heuristics.relaxation_points import (
     MODES,
     AssignmentLP,
     LinearModel,
+    LPFailed,
     LPTimeLimit,
     Machines,
     Point,
@@ -526,7 +527,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
         avail = np.ceil(avail)  # integer starts: GPU m's tasks start at >= ceil(A_m)
     mach = Machines.of(inst, avail, relaxation)
     tasks = RelaxedTasks.of(inst)
-    start, evals, search_clock = eft_start(mach, tasks), 0, False
+    start, evals, search_clock, lp_failed = eft_start(mach, tasks), 0, False, False
     first = start
     if backend == "highs":  # the better of two assignments, each with its optimal x, then
         starts = [start.gpu, hare_assignment(mach)] if hare_start else [start.gpu]
@@ -535,18 +536,23 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
                                 time_limit - (time.perf_counter() - t0)) for g in starts]
         except LPTimeLimit:  # no LP point in time: the EFT point, x at its EFT starts
             lps, search_clock = [], True
+        except LPFailed:  # HiGHS cannot hold the numbers: the EFT point, said in the stats
+            lps, lp_failed = [], True
         if lps:  # a local search
             lp = min(lps, key=lambda a: a.objective)
             first = lp.point()
             deadline = None if time_limit is None else t0 + time_limit / 4
-            start, evals = local_search(lp, search_evals, deadline=deadline, stop=stop)
+            try:
+                start, evals = local_search(lp, search_evals, deadline=deadline, stop=stop)
+            except LPFailed:  # a move HiGHS could not solve: the point before the search
+                start, lp_failed = first, True
             search_clock = deadline is not None and time.perf_counter() >= deadline
     # The MILP's build cannot be stopped (about 15 us a column, 10^5 columns at 200 jobs
     # on 15 GPUs) and HiGHS does not stop in a MIP's root LP: with too little time left for
     # both, the starting point is the answer (a time limit is honoured like the others').
     late = time_limit is not None and time.perf_counter() - t0 + \
         MILP_S_PER_PAIR * pairs * 2 >= time_limit
-    if late:
+    if late or lp_failed:  # no time for the MILP, or numbers HiGHS cannot hold
         max_rounds = 0  # no time left to build the MILP (seconds at 10^5 columns)
     chain = chain_bound(inst)  # a bound of the relaxation before any MILP
     if on_start is not None:
@@ -554,7 +560,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
                             time.perf_counter() - t0, {"stopped_by": "start"}, mach))
     if max_rounds == 0:  # the starting point is the answer: no model to build
         best, bound, optimal = start, -INF, False
-        why = "time_limit" if late else "round_limit"
+        why = "solver_error" if lp_failed else "time_limit" if late else "round_limit"
         stats = {"status": f"stopped: {why}", "stopped_by": why, "rounds": 0,
                  "nodes": 0, "last_milp_status": "not run"}
         model = None

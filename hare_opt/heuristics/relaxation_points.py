@@ -264,6 +264,11 @@ class LPTimeLimit(HareOptError):
     """An ``AssignmentLP`` solve stopped by its time limit (no optimal x)."""
 
 
+class LPFailed(HareOptError):
+    """An ``AssignmentLP`` solve HiGHS could not finish (no optimal x): at the size
+    limits the machine rows' right-hand sides (squared loads) pass HiGHS's infinity."""
+
+
 class AssignmentLP:
     """The relaxation with y fixed: an LP in x, whose optimum is a feasible point.
 
@@ -369,7 +374,7 @@ class AssignmentLP:
         if self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
             raise LPTimeLimit("the LP with the assignment fixed reached its time limit")
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            raise HareOptError("the LP with the assignment fixed ended with "
+            raise LPFailed("the LP with the assignment fixed ended with "
                                f"{self.h.modelStatusToString(self.h.getModelStatus())}")
         self.objective = float(self.h.getInfo().objective_function_value)
         return self.objective
