@@ -19,9 +19,10 @@ FULL_OUT, QUICK_OUT = "paper_figs", "paper_figs/quick"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true",
-                   help=f"3 seeds and fewer points (from an empty cell cache about an hour on 2 "
-                        f"cores, mostly hare-paper on 160 GPUs: docs/reproduction.md); writes to "
-                        f"{QUICK_OUT} unless --out-dir says otherwise")
+                   help=f"3 seeds and fewer points (from an empty cell cache about 1.7 "
+                        f"CPU-hours by our estimate, mostly hare-paper; --plan estimates it "
+                        f"from the cells at hand); writes to {QUICK_OUT} unless --out-dir "
+                        f"says otherwise")
     p.add_argument("--out-dir", type=a.path, default=None, metavar="DIR",
                    help=f"output folder (default {FULL_OUT}, or {QUICK_OUT} with --quick)")
     a.deprecated(p, "--out", "--out-dir")
