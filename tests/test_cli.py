@@ -275,3 +275,14 @@ def test_simulate_runs_the_regime_reproduce_uses():
     row = simulate_cell(seed=3, policy="gavel-fifo", n_jobs=4)[0]
     assert json.loads(out)["gavel-fifo"]["total_weighted_jct"] / 1000 == pytest.approx(
         row["total_weighted_jct_s"])
+
+
+def test_solve_json_stats_nest_as_json_not_python_reprs():
+    import numpy as np
+
+    from hare_opt.cli.commands.solve import _plain
+
+    got = _plain({"a": {"status": "x", "n": np.int64(3), "v": [1.5, float("inf")]},
+                  "arr": np.arange(3), "f": np.float64(2.5), "o": object})
+    assert got["a"] == {"status": "x", "n": 3, "v": [1.5, None]}
+    assert got["arr"] == [0, 1, 2] and got["f"] == 2.5 and isinstance(got["o"], str)

@@ -138,14 +138,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plain(stats: Mapping[str, Any]) -> dict[str, Any]:
-    """``stats`` as JSON: finite numbers, strings, booleans and None; the rest as text."""
-    out = {}
-    for k, v in stats.items():
-        if isinstance(v, bool) or v is None or isinstance(v, str):
-            out[k] = v
-        elif isinstance(v, (int, float)) or hasattr(v, "item"):
-            x = v.item() if hasattr(v, "item") else v
-            out[k] = x if isinstance(x, int) or math.isfinite(x) else None
-        else:
-            out[k] = str(v)
-    return out
+    """``stats`` as JSON: finite numbers, strings, booleans and None, nested in lists and
+    objects (a portfolio member's brief stays an object, not its Python repr); the rest
+    as text."""
+    return {str(k): _plain_value(v) for k, v in stats.items()}
+
+
+def _plain_value(v: Any) -> Any:
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if hasattr(v, "tolist"):  # NumPy scalars and arrays
+        return _plain_value(v.tolist())
+    if isinstance(v, (int, float)):
+        return v if isinstance(v, int) or math.isfinite(v) else None
+    if isinstance(v, Mapping):
+        return _plain(v)
+    if isinstance(v, (list, tuple)):
+        return [_plain_value(x) for x in v]
+    return str(v)
