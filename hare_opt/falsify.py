@@ -360,7 +360,9 @@ def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
 
 
 def _bar(progress: bool, iterations: int | None, budget: float):
-    if not progress:
+    import sys
+
+    if not progress or not sys.stderr.isatty():  # no \r-redrawn bar in a log file
         return None
 
     if iterations is not None:

@@ -81,3 +81,17 @@ def test_semantics_flag_and_the_gang_policies_switching(capsys):
                                                         semantics=semantics).summary()
     code, _, err = run_cli(["simulate", "--workload", "paper", "--semantics", "gang"], capsys)
     assert code != 0 and "semantics" in err
+
+
+def test_no_progress_bar_is_drawn_into_a_stderr_that_is_not_a_terminal():
+    import contextlib
+    import io
+
+    from hare_opt.cli.main import main
+
+    for argv in (["simulate", "--workload", "paper", "--jobs", "4", "--policies", "gavel-fifo"],
+                 ["falsify", "--solver", "hare", "--iterations", "5", "--seed", "1"]):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            assert main(argv) == 0, argv
+        assert "\r" not in err.getvalue(), argv

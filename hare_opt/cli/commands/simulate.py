@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     for name in policies:
         inst = instance_for(name)
         with tqdm(total=inst.num_jobs, desc=name, unit="job", file=sys.stderr,
-                  disable=args.no_progress, leave=False) as bar:
+                  disable=args.no_progress or not sys.stderr.isatty(), leave=False) as bar:
             runs.append(simulate(inst, name, progress=bar, semantics=args.semantics))
     if args.out:
         with atomic_path(args.out) as tmp:
