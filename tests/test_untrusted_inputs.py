@@ -90,7 +90,7 @@ def test_a_pickle_given_as_any_input_path_runs_nothing(evil, tmp_path):
     assert not mark.exists()
 
 
-# --- names that become paths (issue 35, 2) -----------------------------------------
+# --- names that become paths
 
 SWEEP = 'fn = "arith"\nseeds = 1\n'
 
@@ -147,7 +147,7 @@ def test_generate_with_a_plain_name_writes_inside_the_folder(tmp_path):
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["ok-0.json", "ok-1.json"]
 
 
-# --- 64-bit sums (issue 35, 3) -------------------------------------------------------
+# --- 64-bit sums
 
 def _doc(jobs: list[dict], gpus: list[dict] | None = None) -> dict:
     return {"format": "hare-opt/instance@1", "name": "big", "time_unit": "s",
@@ -265,7 +265,7 @@ def _at_the_limit(doc: dict, solvers: list[str]) -> None:
             assert json.loads(text)["objective"] < 2**63
 
 
-# --- tracebacks and late refusals (issue 35, 8) -------------------------------------
+# --- tracebacks and late refusals
 
 @pytest.mark.parametrize("policy,says", [("hare:budget=1:x=2", "must be an integer"),
                                          ("hare:budget=-1", "must be >= 0"),
