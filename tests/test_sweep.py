@@ -247,6 +247,9 @@ def test_the_readme_summary_gives_a_word_per_hare_and_a_tally(tmp_path):
                         "hare": "reproduced"}
     assert words("paper's alpha(2+alpha) claim refuted under step 3 phi; ours holds") == \
         {"": "refuted"}
+    # an input is labelled as input, whatever words follow it
+    assert words("input (the paper's measurement): not reproduced here, only used") == \
+        {"": "input"}
     names = list(ITEMS)
     _write(tmp_path / "README.md", [_outcome(names[1], "x", v), _outcome(names[2], "y", v)])
     text = (tmp_path / "README.md").read_text()

@@ -21,7 +21,7 @@ from hare_opt.util.version import code_version
 
 #: The Hares each simulator claim is judged for, as the summary's columns.
 HARE_COLUMNS = ("hare-paper", "hare-paper:step3=start", "hare")
-#: Verdict words, longest first (``not reproduced`` before ``reproduced``).
+#: Verdict words (``words`` takes the one said first).
 WORDS = ("not reproduced", "reproduced", "partly", "refuted", "holds", "fails", "measured",
          "input", "FAILED", "not run", "check failed")
 RUN_LINES = ("This run:", "Rerun of")
@@ -47,11 +47,12 @@ def words(verdict: str) -> dict[str, str]:
     """The verdict's word for each Hare it judges (``HARE_COLUMNS``), or for the item
     (key ``""``) when it is not judged per Hare."""
     def word(text: str) -> str:
+        """The verdict word said first ("input ... not reproduced here" is an input);
+        at one place the longer ("not reproduced" over "reproduced")."""
         low = text.strip()
-        for w in WORDS:
-            if re.search(rf"(^|\W){re.escape(w)}(\W|$)", low):
-                return w
-        return " ".join(low.split()[:4])
+        found = [(m.start(), -len(w), w) for w in WORDS
+                 if (m := re.search(rf"(^|\W){re.escape(w)}(\W|$)", low))]
+        return min(found)[2] if found else " ".join(low.split()[:4])
 
     parts = [p.split(": ", 1) for p in verdict.split(" / ")]
     if all(len(p) == 2 and p[0] in HARE_COLUMNS for p in parts):
