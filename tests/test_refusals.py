@@ -15,14 +15,14 @@ import json
 import lzma
 import os
 import zipfile
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from cli_run import refused as _refused
+from cli_run import run
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hare_opt.cli.main import main
 from hare_opt.io.gavel import load_gavel_throughputs
 from hare_opt.io.philly import TraceError, load_philly_jobs
 from hare_opt.model import HareOptError
@@ -34,20 +34,8 @@ TRACE = "duration,num_gpus,submit_time\n" + "".join(f"{100 + i},{1 + i % 4},{10 
                                                      for i in range(50))
 
 
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
-
-
 def refused(argv: list[str]) -> str:
-    code, out, err = run(argv)
-    lines = err.splitlines()
-    assert code == 2 and out == "", (code, out, err)
-    assert len(lines) == 1 and lines[0].startswith("hare-opt"), err
-    assert "Traceback" not in err
-    return lines[0]
+    return _refused(argv, silent=True)
 
 
 @pytest.fixture(scope="module")

@@ -8,35 +8,18 @@ leave 64 bits are refused at load naming the field.
 
 from __future__ import annotations
 
-import io
 import pickle
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from cli_run import refused, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from hare_opt.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "instances" / "small" / "small-00.json"
 
 
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
-
-
-def refused(argv: list[str]) -> str:
-    code, out, err = run(argv)
-    lines = err.splitlines()
-    assert code == 2, (code, out, err)
-    assert len(lines) == 1 and lines[0].startswith("hare-opt"), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 class _Payload:

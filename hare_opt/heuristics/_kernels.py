@@ -56,6 +56,18 @@ def _count_free_by(free, srt, lo, hi, tie):
 
 
 @jit
+def _open_type(k, j, lo, hi, free, srt, own, rem, tie_n, step, r, o, b):
+    """Start type k's two slot streams for job j (``2k + 1``: the GPUs that ran j last,
+    no setup; ``2k``: the others): their sizes, the GPUs tied at their earliest start,
+    and no step taken yet."""
+    rem[2 * k + 1], rem[2 * k] = own[k, j], hi - lo - own[k, j]
+    tie_n[2 * k + 1] = _count_free_by(free, srt, lo, hi, b) if own[k, j] else 0
+    tie_n[2 * k] = _count_free_by(free, srt, lo, hi, max(r, b - o))
+    step[2 * k + 1] = 0
+    step[2 * k] = 0
+
+
+@jit
 def _next(sid, j, srt, lo, hi, last, tie_n, step, rem):
     """Next GPU of stream ``sid`` (-1 when exhausted): the first ``tie_n`` GPUs of the
     segment (their first slots tie) latest-freed first, then the rest by free time;
@@ -221,11 +233,7 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
     for k in range(ntypes):
         if ptab[j, k] > 0:
             lo, hi = tptr[k], tptr[k + 1]
-            rem[2 * k + 1], rem[2 * k] = own[k, j], hi - lo - own[k, j]
-            tie_n[2 * k + 1] = _count_free_by(free, srt, lo, hi, b) if own[k, j] else 0
-            tie_n[2 * k] = _count_free_by(free, srt, lo, hi, max(r, b - o))
-            step[2 * k + 1] = 0
-            step[2 * k] = 0
+            _open_type(k, j, lo, hi, free, srt, own, rem, tie_n, step, r, o, b)
     nruns = 0
     if K > STREAM_LIMIT:                       # huge rounds: every GPU is a candidate
         nc = 0
@@ -496,11 +504,7 @@ def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws):
         if ptab[j, k] > 0 and max(free[srt[tptr[k]]], b) + ptab[j, k] \
                 + (stab[j, k] if sync_first else 0) <= be:
             lo, hi = tptr[k], tptr[k + 1]
-            rem[2 * k + 1], rem[2 * k] = own[k, j], hi - lo - own[k, j]
-            tie_n[2 * k + 1] = _count_free_by(free, srt, lo, hi, b) if own[k, j] else 0
-            tie_n[2 * k] = _count_free_by(free, srt, lo, hi, max(r, b - o))
-            step[2 * k + 1] = 0
-            step[2 * k] = 0
+            _open_type(k, j, lo, hi, free, srt, own, rem, tie_n, step, r, o, b)
             for sid in (2 * k + 1, 2 * k):
                 g = _next(sid, j, srt, lo, hi, last, tie_n, step, rem)
                 if g < 0:

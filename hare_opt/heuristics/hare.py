@@ -55,6 +55,9 @@ DEFAULT_TIME_S = 60.0
 EXTRA_RUNS_UP_TO = 100_000
 
 
+#: Every dispatcher a candidate may name, by name (the default ones and the opt-in).
+_DISPATCHERS = {**DISPATCH, **WORK_CONSERVING}
+
 @dataclass(frozen=True)
 class HareOptions(Options):
     """``improve``: search beyond the first schedule; ``budget``: round placements the
@@ -131,7 +134,7 @@ class _Searcher:
     def eval(self, mode: str, order: np.ndarray) -> int:
         self.budget -= self.cost
         self.evals += 1
-        eng = {**DISPATCH, **WORK_CONSERVING}[mode](self.inst, order, warm=self.warm)
+        eng = _DISPATCHERS[mode](self.inst, order, warm=self.warm)
         value = eng.objective()
         if self.best is None or value < self.best.objective:
             self.best = Candidate(value, mode, np.array(order), eng)

@@ -130,9 +130,7 @@ class Job:
                                _check_int(self.sync_time, "sync_time", owner, minimum=0))
         for name in ("weight", "release", "rounds", "tasks_per_round", "switch_overhead"):
             object.__setattr__(self, name, int(getattr(self, name)))
-        sync = (max(self.sync_time.values(), default=0) if isinstance(self.sync_time, Mapping)
-                else self.sync_time)
-        serial = self.rounds * self.tasks_per_round * (max(tt.values()) + sync) \
+        serial = self.rounds * self.tasks_per_round * (max(tt.values()) + _max_sync(self)) \
             + self.switch_overhead
         if serial > MAX_JOB_TIME:
             raise InstanceError(f"rounds x tasks_per_round x (task time + sync) = {serial} "
@@ -203,13 +201,14 @@ class Instance:
                   * (max(j.task_time.values()) + _max_sync(j) + j.switch_overhead)
                   for j in self.jobs]
         horizon = max(j.release for j in self.jobs) + sum(serial)
-        total = sum(j.weight for j in self.jobs) * horizon  # Python ints: exact
+        weights = sum(j.weight for j in self.jobs)
+        total = weights * horizon  # Python ints: exact
         if total <= MAX_WEIGHTED_TIME:
             return
         heavy = max(self.jobs, key=lambda j: j.weight)
         long = self.jobs[max(range(len(serial)), key=serial.__getitem__)]
         raise InstanceError(
-            f"sum of weights x serial horizon = {sum(j.weight for j in self.jobs)} x "
+            f"sum of weights x serial horizon = {weights} x "
             f"{horizon} = {total:.3g} exceeds the largest accepted {MAX_WEIGHTED_TIME} "
             f"(2^60, so that the objective fits in 64-bit integers); lower the weights "
             f"(heaviest: job {heavy.id!r}, weight {heavy.weight}) or the times (longest: "

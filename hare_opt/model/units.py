@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import numbers
 import re
+from decimal import Decimal
 
 _SECONDS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
 
@@ -18,8 +20,6 @@ def unit_seconds(unit: str) -> float | None:
 def fmt_number(value: float, decimals: int = 3) -> str:
     """An integer as it is, anything else rounded to ``decimals`` places (trailing zeros
     dropped): ``17``, ``5.667``, ``2.5``."""
-    import numbers
-
     if isinstance(value, numbers.Integral):  # exact at any size: never through a float
         return str(int(value))
     if float(value).is_integer() and abs(value) < 2**63:
@@ -32,11 +32,7 @@ def in_seconds(value: float, unit: str) -> str:
     sec = unit_seconds(unit)
     if sec is None or sec == 1.0 or unit.strip() == "s":
         return ""
-    import numbers
-
     if isinstance(value, numbers.Integral):  # exact, in decimals: no float rounding
-        from decimal import Decimal
-
         exact = Decimal(int(value)) * Decimal(repr(sec))
         if exact == exact.to_integral_value():
             return f" (= {int(exact)} s)"
