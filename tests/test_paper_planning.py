@@ -123,6 +123,26 @@ def test_blocks_relax_coarse_and_order_every_batch(b, inst):
         assert inversions == 0
 
 
+@settings(max_examples=25)
+@given(inst=instances(max_jobs=4, max_gpus=3, max_rounds=7, max_tasks=30), data=st.data())
+@pytest.mark.parametrize("b", [1, 2, 3])
+def test_order_chunks_read_the_whole_order_in_pieces(b, inst, data):
+    """Step 2's list read in chunks of any size (``OrderChunks``, what online plans use)
+    is ``task_order``'s list, with the tasks already running left out as there."""
+    from hare_opt.heuristics.hare_paper import OrderChunks
+
+    rel = solve_relaxation(coarsen(inst, b), max_rounds=0, relaxation="per-type")
+    started = np.array([data.draw(st.integers(0, int(k))) for k in inst.tasks_per_round])
+    started = started if data.draw(st.booleans()) else None
+    want, _ = task_order(inst, rel, b, 0.0, started, count=False)
+    size = data.draw(st.integers(1, 12))
+    chunks = OrderChunks(inst, rel, b, 0.0, started, size=size)
+    got = list(chunks)
+    assert chunks.total == len(want)
+    assert all(len(c) for c in got)
+    assert np.array_equal(np.concatenate(got) if got else np.array([], int), want)
+
+
 def test_block_size_is_the_smallest_that_fits():
     inst = paper_instance(1, 4, "V100:2,K80:1", regime="paper", rounds=(6, 40))
     for budget in (50, 200, 1000):

@@ -48,34 +48,49 @@ def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
     return batch_priorities(inst, relax)[4]
 
 
-def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(job, round, task, x, H) of every batch of ``inst`` from a relaxation solved on its
-    copy in blocks of about ``b`` rounds (``paper_planning.coarsen``: time unit b from
-    ``origin``, blocks ``block_starts``).
+def batch_lines(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per task of a relaxation solved in blocks of about ``b`` rounds: (x0, step, size,
+    round0), its block's batches k = 0..size-1 getting x = x0 + k step, the first of them
+    fine round round0.
 
-    A coarse task that starts at x^ stands for its block's n batches, which it models as
-    run back to back on its machine; batch k of the block is given x = origin + b x^ +
-    k (p + s) (p, s: the fine task and sync times on the coarse task's machine), the
-    start it would have there, and H = x + max_m p / 2 as step 2 says. With b = 1 this
-    is Algorithm 1's own H.
+    A coarse task that starts at x^ stands for its block's size batches, which it models
+    as run back to back on its machine: batch k is given x = origin + b x^ + k (p + s)
+    (p, s: the fine task and sync times on the coarse task's machine), the start it would
+    have there. At b = 1 this is x itself.
     """
-
     t = relax.tasks
-    pmax = np.where(inst.eligible, inst.proc, 0).max(axis=1)
+    x = np.asarray(relax.x, dtype=float)
     if b == 1:
-        x = origin + np.asarray(relax.x, dtype=float)
-        return t.job, t.round, t.task, x, x + pmax[t.job] / 2.0
+        ones = np.ones(len(x), dtype=np.int64)
+        return origin + x, ones.astype(float), ones, t.round.astype(np.int64)
     starts = block_starts(inst.rounds, -(-inst.rounds // b))
     first = np.concatenate(starts)  # job n's blocks from offset[n]
     offset = np.r_[0, np.cumsum([len(f) for f in starts])[:-1]]
     at = offset[t.job] + t.round
-    size = first[at + 1] - first[at]  # batches each coarse task stands for
-    k = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
+    size = (first[at + 1] - first[at]).astype(np.int64)  # batches each coarse task stands for
     if relax.machines is None:
         raise ValueError("batch priorities need the relaxation's machines")
     typ = relax.machines.type_of[relax.gpu]
-    span = (inst.proc_by_type + inst.sync_by_type)[t.job, typ].astype(float)
+    step = (inst.proc_by_type + inst.sync_by_type)[t.job, typ].astype(float)
+    x0 = origin + b * x
+    return x0, step, size, first[at].astype(np.int64)
+
+
+def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(job, round, task, x, H) of every batch of ``inst`` from a relaxation solved on its
+    copy in blocks of about ``b`` rounds (``paper_planning.coarsen``: time unit b from
+    ``origin``, blocks ``block_starts``), listed by job, round, task; x from
+    ``batch_lines`` and H = x + max_m p / 2 as step 2 says. With b = 1 this is
+    Algorithm 1's own H.
+    """
+    t = relax.tasks
+    pmax = np.where(inst.eligible, inst.proc, 0).max(axis=1)
+    x0, step, size, round0 = batch_lines(inst, relax, b, origin)
+    if b == 1:
+        return t.job, t.round, t.task, x0, x0 + pmax[t.job] / 2.0
+    k = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
     # Rows in (job, round, task) order, like the tasks of b = 1: the q-th task of a coarse
     # round of K tasks and n batches each starts at base + q n; its batch k goes to
     # base + k K + q.
@@ -84,11 +99,11 @@ def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: floa
         k * np.repeat(kk, size)
     out = [np.empty(len(dest), dtype=a.dtype) for a in (t.job, t.round, t.task)]
     out.append(np.empty(len(dest)))
-    out[0][dest] = np.repeat(t.job, size)
-    out[1][dest] = np.repeat(first[at], size) + k
-    out[2][dest] = np.repeat(t.task, size)
-    out[3][dest] = origin + b * np.repeat(np.asarray(relax.x, dtype=float), size) + \
-        k * np.repeat(span, size)
+    c = np.repeat(np.arange(len(size)), size)
+    out[0][dest] = t.job[c]
+    out[1][dest] = round0[c] + k
+    out[2][dest] = t.task[c]
+    out[3][dest] = x0[c] + k * step[c]
     job, rnd, task, x = out
     return job, rnd, task, x, x + pmax[job] / 2.0
 
@@ -122,6 +137,88 @@ def task_order(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.
     v = job[order][by_job] * (int(inst.rounds.max(initial=0)) + 1) + rnd[order][by_job]
     inversions = int((v < np.maximum.accumulate(v)).sum()) if len(v) else 0
     return job[order], inversions
+
+
+class OrderChunks:
+    """``task_order``'s job list (``count=False``) in consecutive chunks, without sorting
+    every batch: an online plan list-schedules only the positions that start before its
+    next re-plan, a few thousand of a residual's 10^5-10^6.
+
+    A coarse task's batches have H rising with k (``batch_lines``), so the
+    batches with H <= a threshold are a prefix of each coarse task's; a chunk is those
+    between two thresholds (chosen by bisection for about ``size`` batches, doubling each
+    chunk), sorted by (H, x, job, round, task): the stable sort of ``task_order`` read in
+    pieces. ``total``: positions of the whole list. ``tests/test_paper_planning.py``
+    checks the chunks against ``task_order``.
+    """
+
+    def __init__(self, inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0,
+                 started: np.ndarray | None = None, size: int = 4096):
+        t = relax.tasks
+        self.job, self.task = t.job, t.task
+        pmax = np.where(inst.eligible, inst.proc, 0).max(axis=1)
+        self.half = pmax[t.job] / 2.0
+        self.x0, self.span, self.size, self.round0 = batch_lines(inst, relax, b, origin)
+        self.one = b == 1
+        x = self.x0
+        self.next = np.zeros(len(x), dtype=np.int64)  # each coarse task's next batch
+        if started is not None and np.any(started):
+            drop = (self.round0 == 0) & (t.task < np.asarray(started)[t.job])
+            self.next[drop] = 1
+        self.total = int((self.size - self.next).sum())
+        self.chunk = max(1, int(size))
+
+    def _h(self, i: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x, H) of batch k of coarse task i, as ``batch_priorities`` computes them."""
+        x = self.x0[i] if self.one else self.x0[i] + k * self.span[i]
+        return x, x + self.half[i]
+
+    def _upto(self, thr: float) -> np.ndarray:
+        """Per coarse task, an upper estimate of the batches (from 0) with H <= thr."""
+        base = self.x0 + self.half
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n = np.floor((thr - base) / self.span) + 2  # one more than the estimate
+        n = np.where(np.isfinite(n), n, np.where(thr >= base, self.size, 0))
+        return np.clip(n, self.next, self.size).astype(np.int64)
+
+    def __iter__(self):
+        left = self.total
+        while left > 0:
+            want = min(self.chunk, left)
+            live = self.next < self.size
+            i = np.flatnonzero(live)
+            _, lo = self._h(i, self.next[i])
+            _, hi = self._h(i, self.size[i] - 1)
+            a, z = float(lo.min()), float(hi.max())
+            if want < left:
+                for _ in range(60):  # bisection on the threshold: about ``want`` batches
+                    mid = (a + z) / 2
+                    if mid in (a, z):
+                        break
+                    if int((self._upto(mid) - self.next).sum()) >= want:
+                        z = mid
+                    else:
+                        a = mid
+            thr = max(z, float(lo.min()))  # the least batch left always goes
+            upto = self._upto(thr)
+            while True:  # each coarse task's candidates end at a batch with H > thr
+                idx = np.flatnonzero(upto < self.size)
+                idx = idx[self._h(idx, upto[idx])[1] <= thr]
+                if not len(idx):
+                    break
+                upto[idx] = np.minimum(self.size[idx], 2 * upto[idx] - self.next[idx] + 1)
+            n = upto - self.next
+            i = np.repeat(np.arange(len(upto)), n)
+            k = np.arange(len(i)) - np.repeat(np.cumsum(n) - n, n) + self.next[i]
+            x, h = self._h(i, k)
+            keep = h <= thr  # a prefix of each coarse task's candidates (H rises with k)
+            i, k, x, h = i[keep], k[keep], x[keep], h[keep]
+            done = self.next + np.bincount(i, minlength=len(upto))
+            self.next = done
+            order = np.lexsort((self.task[i], self.round0[i] + k, self.job[i], x, h))
+            left -= len(i)
+            self.chunk *= 2
+            yield self.job[i][order]
 
 
 def order_change(inst: Instance, a: Relaxation, b: Relaxation) -> tuple[float, float]:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from hare_opt.heuristics.hare_paper import order_change, task_order
+from hare_opt.heuristics.hare_paper import OrderChunks, order_change
 from hare_opt.heuristics.listsched import ClusterState
 from hare_opt.heuristics.paper_step3 import check_step3, from_warm, list_schedule
 from hare_opt.heuristics.relaxation import pair_count, solve_relaxation
@@ -49,6 +49,10 @@ SEARCH_EVALS = 20
 #: (task, machine) pairs of one plan's relaxation by default, per model: about a CPU
 #: second a plan at 160 GPUs for ``per-type`` (docs/simulator.md).
 PAIRS = {"per-gpu": 2000, "per-type": 12000}
+#: Step 2's first chunk of list positions when a plan stops at a horizon (it doubles each
+#: chunk; a 160-GPU plan placed up to a few thousand), and the whole list otherwise.
+CHUNK = 4096
+MAX_CHUNK = 1 << 62
 OWNER = "planner 'hare-paper'"
 
 
@@ -199,10 +203,17 @@ class HarePaperPlanner:
         started = None
         if warm is not None:
             started = residual.tasks_per_round - np.asarray(warm.left, dtype=np.int64)
-        jobs, _ = task_order(residual, rel, b, origin, started, count=False)
-        state = list_schedule(from_warm(residual, warm), jobs, self.step3, until=until)
+        # Step 2's list in chunks, step 3 on each until the plan's horizon (``until``):
+        # the same schedule as the whole list's, without sorting batches never reached.
+        chunks = OrderChunks(residual, rel, b, origin, started,
+                             size=CHUNK if until is not None else MAX_CHUNK)
+        state = from_warm(residual, warm)
+        for jobs in chunks:
+            list_schedule(state, jobs, self.step3, until=until)
+            if until is not None and int(state.free.min()) >= until:
+                break
         self.placed += len(state.rows())
-        self.to_place += len(jobs)
+        self.to_place += chunks.total
         self.plan_cpu += time.process_time() - c0
         return state
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
-from hare_opt.heuristics.hare import solve_hare
 from hare_opt.heuristics.rules import eft_state
 from hare_opt.model import GPU, HareOptError, Instance
 from hare_opt.util.highs import new_highs
@@ -256,6 +255,8 @@ def hare_assignment(mach: Machines) -> np.ndarray:
     Any assignment is feasible in the relaxation (x may grow); this one is a
     good start. ``hare`` is deterministic (its budget counts placements).
     """
+    from hare_opt.heuristics.hare import solve_hare  # only with ``hare_start``
+
     free = mach.real.without_setups()
     return mach.of_gpu[_assignment(free, solve_hare(free).schedule)[1]]
 

@@ -48,8 +48,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
-from hare_opt.heuristics.planning import PLAN_EVALS
-from hare_opt.heuristics.rounds import schedule_runs
 from hare_opt.model import Instance, Job, OptionError
 from hare_opt.model.instance import MAX_COUNT
 from hare_opt.model.options import UnknownOptionError, option
@@ -138,7 +136,8 @@ class PlanPolicy:
         self.water = inst.num_gpus if self.low_water is None else self.low_water
         typical = int(np.median(inst.min_task_time))
         self.gap = (typical if lazy else 0) if self.min_gap is None else self.min_gap
-        self.evals = self.plan_evals or (1 if lazy else PLAN_EVALS)
+        # None: the planner's own default (a planner's code is then loaded only by its runs)
+        self.evals = self.plan_evals or (1 if lazy else None)
         self.planner: Planner = get_planner(self.solver, evals=self.evals,
                                             **self.solver_options)
         self.last_plan = -self.gap - 1
@@ -331,6 +330,8 @@ class PlanPolicy:
         elif blocks is not None:  # the round engine's runs as they are
             runs = blocks(planning, warm, deadline)
         else:
+            from hare_opt.heuristics.rounds import schedule_runs  # planners without blocks
+
             runs = schedule_runs(residual, self.planner.plan(planning, warm, deadline))
         tasks = int(runs[:, 4] @ runs[:, 7])
         if warm is None and until is None and tasks != residual.num_tasks:
