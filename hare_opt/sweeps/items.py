@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 
 from hare_opt.generators import TESTBED, get_regime  # noqa: E402
 from hare_opt.generators.clusters import cluster_of  # noqa: E402,F401 - items name clusters by it
+from hare_opt.plot.style import policy_color, save_figure  # noqa: E402
 from hare_opt.sweeps.sweep import Cell  # noqa: E402
 from hare_opt.sweeps.verdicts import (  # noqa: E402
     INPUT,
@@ -234,17 +235,6 @@ def with_claims(claim: str, claims: list[Any]) -> str:
     return f"{claim} [as data: {'; '.join(c.describe() for c in claims)}]"
 
 
-_OTHERS = [f"C{i}" for i in range(10) if i != 3]
-
-
-def policy_color(policy: str, index: int) -> str:
-    """hare is always red (C3), hare-paper dark red (its start reading light red); the
-    others cycle through the rest."""
-    if policy.startswith("hare-paper"):
-        return "darkred" if policy == "hare-paper" else "lightcoral"
-    return "C3" if policy == "hare" else _OTHERS[index % len(_OTHERS)]
-
-
 def plot_bars(table: pd.DataFrame, path: Path, ylabel: str = "total weighted JCT (s)",
               xlabel: str = "") -> None:
     labels = list(table["label"].cat.categories if hasattr(table["label"], "cat")
@@ -259,15 +249,14 @@ def plot_bars(table: pd.DataFrame, path: Path, ylabel: str = "total weighted JCT
         sub = table[table["policy"] == p].set_index("label").reindex(labels)
         err = np.vstack([sub["mean"] - sub["ci_low"], sub["ci_high"] - sub["mean"]])
         ax.bar(x + i * width - 0.4 + width / 2, sub["mean"], width, yerr=err,
-               label=p, capsize=2, color=policy_color(p, i))
+               label=p, capsize=2, color=policy_color(p))
     ax.set_xticks(x, [str(lab) for lab in labels])
     ax.set_ylabel(ylabel)
     if xlabel:
         ax.set_xlabel(xlabel)
     ax.legend(fontsize=8, ncol=min(4, len(policies)))
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    save_figure(fig, path)
 
 
 def sim_item(title: str, claim: str, settings: list[dict[str, Any]], claims: list[Any], *,
@@ -377,17 +366,16 @@ def cdf_item() -> Item:
     def plot(table: pd.DataFrame, path: Path) -> None:
         fig = Figure(figsize=(6, 4))
         ax = fig.subplots()
-        for i, row in table.iterrows():
+        for _, row in table.iterrows():
             jct = np.array([float(x) for x in row["jct_s"].split()]) / 60
             ax.step(jct, np.arange(1, len(jct) + 1) / len(jct), where="post", label=row["policy"],
-                    color=policy_color(row["policy"], i))
-        ax.axvline(limit_s / 60, ls=":", color="grey")
+                    color=policy_color(row["policy"]))
+        ax.axvline(limit_s / 60, ls=":", color="grey", label=f"{limit_s / 60:g} min")
         ax.set_xlabel("job completion time (min)")
         ax.set_ylabel("fraction of jobs (all seeds pooled)")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
+        save_figure(fig, path)
 
     return Item("JCT CDF on the testbed (40 jobs)",
                 with_claims("90.5% of jobs finish within 25 min under Hare, vs 66.7% (Allox) "

@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 
 from hare_opt.examples import fig1_instance, fig1_schedule, smith_counterexample
 from hare_opt.plot import gantt
+from hare_opt.plot.style import save_figure
 from hare_opt.solvers import solve, solver_names
 from hare_opt.sweeps.cells import Cell
 from hare_opt.sweeps.items import OFFLINE_SEEDS, Item, seeds
@@ -53,8 +54,7 @@ def fig1_item() -> Item:
                                      table["schedule"].str.startswith("optimum")),
                                     "total_jct_s"].iloc[0])
             gantt(inst, sched, ax=ax, title=f"{title}: total JCT {total:g} s")
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
+        save_figure(fig, path)
 
     return Item("Fig. 1 toy: the paper's three schedules and the proven optimum",
                 "total JCT 10.5 s (heterogeneity-oblivious), 9 s (aware, no intra-job "
@@ -117,8 +117,7 @@ def quality_item() -> Item:
         ax.set_xticks(x, table["solver"])
         ax.set_ylabel("objective / OPT (or / lower bound)")
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
+        save_figure(fig, path)
 
     return Item("heuristics against the proven optimum (random instances, 20-40 tasks)",
                 "(ours) hare within 10% of OPT on average and better than hare-paper",
@@ -221,8 +220,7 @@ def bounds_item() -> Item:
         ax.set_yticks(y, table["check"], fontsize=7)
         ax.set_xlabel("worst ratio / claimed bound (<= 1: the bound held; hare-paper's claim "
                       "is alpha(2+alpha) x OPT)")
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
+        save_figure(fig, path)
 
     return Item("bound verification: hare's guarantee, lower bounds, the paper's alpha(2+alpha)",
                 "Theorem 4: Algorithm 1 is an alpha(2+alpha)-approximation", cells, analyse, plot)
@@ -262,8 +260,7 @@ def runtime_item() -> Item:
         ax.set_ylabel("scheduler wall time (s)")
         ax.grid(alpha=0.3, which="both")
         ax.legend()
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
+        save_figure(fig, path)
 
     return Item("scheduler runtime against instance size",
                 "(not reported in the paper)", cells, analyse, plot)
