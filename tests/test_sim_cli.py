@@ -32,6 +32,7 @@ def test_summary_json_matches_the_library(capsys, tmp_path):
     assert list(summary) == ["hare", "hlas", "srtf"]
     inst = load_instance(path)
     for policy, figures in summary.items():
+        assert figures.pop("switching_model") == "instance"
         assert figures == simulate(inst, policy).summary()
         assert set(figures) == {"total_weighted_jct", "avg_jct", "makespan"}
     jobs = pd.read_csv(out_csv)
@@ -77,8 +78,9 @@ def test_semantics_flag_and_the_gang_policies_switching(capsys):
     assert summaries["lease"]["hlas"] == summaries["per-round"]["hlas"]
     for semantics, switching in (("lease", "default"), ("per-round", "hare")):
         inst = workload_instance("paper", n_jobs=5, switching=switching)
-        assert summaries[semantics]["srtf"] == simulate(inst, "srtf",
-                                                        semantics=semantics).summary()
+        got = dict(summaries[semantics]["srtf"])
+        assert got.pop("switching_model") == switching  # the output says which
+        assert got == simulate(inst, "srtf", semantics=semantics).summary()
     code, _, err = run_cli(["simulate", "--workload", "paper", "--semantics", "gang"], capsys)
     assert code != 0 and "semantics" in err
 
@@ -95,3 +97,13 @@ def test_no_progress_bar_is_drawn_into_a_stderr_that_is_not_a_terminal():
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             assert main(argv) == 0, argv
         assert "\r" not in err.getvalue(), argv
+
+
+
+def test_the_table_names_each_policy_s_switching(capsys):
+    code, out, _ = run_cli(["simulate", "--workload", "paper", "--jobs", "5", "--policies",
+                            "hlas,srtf", "--no-progress"], capsys)
+    assert code == 0
+    head, rows = out.splitlines()[1], out.splitlines()[3:]
+    assert head.split()[0] == "switching"
+    assert {r.split()[0]: r.split()[1] for r in rows} == {"hlas": "hare", "srtf": "default"}
