@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 
 from hare_opt.generators import TESTBED, get_regime  # noqa: E402
 from hare_opt.generators.clusters import cluster_of  # noqa: E402,F401 - items name clusters by it
+from hare_opt.heuristics.paper_planning import MAX_ROUNDS  # noqa: E402
 from hare_opt.plot.style import policy_color, save_figure  # noqa: E402
 from hare_opt.sweeps.sweep import Cell  # noqa: E402
 from hare_opt.sweeps.verdicts import (  # noqa: E402
@@ -157,8 +158,10 @@ def _total(hp: pd.DataFrame, key: str) -> int:
 
 
 def disclose_one(hp: pd.DataFrame, name: str) -> str:
-    """Relaxations proved optimal, worst gap, blocks, the pair budget, and how often the
-    relaxation's phases changed step 2's order (docs/simulator.md)."""
+    """What step 1 was in these runs, said as it is: a feasible point of the relaxation
+    (the EFT assignment's fixed-assignment LP, then local search) unless a relaxation was
+    solved; its gap to the proved bound (without the MILP, the chain bound); blocks, the
+    pair budget, and how often the search changed step 2's order (docs/simulator.md)."""
     if hp.empty or hp["relaxations"].isna().all():
         return ""
     total, proved = int(hp["relaxations"].sum()), int(hp["relaxations_optimal"].sum())
@@ -166,11 +169,17 @@ def disclose_one(hp: pd.DataFrame, name: str) -> str:
     blocks = int(pd.to_numeric(hp["block_rounds_max"], errors="coerce").max())
     errors = int(pd.to_numeric(hp.get("relaxations_solver_error", pd.Series(dtype=float)),
                                errors="coerce").sum())  # absent in cells made before it
-    text = f"{name}: {proved} of {total} relaxations proved optimal"
+    milp = "" if MAX_ROUNDS else ", the relaxation's MILP off"
+    if proved:
+        text = f"{name}: {proved} of {total} relaxations solved to optimality"
+    else:
+        text = (f"{name}: step 1 ordered by a feasible point of the relaxation in each of "
+                f"{total} plans (the EFT assignment's LP improved by local search{milp}; "
+                f"none solved to optimality)")
     if total > proved and np.isfinite(gap):
-        text += f" (the others stopped at their deterministic limits, gap <= {100 * gap:.1f}%"
-        text += (f"; {errors} ended in a HiGHS solve error, their incumbent used)" if errors
-                 else ")")
+        text += f", at most {100 * gap:.1f}% above the chain lower bound"
+    if errors:
+        text += f"; {errors} LPs ended in a HiGHS solve error (the EFT point used)"
     if blocks > 1:
         text += f", relaxed in blocks of up to {blocks} rounds"
         if "blocks_per_job_median_min" in hp:
@@ -178,9 +187,10 @@ def disclose_one(hp: pd.DataFrame, name: str) -> str:
             text += f" (at least {few:g} blocks per job, median)"
     plans = _total(hp, "plans")
     if "order_changed_by_search" in hp:
-        text += (f"; the start search changed step 2's order in "
-                 f"{_total(hp, 'order_changed_by_search')} of {plans} plans, the MILP in "
-                 f"{_total(hp, 'order_changed_by_milp')}")
+        text += (f"; the local search changed step 2's order in "
+                 f"{_total(hp, 'order_changed_by_search')} of {plans} plans")
+        if MAX_ROUNDS:
+            text += f", the MILP in {_total(hp, 'order_changed_by_milp')}"
     if "pairs_over_budget" in hp:
         text += f"; pair budget exceeded in {_total(hp, 'pairs_over_budget')} plans"
     return text
