@@ -189,8 +189,16 @@ def test_disclosure_names_highs_failures():
                        "relaxations_solver_error": [2, None, None],
                        "relaxation_gap_max": [0.2, 0.0, None], "block_rounds_max": [1, 1, None]})
     text = disclose(df)
-    assert "9 of 15" in text and "2 ended in a HiGHS solve error" in text
+    assert "9 of 15 relaxations solved to optimality" in text
+    assert "2 LPs ended in a HiGHS solve error" in text
     assert "solve error" not in disclose(df.drop(columns="relaxations_solver_error"))
+    # none solved: said as a feasible point of local search, no "proved" count, no MILP
+    none = df.assign(relaxations_optimal=[0, 0, None], order_changed_by_search=[3, 1, None],
+                     order_changed_by_milp=[0, 0, None], plans=[10, 5, None])
+    text = disclose(none)
+    assert "feasible point of the relaxation in each of 15 plans" in text
+    assert "local search changed step 2's order in 4 of 15 plans" in text
+    assert "optimal (" not in text and "MILP in" not in text and "MILP off" in text
 
 
 def test_per_round_sensitivity_is_reported_and_not_judged():
@@ -284,3 +292,25 @@ def test_a_relaxed_policy_runs_once_for_both_semantics():
         b = {c.key for c in cells if c.labels["label"] == base + PER_ROUND
              and c.params["policy"] == policy}
         assert len(a) == len(b) == 10 and (a == b) is shared
+
+
+def test_holm_keeps_the_family_wise_error():
+    from hare_opt.sweeps.verdicts import holm
+
+    # 0.02 alone is significant at 0.025; as the largest of two it must meet 0.025 too,
+    # as the smallest of three only 0.025 / 3
+    assert holm([0.02]).tolist() == [True]
+    assert holm([0.02, 0.001]).tolist() == [True, True]
+    assert holm([0.02, 0.02, 0.02]).tolist() == [False, False, False]
+    assert holm([0.005, 0.02, 0.5]).tolist() == [True, False, False]
+    assert holm([0.005, 0.01, 0.5]).tolist() == [True, True, False]
+
+
+def test_best_is_corrected_for_the_number_of_comparisons():
+    # each of these beats its baseline at the one-sided 2.5% level alone, not after Holm
+    # over twelve comparisons
+    reds = {f"b{i}": [2.0, 2.5, 1.0, 3.0, 0.2] for i in range(12)}
+    table = reduction_table(runs(reds), "hare", metric="jct")
+    assert (table["p_better"] < 0.025).all() and (table["ci_low"] > 0).all()
+    v = Best().judge(table)
+    assert v.status == PARTLY and "Holm-corrected over 12" in v.reason

@@ -331,6 +331,14 @@ def testbed(**kw: Any) -> dict[str, Any]:
     return {"n_jobs": 40, "cluster": TESTBED, "regime": REGIME, "semantics": SEMANTICS, **kw}
 
 
+#: fig13's verdict is partly by construction: the regime's job lengths were calibrated so
+#: that 90% of testbed jobs would finish within 25 min if each ran alone
+#: (experiments/calibrate_regime.py), next to the paper's Hare share of 90.5%.
+CALIBRATED = (" (calibrated: job lengths were set so that 90% of jobs would finish within "
+              "25 min alone, near the paper's Hare share; a policy that loses little to "
+              "contention lands there by construction)")
+
+
 def large(n_gpus: int, n_jobs: int, **kw: Any) -> dict[str, Any]:
     """``n_gpus`` in the testbed's proportions; the regime's large-cluster arrival rate,
     the same at every size (cell default)."""
@@ -371,7 +379,7 @@ def cdf_item() -> Item:
         ours = (", ".join(f"{p} {fmt_ci(v)}" for p, v in shares.items())
                 + f" of jobs within 25 min (mean over {df['seed'].nunique()} seeds, 95% CI)")
         note = disclose(df)
-        return table, ours + (f"; {note}" if note else ""), " / ".join(verdicts)
+        return table, ours + (f"; {note}" if note else ""), " / ".join(verdicts) + CALIBRATED
 
     def plot(table: pd.DataFrame, path: Path) -> None:
         fig = Figure(figsize=(6, 4))
