@@ -76,3 +76,10 @@ def lease_of(policy: Policy) -> float | None:
     from hare_opt.sim.policies.gang import LEASE_S
 
     return getattr(policy, "lease", LEASE_S)
+
+
+def lease_rounds(length: int, span: int, fits: bool) -> int:
+    """Rounds of ``span`` a lease with ``length`` left after its start holds: those that
+    start within it, or (``fits``) those that end within it (may be 0: the caller takes
+    at least one)."""
+    return length // span if fits else -(-length // span)

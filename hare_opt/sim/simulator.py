@@ -44,6 +44,7 @@ from hare_opt.sim.semantics import (
     holds_leases,
     lease_of,
     lease_units,
+    lease_rounds,
 )
 
 __all__ = ["ENGINES", "Events", "SimulationError", "Simulator", "simulate"]
@@ -66,6 +67,8 @@ class Simulator:
         #: lease length in time units (None: whole jobs); only under leases
         self.lease_len = (lease_units(lease_of(policy), instance, policy.name)
                           if self.leases else None)
+        #: a lease runs the rounds that end within it (else: that start within it)
+        self.lease_fits = bool(getattr(policy, "lease_fits", False))
         self.state = ClusterState(instance)
         self.now = 0
         n = instance.num_jobs
@@ -191,14 +194,16 @@ class Simulator:
 
     def _lease(self, job: int, gpus: list[int], start: int) -> None:
         """The lease's rounds on ``gpus`` from ``start``, each at the previous barrier (no
-        setup after the first): those starting before the lease ends, at least one."""
+        setup after the first): those starting before the lease ends, at least one (a
+        policy with ``lease_fits``: those ending by then, as Gavel's rounds)."""
         inst, st = self.inst, self.state
         g = np.asarray(gpus, dtype=np.int64)
         p = inst.proc[job, g]
         span = int((p + inst.sync[job, g]).max())
         left = self.remaining_rounds(job)
         n = left if self.lease_len is None else \
-            min(left, max(1, -(-(self.now + self.lease_len - start) // span)))
+            min(left, max(1, lease_rounds(self.now + self.lease_len - start, span,
+                                          self.lease_fits)))
         setups = np.where(st.last[g] == job, 0, inst.overhead[job])
         self.setup_time[job] += int(setups.sum())
         reserved = int((start - setups - self.now).sum())

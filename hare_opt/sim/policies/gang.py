@@ -21,6 +21,12 @@ import numpy as np
 
 from hare_opt.model.options import option
 from hare_opt.sim.events import Events, SimulationError
+from hare_opt.sim.policies.gavel import (
+    GavelRounds,
+    RoundState,
+    fifo_perf_allocation,
+    gavel_rounds,
+)
 from hare_opt.sim.policy import PolicyOptions
 
 #: Gavel's round (scheduler.py, ``time_per_iteration=360``): the anchor's lease, seconds.
@@ -159,18 +165,60 @@ class GangPolicy:
             self.waiting.discard(job)
 
 
-class GavelFifoPolicy(GangPolicy):
-    """Gavel's FIFO baseline as the Hare paper uses it (Narayanan et al., OSDI '20).
+@dataclass(frozen=True)
+class GavelOptions(GangOptions):
+    """Gavel's round (``lease``, 360 s) and least time between two allocation
+    computations (``realloc``; null: Gavel's 1920 s under leases, and for gavel-las
+    per-round every change of the active jobs)."""
 
-    Jobs in arrival order on the fastest available GPUs, gang; the head job waits
-    until enough GPUs are idle (no backfilling). Under leases a job holds its GPUs
-    for Gavel's 360 s round and, at its end, takes its own GPUs again (no setup) unless
-    faster ones are idle, which is Gavel's lease extension. Simplified: leases start at
-    decisions (arrivals, lease ends, completions), not on one cluster-wide clock.
+    realloc: float | None = option(None, lo=0.0, doc="least seconds between two "
+                                   "allocation computations; null: 1920 (Gavel's) under "
+                                   "leases, gavel-las per-round: 0")
+
+
+class GavelFifoPolicy(GangPolicy):
+    """Gavel's FIFO baseline (Narayanan et al., OSDI '20), as the Hare paper uses it.
+
+    Under leases, Gavel's own mechanism (``hare_opt.sim.policies.gavel``, its
+    ``fifo_perf``): cluster-wide 360 s rounds; an allocation recomputed at most every
+    1920 s puts jobs, in arrival order, each on the fastest GPU type with enough GPUs not
+    yet allocated, one type per job; a job whose allocation has not come yet waits, and
+    GPUs a finished job leaves stay idle until the next recomputation. ``per-round`` keeps
+    the older reading (fastest idle GPUs of any type at every round end, head of line
+    blocks), the sensitivity case.
     """
 
     name = "gavel-fifo"
     blocking = True
+    lease_fits = True  # Gavel's round runs the steps that end within it
+    Options: ClassVar[type[GangOptions]] = GavelOptions
+
+    def __init__(self, **options: Any):
+        super().__init__(**options)
+        self.realloc = self.options.realloc  # type: ignore[attr-defined]
+
+    def reset(self, sim: Simulator) -> None:
+        super().reset(sim)
+        self.rounds: GavelRounds | None = None
+        if sim.leases:
+            self.fits = single_type_fits(sim, self.name)
+            self.rounds = gavel_rounds(sim, self, fifo_perf_allocation, fifo=True)
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self.rounds.stats) if getattr(self, "rounds", None) else {}
+
+    def decide(self, sim: Simulator, events: Events) -> None:
+        if self.rounds is None:
+            return super().decide(sim, events)
+        gavel_decide(sim, self.rounds)
+
+
+def gavel_decide(sim: Simulator, rounds: GavelRounds) -> None:
+    """Gavel's round start, when every GPU is idle (the last round ended)."""
+    if sim.idle_gpus().size < sim.inst.num_gpus:
+        return
+    for job, gpus in rounds.decide(RoundState.of(sim)):
+        sim.start_gang(job, gpus)
 
 
 class SRTFPolicy(GangPolicy):

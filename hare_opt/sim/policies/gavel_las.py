@@ -1,46 +1,39 @@
-"""``gavel-las``: Gavel's heterogeneity-aware max-min fairness (LAS) policy, round-based.
+"""``gavel-las``: Gavel's heterogeneity-aware max-min fairness (LAS) policy.
 
 Source: Narayanan et al., "Heterogeneity-Aware Cluster Scheduling Policies for
-Deep Learning Workloads", OSDI '20. An LP gives each active job j a time
-fraction X[j, t] on each GPU type t, maximising min_j (throughput_j(X) /
-best throughput_j) / w_j, with sum_t X[j, t] <= 1 and sum_j K_j X[j, t] <= count_t.
-Gavel's round-based mechanism then runs the (job, type) pairs with the highest
-priority X[j, t] / (fraction of time j has received on t so far).
-Simplified: throughput on a type is one round per (task time + sync time) on K
-GPUs of that type; a "round" of Gavel is a decision at each arrival, completion and
-lease end (round end under ``per-round``); gang, all K tasks of a round on one type;
-time received is counted since arrival. Leases: Gavel's 360 s rounds.
+Deep Learning Workloads", OSDI '20. Under leases (the default) it runs as Gavel's
+simulator runs ``max_min_fairness_perf`` (``hare_opt.sim.policies.gavel``: its LP, its
+360 s rounds, priorities, deficits and 1920 s between allocations).
 
-When the LP is solved: once the set of active jobs has changed and a decision needs
-it, and, like Gavel's simulator (``minimum_time_between_allocation_resets=1920`` in
-its ``scheduler/scheduler.py``), not again within ``realloc`` seconds: 1920 s under
-leases; every change under ``per-round`` (as before leases existed). A job that
-arrived since the last solve has no share yet (priority 0, as in Gavel).
+``per-round`` keeps the older reading, the sensitivity case: an LP maximising min_j
+(throughput_j(X) / best throughput_j) / w_j, re-solved at every change of the active
+jobs (``realloc`` seconds apart at least), and at every round end the (job, type) pairs
+by priority X[j, t] / (share of time received on t since arrival), one type per round.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
 from hare_opt.model import Instance
-from hare_opt.model.options import option
 from hare_opt.sim.events import Events
-from hare_opt.sim.policies.gang import GangOptions, GangPolicy, single_type_fits
+from hare_opt.sim.policies.gang import (
+    GangOptions,
+    GangPolicy,
+    GavelOptions,
+    gavel_decide,
+    single_type_fits,
+)
+from hare_opt.sim.policies.gavel import (
+    GavelRounds,
+    gavel_rounds,
+    max_min_allocation,
+)
 from hare_opt.sim.semantics import lease_units
-
-#: Gavel's least time between two allocations, seconds (its simulator's default).
-GAVEL_REALLOC_S = 1920.0
-
-
-@dataclass(frozen=True)
-class GavelLASOptions(GangOptions):
-    realloc: float | None = option(None, lo=0.0, doc="least seconds between two solves of "
-                                   "the LP; null: 1920 (Gavel's) under leases, 0 per-round")
 
 if TYPE_CHECKING:
     from hare_opt.sim.simulator import Simulator
@@ -77,20 +70,27 @@ def las_allocation(inst: Instance, jobs: list[int], thr: np.ndarray,
 
 class GavelLASPolicy(GangPolicy):
     name = "gavel-las"
-    Options: ClassVar[type[GangOptions]] = GavelLASOptions
+    lease_fits = True  # Gavel's round runs the steps that end within it
+    Options: ClassVar[type[GangOptions]] = GavelOptions
 
     def __init__(self, **options):
         super().__init__(**options)
         self.realloc = self.options.realloc
 
+    def stats(self) -> dict[str, Any]:
+        return dict(self.rounds.stats) if getattr(self, "rounds", None) else {}
+
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst
-        seconds = self.realloc if self.realloc is not None else \
-            GAVEL_REALLOC_S if sim.leases else 0.0
+        self.rounds: GavelRounds | None = None
+        self.fits = single_type_fits(sim, self.name)
+        if sim.leases:
+            self.rounds = gavel_rounds(sim, self, max_min_allocation, fifo=False)
+            return
+        seconds = self.realloc if self.realloc is not None else 0.0
         #: least time units between two LP solves
         self.gap = 0 if seconds == 0 else int(lease_units(seconds, inst, self.name) or 0)
         self.solved_at: int | None = None
-        self.fits = single_type_fits(sim, self.name)
         span = (inst.proc_by_type + inst.sync_by_type).astype(float)
         self.thr = np.where(self.fits, 1.0 / np.maximum(span, 1), 0.0)
         self.received = np.zeros_like(self.thr)  # time spent on each type
@@ -106,6 +106,8 @@ class GavelLASPolicy(GangPolicy):
             self.alloc = {j: x[i] for i, j in enumerate(jobs)}
 
     def decide(self, sim: Simulator, events: Events) -> None:
+        if self.rounds is not None:
+            return gavel_decide(sim, self.rounds)
         self.waiting.update(events.arrived)
         self.waiting.update(events.opened)
         # The LP depends on the active jobs only, which change at arrivals and
