@@ -213,7 +213,7 @@ def test_rule_violations_are_errors():
 
 
 def test_gang_rounds_wait_for_enough_gpus():
-    run = simulate(tiny(), "gavel-fifo")
+    run = simulate(tiny(), "srtf")  # "first" needs both GPUs, of two types
     assert_gang(tiny(), run)
     s = run.result.schedule
     first = [int(t) for j, t in zip(s.job, s.start) if j == "first"]

@@ -3,9 +3,11 @@
 The reference engine (``simulator.Simulator.run`` with the policy objects) stays the
 definition; this one transcribes it for the built-in gang policies and gives the same
 executed schedules, task for task (tests/test_compiled.py, under both semantics). The
-loop calls back here only for the library solves the reference makes: AlloX's
-assignment (``allox_pairs``, scipy) and Gavel-LAS's LP (``las_allocation``, HiGHS),
-both the very functions the reference policies call. A subclass of a built-in policy
+loop calls back here for the library solves the reference makes: AlloX's assignment
+(``allox_pairs``, scipy) and Gavel-LAS's per-round LP (``las_allocation``, HiGHS), and,
+under leases, for Gavel's round decision of ``gavel-fifo`` and ``gavel-las`` at each
+round start (``GavelRounds.decide``: a few thousand a run, each with an LP or a FIFO
+pass): the very objects and functions the reference policies call. A subclass of a built-in policy
 (its own keys, say) runs in the reference engine.
 """
 
@@ -62,7 +64,10 @@ def run(sim: Simulator, progress=None) -> SimResult:
     ctl = np.zeros(K.CTL, dtype=np.int64)
     ctl[K.LEFT], ctl[K.MAXTIME], ctl[K.MAXEVENTS] = n, sim.max_time, sim.max_events
     ctl[K.POLICY] = code
-    ctl[K.REALLOC], ctl[K.SOLVED_AT] = (policy.gap, -1) if code == K.LAS else (0, -1)
+    rounds = getattr(policy, "rounds", None) if code in (K.FIFO, K.LAS) else None
+    ctl[K.GAVEL], ctl[K.LEASE_FIT] = rounds is not None, sim.lease_fits
+    ctl[K.REALLOC], ctl[K.SOLVED_AT] = (policy.gap, -1) if code == K.LAS and rounds is None \
+        else (0, -1)
     ctl[K.LEASE] = (K.PER_ROUND if not sim.leases else
                     K.WHOLE_JOB if sim.lease_len is None else sim.lease_len)
     span = policy.round_span if code == K.SRTF else np.zeros(n, dtype=np.int64)
@@ -81,8 +86,8 @@ def run(sim: Simulator, progress=None) -> SimResult:
     buf = np.empty((inst.num_tasks, 5), dtype=np.int64)
     evb = np.zeros((3, n), dtype=np.int64)
     req = np.zeros(n, dtype=np.int64)
-    pairs = np.zeros((n * nt, 2), dtype=np.int64)
-    single = code in (K.ALLOX, K.LAS)
+    pairs = np.zeros((max(n * nt, m), 2), dtype=np.int64)
+    single = code in (K.ALLOX, K.LAS) or rounds is not None
     fits = policy.fits if single else np.zeros((n, nt), dtype=bool)
     pbt = (inst.proc_by_type + inst.sync_by_type).astype(np.int64)
     thr = (policy._limits if code == K.TIRESIAS else np.zeros(0)).astype(np.float64)
@@ -92,7 +97,16 @@ def run(sim: Simulator, progress=None) -> SimResult:
             inst.eligible, inst.gpu_type_index.astype(np.int64), fits, pbt, thr, jst, gst,
             heap, buf, evb, req, pairs, alloc, received)
     while (rc := K.run(*args)) != K.DONE:
-        if rc == K.NEED_LP:  # gavel-las: the LP over the active jobs, as the reference
+        if rc == K.NEED_ROUND:  # Gavel's round start: the reference's decision
+            from hare_opt.sim.policies.gavel import RoundState
+
+            now = int(ctl[K.NOW])
+            st = RoundState(now, jst[K.ARRIVED].astype(bool), jst[K.FINISHED].astype(bool),
+                            jst[K.BARR], np.maximum(gst[K.GFREE], gst[K.GHOLD]) <= now)
+            rows = [(j, g) for j, gpus in rounds.decide(st) for g in gpus.tolist()]
+            pairs[:len(rows)] = rows if rows else np.zeros((0, 2), dtype=np.int64)
+            ctl[K.NPAIRS] = len(rows)
+        elif rc == K.NEED_LP:  # gavel-las: the LP over the active jobs, as the reference
             from hare_opt.sim.policies.gavel_las import las_allocation
 
             active = np.flatnonzero(jst[K.ARRIVED].astype(bool) & ~jst[K.FINISHED]

@@ -6,7 +6,8 @@ gang policies' decisions (``policies/gang.py``, ``tiresias.py``, ``allox.py``,
 same order, same ties, hence the same schedules (tested task for task).
 
 Resumable: ``run`` returns a code when it needs Python (AlloX's assignment, Gavel-LAS's
-LP: library solves) with all its state in the arrays, and continues where it stopped
+LP: library solves; under leases, Gavel's round decision of ``gavel-fifo`` and
+``gavel-las``, ``policies/gavel.py``, at each round start) with all its state in the arrays, and continues where it stopped
 when called again after the caller wrote the answer. Layout (built by ``compiled.py``):
 
 * ``ctl`` (CTL,): scalars, slots below (``LEASE``: -2 per-round, -1 whole jobs, else
@@ -18,7 +19,8 @@ when called again after the caller wrote the answer. Layout (built by ``compiled
   ``buf`` (tasks, 5): the executed schedule (job, round, task, gpu, start).
 * ``evb`` (3, N): the jobs arrived, opened and finished at the current time.
 * ``req``/``pairs``: the waiting jobs handed to AlloX's assignment, its (job, type)
-  answer; ``alloc``/``received`` (N, T): Gavel-LAS's LP shares and time received.
+  answer; under Gavel's rounds ``pairs`` holds the gangs to start as (job, GPU) rows,
+  a job's rows together; ``alloc``/``received`` (N, T): Gavel-LAS's LP shares and time received.
 """
 
 from __future__ import annotations
@@ -33,18 +35,19 @@ jit = PinnedJit(earliest_start, "9382e7301981c6ae", __name__)
 _start = jit(earliest_start)
 
 # Return codes of ``run``.
-DONE, NEED_LP, NEED_PAIRS, NO_EVENT, PAST_TIME, TOO_MANY_EVENTS, HEAP_FULL = range(7)
+DONE, NEED_LP, NEED_PAIRS, NO_EVENT, PAST_TIME, TOO_MANY_EVENTS, HEAP_FULL, NEED_ROUND = \
+    range(8)
 # Policies.
 FIFO, SRTF, TIRESIAS, ALLOX, LAS = range(5)
 # Event kinds (``events.py``).
 ARRIVE, FREE, BARRIER = 0, 1, 2
 # Phases of the loop.
-EVENTS, DECIDE, DECIDE_LP_DONE, APPLY = range(4)
+EVENTS, DECIDE, DECIDE_LP_DONE, APPLY, APPLY_ROUND = range(5)
 # ``ctl`` slots.
 (NOW, LEFT, NEVENTS, PHASE, NHEAP, NBUF, NARR, NOPEN, NFIN, NPAIRS, MAXTIME, MAXEVENTS,
  RESERVED, LEASE_IDLE, LEASES, LEASE, POLICY, NREQ, OVERFLOW, STALE, REALLOC,
- SOLVED_AT) = range(22)
-CTL = 22
+ SOLVED_AT, GAVEL, LEASE_FIT) = range(24)
+CTL = 24
 PER_ROUND, WHOLE_JOB = -2, -1
 # Rows of ``jfix``, ``jst``, ``gst``.
 REL, K, ROUNDS, OVH, SPAN = range(5)
@@ -135,7 +138,9 @@ def _start_gang(j, chosen, ctl, jfix, proc, sync, jst, gst, heap, buf):
     if lease == WHOLE_JOB:
         n = jfix[ROUNDS, j] - r0
     elif lease != PER_ROUND:
-        n = min(jfix[ROUNDS, j] - r0, max(1, -((start - now - lease) // span)))
+        room = now + lease - start  # semantics.lease_rounds
+        n = min(jfix[ROUNDS, j] - r0,
+                max(1, room // span if ctl[LEASE_FIT] else -(-room // span)))
     nb = ctl[NBUF]
     for r in range(n):
         at = start + r * span
@@ -386,7 +391,7 @@ def _startable(ctl, jfix, fits, jst, gst, gtype, s, freeg, nfree):
 def run(ctl, jfix, proc, sync, elig, gtype, fits, pbt, thr, jst, gst, heap, buf, evb, req,
         pairs, alloc, received):
     """Advance the simulation until it ends (``DONE``), needs Python (``NEED_LP``,
-    ``NEED_PAIRS``) or cannot go on (a guard's code)."""
+    ``NEED_PAIRS``, ``NEED_ROUND``) or cannot go on (a guard's code)."""
     n, m, nt = jst.shape[1], gst.shape[1], fits.shape[1]
     s = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
          np.empty(n, dtype=np.int64), np.empty(m, dtype=np.int64),
@@ -438,6 +443,12 @@ def run(ctl, jfix, proc, sync, elig, gtype, fits, pbt, thr, jst, gst, heap, buf,
                 return DONE
             ctl[PHASE] = DECIDE
         elif phase == DECIDE:
+            if ctl[GAVEL]:  # policies/gang.py gavel_decide: a round starts when all is idle
+                ctl[PHASE] = EVENTS
+                if _idle(ctl, gst, s[3]) == m:
+                    ctl[PHASE] = APPLY_ROUND
+                    return NEED_ROUND
+                continue
             for i in range(ctl[NARR]):
                 jst[WAITING, evb[0, i]] = 1
             for i in range(ctl[NOPEN]):
@@ -465,6 +476,17 @@ def run(ctl, jfix, proc, sync, elig, gtype, fits, pbt, thr, jst, gst, heap, buf,
                             gtype, heap, buf, s, freeg, nfree, pneg, prel, pjob, ptyp)
             else:
                 _decide_gang(ctl, jfix, proc, sync, elig, thr, jst, gst, heap, buf, s)
+        elif phase == APPLY_ROUND:  # Gavel's round: the gangs in ``pairs``, in order
+            ctl[PHASE] = EVENTS
+            chosen = s[6]
+            i = 0
+            while i < ctl[NPAIRS]:
+                j, k = pairs[i, 0], 0
+                while i < ctl[NPAIRS] and pairs[i, 0] == j:
+                    chosen[k] = pairs[i, 1]
+                    k += 1
+                    i += 1
+                _start_gang(j, chosen, ctl, jfix, proc, sync, jst, gst, heap, buf)
         else:  # APPLY: AlloX's answer, tried in order (GangPolicy.start_on_type)
             ctl[PHASE] = EVENTS
             _free_by_type(ctl, gst, gtype, s[3], freeg, nfree)

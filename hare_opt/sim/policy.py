@@ -81,7 +81,8 @@ class UnknownPolicyError(HareOptError, ValueError):
 @dataclass(frozen=True)
 class PolicySpec:
     """``target``: the policy class (or ``"module:Class"``); ``clairvoyant``: it reads
-    remaining work; ``single_type``: its gang rounds use GPUs of one type; ``fast``:
+    remaining work; ``single_type``: every job must fit on the GPUs of one type, and
+    its gang rounds use one type (``gavel-fifo``'s ``per-round`` reading excepted); ``fast``:
     cheap enough to run at every event of the test workloads."""
 
     name: str
@@ -106,7 +107,8 @@ for _spec in (
     PolicySpec("hlas", "hare_opt.sim.policies.hlas:HLASPolicy", "relaxed",
                description="heterogeneity-aware least attained service (ours)"),
     PolicySpec("gavel-fifo", "hare_opt.sim.policies.gang:GavelFifoPolicy", "gang",
-               description="Gavel FIFO: arrival order, fastest idle GPUs"),
+               single_type=True,
+               description="Gavel FIFO: arrival order, fastest type with room, Gavel's rounds"),
     PolicySpec("srtf", "hare_opt.sim.policies.gang:SRTFPolicy", "gang", clairvoyant=True,
                description="shortest remaining time first, backfilling"),
     PolicySpec("tiresias", "hare_opt.sim.policies.tiresias:TiresiasPolicy", "gang",
@@ -114,7 +116,7 @@ for _spec in (
     PolicySpec("allox", "hare_opt.sim.policies.allox:AlloXPolicy", "gang", clairvoyant=True,
                single_type=True, description="AlloX min-cost matching, one type per round"),
     PolicySpec("gavel-las", "hare_opt.sim.policies.gavel_las:GavelLASPolicy", "gang",
-               single_type=True, description="Gavel max-min fairness LP"),
+               single_type=True, description="Gavel max-min fairness LP, Gavel's rounds"),
 ):
     POLICIES.add(_spec)
 

@@ -200,8 +200,8 @@ class GavelFifoPolicy(GangPolicy):
     def reset(self, sim: Simulator) -> None:
         super().reset(sim)
         self.rounds: GavelRounds | None = None
+        self.fits = single_type_fits(sim, self.name)  # Gavel runs a job on one type
         if sim.leases:
-            self.fits = single_type_fits(sim, self.name)
             self.rounds = gavel_rounds(sim, self, fifo_perf_allocation, fifo=True)
 
     def stats(self) -> dict[str, Any]:

@@ -89,10 +89,9 @@ def type_order(thr: np.ndarray) -> np.ndarray:
     """Types fastest first: mean over the jobs that can use a type of its throughput
     relative to the job's best (ties: type index)."""
     best = thr.max(axis=1, keepdims=True)
-    rel = np.where(thr > 0, thr / np.where(best > 0, best, 1.0), np.nan)
-    with np.errstate(invalid="ignore"):
-        score = np.nan_to_num(np.nanmean(rel, axis=0), nan=0.0) if len(rel) else \
-            np.zeros(thr.shape[1])
+    rel = np.where(thr > 0, thr / np.where(best > 0, best, 1.0), 0.0)
+    users = (thr > 0).sum(axis=0)
+    score = rel.sum(axis=0) / np.maximum(users, 1)
     return np.lexsort((np.arange(thr.shape[1]), -score))
 
 
