@@ -126,7 +126,7 @@ def read_gavel_trace(path: str | Path) -> list[GavelJob]:
 
 def gavel_instance(jobs: list[GavelJob], throughputs: pd.DataFrame,
                    cluster: dict[str, int], *, chunk_s: float = 1.0,
-                   name: str = "gavel") -> Instance:
+                   name: str = "gavel", unit_s: float = 1e-5) -> Instance:
     """The instance (time unit ms) of a Gavel trace on ``cluster`` (Gavel's type names,
     e.g. ``{"v100": 4, "p100": 4, "k80": 4}``), from Gavel's isolated throughputs
     (``load_gavel_throughputs``, consolidated rows).
@@ -155,17 +155,17 @@ def gavel_instance(jobs: list[GavelJob], throughputs: pd.DataFrame,
         for t, v in thr.items():
             if v <= 0:
                 continue
-            span = max(1, round(1000.0 * steps / v))
+            span = max(1, round(steps / v / unit_s))
             one = rate.get((t, job.job_type, 1), 0.0)
-            p = span if one <= 0 else min(span, max(1, round(1000.0 * steps / (k * one))))
+            p = span if one <= 0 else min(span, max(1, round(steps / (k * one) / unit_s)))
             task[t], sync[t] = p, span - p
         if job.priority_weight != int(job.priority_weight):
             raise TraceError(f"job {i} ({job.job_type!r}): priority weight "
                              f"{job.priority_weight} is not an integer")
         out.append(Job(f"j{i}", task, rounds=-(-job.total_steps // steps), tasks_per_round=k,
-                       weight=int(job.priority_weight), release=round(job.arrival * 1000),
+                       weight=int(job.priority_weight), release=round(job.arrival / unit_s),
                        sync_time=sync))
-    return Instance(tuple(gpus), tuple(out), name, "ms")
+    return Instance(tuple(gpus), tuple(out), name, f"{unit_s * 1000:g}ms")
 
 
 def gavel_cluster(spec: str) -> dict[str, Any]:
