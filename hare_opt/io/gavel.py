@@ -17,9 +17,8 @@ from __future__ import annotations
 import ast
 import math
 import re
-from pathlib import Path
-
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd

@@ -103,6 +103,7 @@ def run(sim: Simulator, progress=None) -> SimResult:
             now = int(ctl[K.NOW])
             st = RoundState(now, jst[K.ARRIVED].astype(bool), jst[K.FINISHED].astype(bool),
                             jst[K.BARR], np.maximum(gst[K.GFREE], gst[K.GHOLD]) <= now)
+            assert rounds is not None
             rows = [(j, g) for j, gpus in rounds.decide(st) for g in gpus.tolist()]
             pairs[:len(rows)] = rows if rows else np.zeros((0, 2), dtype=np.int64)
             ctl[K.NPAIRS] = len(rows)

@@ -7,8 +7,9 @@ same order, same ties, hence the same schedules (tested task for task).
 
 Resumable: ``run`` returns a code when it needs Python (AlloX's assignment, Gavel-LAS's
 LP: library solves; under leases, Gavel's round decision of ``gavel-fifo`` and
-``gavel-las``, ``policies/gavel.py``, at each round start) with all its state in the arrays, and continues where it stopped
-when called again after the caller wrote the answer. Layout (built by ``compiled.py``):
+``gavel-las``, ``policies/gavel.py``, at each round start) with all its state in the
+arrays, and continues where it stopped when called again after the caller wrote the
+answer. Layout (built by ``compiled.py``):
 
 * ``ctl`` (CTL,): scalars, slots below (``LEASE``: -2 per-round, -1 whole jobs, else
   the lease length in time units).

@@ -43,8 +43,8 @@ from hare_opt.sim.semantics import (
     check_semantics,
     holds_leases,
     lease_of,
-    lease_units,
     lease_rounds,
+    lease_units,
 )
 
 __all__ = ["ENGINES", "Events", "SimulationError", "Simulator", "simulate"]

@@ -205,7 +205,8 @@ class GavelFifoPolicy(GangPolicy):
             self.rounds = gavel_rounds(sim, self, fifo_perf_allocation, fifo=True)
 
     def stats(self) -> dict[str, Any]:
-        return dict(self.rounds.stats) if getattr(self, "rounds", None) else {}
+        rounds = getattr(self, "rounds", None)
+        return dict(rounds.stats) if rounds is not None else {}
 
     def decide(self, sim: Simulator, events: Events) -> None:
         if self.rounds is None:

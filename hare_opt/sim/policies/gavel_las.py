@@ -78,7 +78,8 @@ class GavelLASPolicy(GangPolicy):
         self.realloc = self.options.realloc
 
     def stats(self) -> dict[str, Any]:
-        return dict(self.rounds.stats) if getattr(self, "rounds", None) else {}
+        rounds = getattr(self, "rounds", None)
+        return dict(rounds.stats) if rounds is not None else {}
 
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst
