@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
-from hare_opt.io.output import atomic_path
 from hare_opt.model import Instance, Schedule, ScheduleError
+from hare_opt.plot.style import write_figure
 
 MAX_TICK_ROWS = 40     # GPU ids as tick labels up to this many rows
 MAX_LABELS = 600       # "j3 r2" texts on at most this many bars
@@ -196,7 +196,4 @@ def save_gantt(instance: Instance, schedule: Schedule, path: str | Path, *,
                title: str | None = None, dpi: int = 120, fmt: str | None = None) -> Path:
     """Draw and write the chart, all or nothing; the format follows the suffix (png, svg,
     pdf) unless ``fmt`` names it (for /dev/null or standard output, which have none)."""
-    fig = gantt(instance, schedule, title=title)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi, format=fmt or Path(path).suffix.lstrip(".").lower() or None)
-    return Path(path)
+    return write_figure(gantt(instance, schedule, title=title), path, dpi=dpi, fmt=fmt)

@@ -1,13 +1,18 @@
-"""One look for every figure of the reproduction: a policy keeps its colour in every
-figure, the three Hare variants are told apart at a glance, and figures are saved with
-their labels inside the image."""
+"""One look for every figure: a policy (or solver) keeps its colour and marker in every
+figure, the three Hare variants are told apart at a glance, every figure has a title,
+and figures are written with their labels inside the image, through the one output
+helper (``hare_opt.io.output``)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
-#: Fixed colours (colour-blind-safe where possible); others cycle through ``_OTHERS``.
+from hare_opt.io.output import atomic_path
+
+#: Fixed colours (colour-blind-safe where possible): the simulator's policies, the Hare
+#: variants the reproduction runs, and the heuristics its offline items score.
 POLICY_COLORS = {
     "hare": "#d62728",                    # red: ours
     "hare-paper": "#6a3d9a",              # dark purple: Algorithm 1, phi reading
@@ -20,20 +25,72 @@ POLICY_COLORS = {
     "gavel-las": "#bcbd22",
     "tiresias": "#17becf",
     "hlas": "#e377c2",
+    "geobatch": "#8c564b",
+    "wspt": "#393b79",
+    "fifo": "#637939",
+    "eft": "#9edae5",
 }
-_OTHERS = ["#8c564b", "#9edae5", "#c5b0d5", "#dbdb8d", "#393b79", "#637939"]
+#: A marker per name (line plots): filled shapes for ours and the paper's Hare, others
+#: distinct from them and from each other.
+POLICY_MARKERS = {
+    "hare": "o",
+    "hare-paper": "s",
+    "hare-paper:step3=start": "D",
+    "hare:work_conserving=true": "P",
+    "allox": "^",
+    "sched-homo": "v",
+    "srtf": "<",
+    "gavel-fifo": ">",
+    "gavel-las": "X",
+    "tiresias": "*",
+    "hlas": "h",
+    "geobatch": "p",
+    "wspt": "d",
+    "fifo": "8",
+    "eft": "H",
+}
+_OTHERS = ["#843c39", "#c5b0d5", "#dbdb8d", "#5254a3", "#e7969c", "#6b6ecf"]
+_OTHER_MARKERS = ["1", "2", "3", "4", "+", "x"]
+
+
+def _spare(name: str, choices: list[str]) -> str:
+    return choices[sum(map(ord, name)) % len(choices)]
 
 
 def policy_color(policy: str) -> str:
     """The policy's colour in every figure (an unknown name: one of the spare ones, the
     same for the same name)."""
-    if policy in POLICY_COLORS:
-        return POLICY_COLORS[policy]
-    return _OTHERS[sum(map(ord, policy)) % len(_OTHERS)]
+    return POLICY_COLORS.get(policy) or _spare(policy, _OTHERS)
+
+
+def policy_marker(policy: str) -> str:
+    """The policy's marker in every line plot (an unknown name: a spare one)."""
+    return POLICY_MARKERS.get(policy) or _spare(policy, _OTHER_MARKERS)
+
+
+def policy_style(policy: str) -> dict[str, str]:
+    """Keyword arguments for ``Axes.plot``: colour, marker and label of ``policy``."""
+    return {"color": policy_color(policy), "marker": policy_marker(policy), "label": policy}
+
+
+def title(fig: Any, text: str, *, fontsize: float = 11.0) -> None:
+    """``text`` as the figure's title, wrapped to the figure's width (a title longer than
+    its figure was clipped)."""
+    width_pt = fig.get_figwidth() * 72
+    chars = max(20, int(width_pt / (0.58 * fontsize)))
+    fig.suptitle("\n".join(textwrap.wrap(text, chars)), fontsize=fontsize)
 
 
 def save_figure(fig: Any, path: str | Path) -> None:
-    """Write ``fig`` (a ``matplotlib.figure.Figure``) at the reproduction's resolution,
-    nothing clipped (ours-bounds' axis labels were)."""
-    fig.tight_layout()
+    """Write ``fig`` (a ``matplotlib.figure.Figure``) at the reproduction's resolution
+    into ``path`` (the reproduction's temporary path), nothing clipped."""
     fig.savefig(path, dpi=90, bbox_inches="tight")
+
+
+def write_figure(fig: Any, path: str | Path, *, dpi: int = 120,
+                 fmt: str | None = None) -> Path:
+    """Write ``fig`` to a user's ``path``, all or nothing; the format follows the suffix
+    (png, svg, pdf) unless ``fmt`` names it (for /dev/null, which has none)."""
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=fmt or Path(path).suffix.lstrip(".").lower() or None)
+    return Path(path)
