@@ -172,7 +172,7 @@ def explain(instance: Instance, schedule: Schedule, solver: str | None = None) -
             {types[k]: int(per_job[j, k]) for k in range(len(types))},
             int(by_job[j]), float(infl[j]), links))
     return Explanation(
-        inst, solver, int(rep.objective),
+        inst, solver, int((inst.weight * p.barrier[last]).sum()),
         int((inst.weight * critical).sum()),
         {types[k]: int(per_type[k]) for k in range(len(types))},
         {types[k]: int(by_type[k]) for k in range(len(types))},

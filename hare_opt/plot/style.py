@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hare_opt.io.output import atomic_path
+from hare_opt.model.units import fmt_number, unit_seconds
 
 #: Fixed colours (colour-blind-safe where possible): the simulator's policies, the Hare
 #: variants the reproduction runs, and the heuristics its offline items score.
@@ -79,6 +80,43 @@ def title(fig: Any, text: str, *, fontsize: float = 11.0) -> None:
     width_pt = fig.get_figwidth() * 72
     chars = max(20, int(width_pt / (0.58 * fontsize)))
     fig.suptitle("\n".join(textwrap.wrap(text, chars)), fontsize=fontsize)
+
+
+#: Display units of a time axis: (seconds each, name), the largest that keeps 3 of them.
+_SCALES = ((3600.0, "h"), (60.0, "min"), (1.0, "s"))
+
+
+def time_text(value: float, unit: str) -> str:
+    """A time for a title or label: in seconds when the instance's unit is a known
+    multiple of seconds (``7.5 s``, not ``15`` of 0.5 s), else in the unit, named."""
+    sec = unit_seconds(unit)
+    if sec is None:
+        return f"{fmt_number(value)} {unit}"
+    return f"{fmt_number(value * sec)} s"
+
+
+def time_axis(ax: Any, unit: str, span: float, axis: str = "x") -> None:
+    """Label a time axis in s, min or h (whichever keeps the span's numbers readable)
+    when the unit is a known multiple of seconds, else in the unit itself."""
+    from matplotlib.ticker import FuncFormatter
+
+    sec = unit_seconds(unit)
+    name = f"units of {unit}" if unit[:1].isdigit() else unit
+    if sec is not None:
+        div, name = next((d, n) for d, n in _SCALES if span * sec >= 3 * d or d == 1.0)
+        scale = sec / div
+        getattr(ax, f"{axis}axis").set_major_formatter(
+            FuncFormatter(lambda v, _pos: fmt_number(v * scale, 2)))
+    getattr(ax, f"set_{axis}label")(f"time ({name})")
+
+
+def schedule_title(name: str, solver: str | None, objective: float | None, unit: str) -> str:
+    """A chart's default title: instance, solver and objective with its unit."""
+    text = name if len(name) <= 100 else name[:97] + "..."
+    text += f": {solver}" if solver else ""
+    if objective is not None:
+        text += f", total weighted completion time {time_text(objective, unit)}"
+    return text
 
 
 def save_figure(fig: Any, path: str | Path) -> None:
