@@ -102,16 +102,18 @@ class Explanation:
             out.append(f"  {k}: idle while waiting {t(self.idle_while_waiting[k])} "
                        f"({100 * share:.1f}% of its GPU time to the makespan), reserved idle "
                        f"{t(self.reserved_idle[k])}")
-        out.append("per job: completion = origin's release + own processing + own syncs + "
-                   "other jobs' processing and syncs (waited behind them on a GPU) + setups "
-                   "+ idle; critical path = completion under the same orders, left-shifted")
+        out.append("per job: completion = the chain's start (a release) + own processing + "
+                   "own syncs + other jobs' processing and syncs (waited behind them on a "
+                   "GPU) + setups + idle; critical path = completion under the same orders, "
+                   "left-shifted")
         for j in self.jobs:
             p = j.parts
             waited = ", ".join(f"{k} {fmt_number(v)}" for k, v in j.idle_while_waiting.items()
                                if v) or "none"
             out.append(
                 f"  {j.job} (w {j.weight}, released {fmt_number(j.release)}): C "
-                f"{fmt_number(j.completion)} = release {fmt_number(p['release'])} + own "
+                f"{fmt_number(j.completion)} = chain start {fmt_number(p['release'])} "
+                f"({_origin(j)}) + own "
                 f"{fmt_number(p['own_processing'])} + own sync {fmt_number(p['own_sync'])} + "
                 f"behind others {fmt_number(p['other_processing'] + p['other_sync'])} + setup "
                 f"{fmt_number(p['setup'])} + idle {fmt_number(p['idle'])}; critical path "
@@ -129,6 +131,12 @@ class Explanation:
             out.append("  " + (f"... {more} earlier links ... -> " if more else "")
                        + " -> ".join(_token(x) for x in shown) + f" = C {story.completion}")
         return out
+
+
+def _origin(story: JobStory) -> str:
+    first = story.chain[0] if story.chain else None
+    return "its release" if first is None or first.job == story.job else \
+        f"{first.job}'s release"
 
 
 def _token(x: Link) -> str:

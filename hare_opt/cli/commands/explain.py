@@ -61,16 +61,16 @@ def run(args: argparse.Namespace) -> int:
         check_size("explain", inst.name, len(res.schedule), MAX_DRAWN, "tasks to draw",
                    "explain without --out, or a smaller instance")
     e = explain(inst, res.schedule, res.solver)
-    if args.json:
-        print(json.dumps(e.to_json()))
-    else:
-        print("\n".join(e.lines(args.job, args.links)))
-    if out is not None:
-        from hare_opt.plot.explain import explain_figure
+    if out is not None:  # drawn first: a reader of the text that stops early (| head)
+        from hare_opt.plot.explain import explain_figure  # does not cost the figure
         from hare_opt.plot.style import write_figure
 
         write_figure(explain_figure(e, args.job[0] if args.job else None), out,
                      fmt="png" if discard else None)
-        if not args.json:
+    if args.json:
+        print(json.dumps(e.to_json()))
+    else:
+        print("\n".join(e.lines(args.job, args.links)))
+        if out is not None:
             print(f"figure -> {out}")
     return 0
