@@ -105,7 +105,7 @@ class Explanation:
         out.append("per job: completion = the chain's start (a release) + own processing + "
                    "own syncs + other jobs' processing and syncs (waited behind them on a "
                    "GPU) + setups + idle; critical path = completion under the same orders, "
-                   "left-shifted")
+                   f"left-shifted (times in {unit})")
         for j in self.jobs:
             p = j.parts
             waited = ", ".join(f"{k} {fmt_number(v)}" for k, v in j.idle_while_waiting.items()
