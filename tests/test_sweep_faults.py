@@ -97,4 +97,4 @@ def test_the_readme_lists_every_package_version_of_a_cell_function(tmp_path, mon
 
     now = code_version()
     assert f"arith {'/'.join(sorted(['pkg-older', now]))}" in text
-    assert f"this checkout is {now}" in text
+    assert f"this checkout's is {now}" in text
