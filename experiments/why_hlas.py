@@ -5,9 +5,11 @@ Prints, per seed of the ``ours-hlas`` item's workloads (the same cells as
 
 * total weighted JCT of both policies and hlas's reduction, also with every sync time
   scaled (``--sync-scales``; 1 is the item's workload, 0 removes the per-batch sync);
-* fastest-type GPU time left idle while some job was waiting to start a task
-  (``idle_waiting``): the GPU time a work-conserving dispatch would have used;
-* work inflation: processing time placed / the same tasks on the job's fastest type;
+* fastest-type GPU time idle while tasks it may run waited (``idle_waiting``, from
+  ``hare_opt.analysis``, the measure ``hare-opt explain`` prints per type): the GPU time
+  a work-conserving dispatch would have used;
+* work inflation: processing time placed / the same tasks on the job's fastest type
+  (``hare_opt.analysis.idle.overall_inflation``);
 * the share of the weighted gap due to the two jobs that gain most under hlas;
 * with ``--offline``: the same jobs all released at time 0 (one plan, no re-planning);
 * with ``--toy``: the round engine's interleaved dispatcher on two jobs and one GPU;
@@ -32,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from hare_opt.analysis import Placed
+from hare_opt.analysis.idle import idle_while_waiting, overall_inflation
 from hare_opt.generators import build_instance, get_regime, paper_jobs, parse_cluster
 from hare_opt.heuristics.hare import candidate_orders, fluid_order
 from hare_opt.heuristics.rounds import RoundEngine, _fixed, run_interleaved, run_serial
@@ -43,7 +47,7 @@ from hare_opt.sim.simulator import simulate
 from hare_opt.sweeps.items import large, testbed
 
 POLICIES = ("hare", "hlas")
-BIN = 10  # time units (ms) of the idle-while-waiting sweep
+FAST = 0  # generated clusters list their fastest type first (V100)
 
 
 def workload(setting: str, seed: int) -> Instance:
@@ -78,38 +82,14 @@ def _columns(inst: Instance, run: SimResult) -> tuple[np.ndarray, ...]:
 
 
 def idle_waiting(inst: Instance, run: SimResult) -> float:
-    """GPU time (s) of the fastest type left idle while some job waited to start a task
-    (from its previous barrier, or its arrival, to the last start of its round)."""
-    job, gpu, rnd, st, en = _columns(inst, run)
-    horizon = int(en.max() + inst.sync.max()) // BIN + 2
-    key = job * (int(inst.rounds.max()) + 1) + rnd
-    o = np.argsort(key, kind="stable")
-    _, first = np.unique(key[o], return_index=True)
-    last_start = np.maximum.reduceat(st[o], first)
-    round_end = np.maximum.reduceat(en[o] + inst.sync[job[o], gpu[o]], first)
-    jj, rr = job[o][first], rnd[o][first]
-    prev = np.where(rr == 0, inst.release[jj], np.r_[0, round_end[:-1]])
-    waiting = np.zeros(horizon + 1, np.int64)
-    a, b = prev // BIN, last_start // BIN
-    ok = b > a
-    np.add.at(waiting, a[ok], 1)
-    np.add.at(waiting, b[ok], -1)
-    someone = np.cumsum(waiting)[:horizon] > 0
-    fast = 0  # generated clusters list their fastest type first (V100)
-    og = np.lexsort((st, gpu))
-    switch = np.r_[True, (gpu[og][1:] != gpu[og][:-1]) | (job[og][1:] != job[og][:-1])]
-    busy_from = st[og] - np.where(switch, inst.overhead[job[og]], 0)
-    sel = inst.gpu_type_index[gpu[og]] == fast
-    busy = np.zeros(horizon + 1, np.int64)
-    np.add.at(busy, busy_from[sel] // BIN, 1)
-    np.add.at(busy, en[og][sel] // BIN, -1)
-    idle = np.clip(inst.type_count[fast] - np.cumsum(busy)[:horizon], 0, None)
-    return float((idle * someone).sum() * BIN / 1e3)
+    """GPU time (s) of the fastest type idle while tasks it may run waited
+    (``hare_opt.analysis.idle``: exact, min(idle GPUs, waiting tasks) over time)."""
+    per_type, _ = idle_while_waiting(Placed.of(inst, run.result.schedule))
+    return float(per_type[FAST] / 1e3)
 
 
 def inflation(inst: Instance, run: SimResult) -> float:
-    job, _, _, st, en = _columns(inst, run)
-    return float((en - st).sum() / inst.min_task_time[job].sum())
+    return overall_inflation(Placed.of(inst, run.result.schedule))
 
 
 def measure(inst: Instance) -> dict[str, Any]:
@@ -140,7 +120,7 @@ def line(label: str, m: dict[str, Any]) -> str:
     red_u = 100 * (1 - s["jct"] / h["jct"])
     return (f"{label:<22} wJCT hare {h['wjct']:>9.0f} hlas {s['wjct']:>9.0f} "
             f"(hlas better by {red:5.1f}%, unweighted {red_u:5.1f}%) | fast-GPU s idle "
-            f"while a job waits: {h['idle']:>6.0f} / {s['idle']:>5.0f} | inflation "
+            f"while tasks wait: {h['idle']:>6.0f} / {s['idle']:>5.0f} | inflation "
             f"{h['infl']:.3f} / {s['infl']:.3f} | makespan {h['makespan']:.0f} / "
             f"{s['makespan']:.0f} s | top-2 gainers {100 * m['top2']:.0f}% of the gap "
             f"{' '.join(m['top2_jobs'])}; largest quarter of jobs by work "

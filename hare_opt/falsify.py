@@ -8,6 +8,13 @@ drop a job or a GPU, keep the change when the ratio does not drop. Against
 ``opt`` a candidate counts only if the exact solver proved its optimum;
 against ``bound`` the reference is a lower bound (larger instances, weaker
 evidence: a ratio above a guarantee on OPT then proves nothing).
+
+A *family* narrows the space to where a claim's proof is suspect, so that a hunt finds
+what it looks for by the mechanism rather than by a lucky seed: ``smith`` is plain
+1||sum w_j C_j (one GPU, one task per job, no sync, releases or setups; alpha = 1),
+with weights spread over orders of magnitude, where Algorithm 1's relaxation keeps one
+Queyranne inequality per GPU and so orders all jobs but one by processing time alone
+(docs/theory.md (a)).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from tqdm import tqdm
@@ -29,6 +37,8 @@ from hare_opt.solvers import SolverError, claimed_factor, solve
 from hare_opt.util import interrupt
 
 TYPES = ("A", "B", "C")
+#: Instance families the search may be confined to (``Space.family``).
+FAMILIES = ("random", "smith")
 
 
 @dataclass
@@ -39,7 +49,9 @@ class Space:
     sync ratios finite); ``full`` allows everything the spec allows.
     ``eligibility="full"``: every job may run on every GPU; ``types``: how many
     GPU types are drawn from (1: identical GPUs); ``finite_alpha=False`` also
-    visits jobs whose sync is 0 on one type and positive on another.
+    visits jobs whose sync is 0 on one type and positive on another. ``family``
+    ``smith``: 1||sum w_j C_j with up to ``max_tasks`` jobs and weights up to
+    ``max_weight`` (the GPU, type and model fields do not apply).
     """
 
     max_tasks: int = 8
@@ -50,8 +62,17 @@ class Space:
     eligibility: str = "any"
     types: int = len(TYPES)
     finite_alpha: bool = True
+    family: str = "random"
+    max_weight: int = 1000
 
     def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise OptionError(f"family must be one of {', '.join(FAMILIES)}, got "
+                              f"{self.family!r}")
+        if self.family == "smith" and self.max_tasks < 2:
+            raise OptionError("the smith family needs max_tasks >= 2 (jobs to order)")
+        if not 1 <= self.max_weight <= 10**7:
+            raise OptionError("max_weight must be between 1 and 10^7")
         if self.model not in ("paper", "full"):
             raise OptionError(f"model must be 'paper' or 'full', got {self.model!r}")
         if self.eligibility not in ("any", "full"):
@@ -77,6 +98,7 @@ class Finding:
     score: float = 0.0           # what the search climbed, on ``instance``
     score_kind: str = "ratio"    # "ratio", or "relative" (ratio / claimed guarantee)
     max_ratio: float = 0.0       # the highest ratio of any instance evaluated
+    worst: tuple[Instance, Result, float] | None = None  # that instance, its result, reference
     guarantee: float | None = None
     alpha: float | None = None
     evaluated: int = 0
@@ -125,8 +147,67 @@ def _job(rng: random.Random, jid: str, types: list[str], budget: int, space: Spa
             "switch_overhead": rng.randint(0, 3) if space.model == "full" else 0}
 
 
+def _weight(rng: random.Random, space: Space) -> int:
+    """A weight log-uniform in [1, max_weight] (Smith's rule turns on w/p ratios)."""
+    return max(1, min(space.max_weight,
+                      round(math.exp(rng.uniform(0, math.log(space.max_weight))))))
+
+
+def _smith_job(rng: random.Random, jid: str, space: Space) -> dict:
+    return {"id": jid, "weight": _weight(rng, space), "release": 0, "rounds": 1,
+            "tasks_per_round": 1, "task_time": {"A": _time(rng, space)}, "sync_time": 0,
+            "switch_overhead": 0}
+
+
+def _smith_candidate(rng: random.Random, space: Space, name: str) -> dict:
+    jobs = [_smith_job(rng, f"j{i}", space) for i in range(rng.randint(2, space.max_tasks))]
+    for job in jobs:  # jobs of one processing time share a weight (``_smith_shaped``)
+        _smith_align(jobs, job)
+    return {"format": "hare-opt/instance@1", "name": name, "time_unit": "s",
+            "gpus": [{"id": "g0", "type": "A"}], "jobs": jobs}
+
+
+def _smith_align(jobs: list[dict], job: dict) -> None:
+    """Give every job of ``job``'s processing time ``job``'s weight."""
+    for other in jobs:
+        if other["task_time"] == job["task_time"]:
+            other["weight"] = job["weight"]
+
+
+def _smith_mutate(rng: random.Random, data: dict, space: Space) -> dict:
+    """One change within the family: a weight scaled or redrawn, a time redrawn or
+    stepped (for a job and every job of its time alike), a job added (a copy of another:
+    the family's bad cases have many light jobs alike; or a new one) or dropped."""
+    d = copy.deepcopy(data)
+    job = rng.choice(d["jobs"])
+    kind = rng.randrange(5)
+    if kind == 0:
+        f = rng.choice([2, 3, 5, 10])
+        job["weight"] = max(1, min(space.max_weight, job["weight"] * f if rng.random() < 0.5
+                                   else job["weight"] // f))
+    elif kind == 1:
+        job["weight"] = _weight(rng, space)
+    elif kind == 2:
+        p = job["task_time"]["A"]
+        job["task_time"]["A"] = (_time(rng, space) if rng.random() < 0.5
+                                 else max(1, min(space.max_time, p + rng.choice([-1, 1]))))
+    elif kind == 3 and len(d["jobs"]) < space.max_tasks:
+        taken = {j["id"] for j in d["jobs"]}
+        jid = next(f"j{i}" for i in range(len(taken) + 1) if f"j{i}" not in taken)
+        job = ({**copy.deepcopy(job), "id": jid} if rng.random() < 0.5
+               else _smith_job(rng, jid, space))
+        d["jobs"].append(job)
+    elif len(d["jobs"]) > 2:
+        d["jobs"].remove(job)
+        return d
+    _smith_align(d["jobs"], job)
+    return d
+
+
 def random_candidate(rng: random.Random, space: Space, name: str = "falsify") -> dict:
     """A random instance in JSON form within ``space``."""
+    if space.family == "smith":
+        return _smith_candidate(rng, space, name)
     count = rng.randint(space.min_gpus, space.max_gpus)
     gpus = [{"id": f"g{i}", "type": rng.choice(TYPES[:space.types])} for i in range(count)]
     types = sorted({g["type"] for g in gpus})
@@ -146,6 +227,8 @@ def _tasks(data: dict) -> int:
 
 def mutate(rng: random.Random, data: dict, space: Space) -> dict:
     """One random change; the caller validates the result."""
+    if space.family == "smith":
+        return _smith_mutate(rng, data, space)
     d = copy.deepcopy(data)
     job = rng.choice(d["jobs"])
     types = sorted({g["type"] for g in d["gpus"]})
@@ -188,7 +271,31 @@ def mutate(rng: random.Random, data: dict, space: Space) -> dict:
     return d
 
 
+def _smith_shaped(data: dict) -> bool:
+    """1||sum w_j C_j, and free of ties that would let a tie-break decide Algorithm 1's
+    order: jobs of equal processing time have equal weights (their order changes
+    nothing), and the least w/p belongs to one kind of job only (the relaxation's
+    optimum is then unique)."""
+    jobs = data["jobs"]
+    if len(data["gpus"]) != 1 or len(jobs) < 2 or not all(
+            j.get("rounds", 1) == 1 and j.get("tasks_per_round", 1) == 1
+            and not j.get("sync_time", 0) and not j.get("release", 0)
+            and not j.get("switch_overhead", 0) and len(j["task_time"]) == 1 for j in jobs):
+        return False
+    kinds = {(next(iter(j["task_time"].values())), j.get("weight", 1)) for j in jobs}
+    if len({p for p, _ in kinds}) < len(kinds):
+        return False
+    least = min(Fraction(w, p) for p, w in kinds)
+    return sum(Fraction(w, p) == least for p, w in kinds) == 1
+
+
 def _valid(data: dict, space: Space) -> Instance | None:
+    if space.family == "smith":
+        try:
+            inst = instance_from_dict(data)
+        except HareOptError:
+            return None
+        return inst if _tasks(data) <= space.max_tasks and _smith_shaped(data) else None
     if _tasks(data) > space.max_tasks or not space.min_gpus <= len(data["gpus"]) <= space.max_gpus:
         return None
     try:
@@ -225,7 +332,11 @@ def evaluate(inst: Instance, solver: str, against: str, *, exact: str = "cpsat",
     return float(res.objective) / ref, ref, res
 
 
-def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
+#: Wall-clock seconds a search without ``iterations`` runs.
+DEFAULT_BUDGET_S = 60.0
+
+
+def falsify(solver: str, *, against: str = "opt", budget: float | None = None,
             iterations: int | None = None, seed: int = 0, space: Space | None = None,
             exact: str = "cpsat", exact_time_limit: float = 10.0, restart: float = 0.1,
             progress: bool = True, solver_time_limit: float | None = 30.0,
@@ -236,11 +347,15 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
     (so that the search is not rewarded for inflating alpha), else the ratio;
     ``score="ratio"`` climbs the ratio itself (the worst ratio, whatever the claim).
 
-    With ``iterations`` set and a budget that is not reached, the run is
-    determined by ``seed`` (the exact solver runs single-threaded).
+    ``budget`` (seconds of wall clock) defaults to ``DEFAULT_BUDGET_S`` without
+    ``iterations`` and to none with them: a search bounded by its iterations alone is
+    determined by ``seed`` (the exact solver runs single-threaded), on any machine.
+    ``Finding.worst`` keeps the instance of the highest ratio seen, whatever the score.
     """
     if against not in ("opt", "bound"):
         raise OptionError(f"against must be 'opt' or 'bound', got {against!r}")
+    if budget is None:
+        budget = DEFAULT_BUDGET_S if iterations is None else math.inf
     if budget <= 0:
         raise OptionError("budget must be positive")
     if score not in ("relative", "ratio"):
@@ -280,7 +395,8 @@ def falsify(solver: str, *, against: str = "opt", budget: float = 60.0,
                 best.evaluated += 1
                 assert inst is not None  # evaluated
                 ratio, ref, res = out
-                best.max_ratio = max(best.max_ratio, ratio)
+                if ratio > best.max_ratio:
+                    best.max_ratio, best.worst = ratio, (inst, res, ref)
                 g = claimed_guarantee(inst, solver)
                 value = ratio / g if g and math.isfinite(g) and score == "relative" else ratio
                 if current is None or value >= current[0]:

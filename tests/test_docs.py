@@ -74,3 +74,72 @@ def test_generated_tables_match_the_registries():
         assert held is not None, f"{path}: markers of table {name!r} missing"
         assert held == make(), (f"{path}: table {name!r} differs from the registry; run "
                                 "python -m hare_opt.sweeps.doc_tables")
+
+
+#: ``hare_opt.x.y`` or ``hare_opt.x:y`` as the docs name code (a trailing ``(`` allowed).
+CODE_NAME = re.compile(r"\bhare_opt(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?")
+#: "`name` in `path.py`" and "`tests/file.py::test_name`".
+NAME_IN_FILE = re.compile(r"`([A-Za-z_][\w.]*)(?:\([^`]*\))?` in `((?:hare_opt|experiments|"
+                          r"tests)/[\w/]+\.py)`")
+TEST_NAME = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
+
+
+def _doc_pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+            *sorted((ROOT / "instances").rglob("*.md")),
+            *sorted((ROOT / "experiments").rglob("*.md"))]
+
+
+def _resolves(name: str) -> bool:
+    """Whether ``hare_opt.a.b[:c.d]`` names a module, or an attribute chain of one."""
+    import importlib
+
+    parts = name.replace(":", ".").split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+def test_every_function_the_docs_name_exists_where_they_say():
+    """A doc that names ``hare_opt.x.y`` (or "`f` in `hare_opt/x.py`", or a test by its
+    node id) names something that exists there; the contributing guide's placeholder
+    module ``x`` is the one exception."""
+    missing = []
+    for page in _doc_pages():
+        text = page.read_text()
+        where = page.relative_to(ROOT)
+        for m in CODE_NAME.finditer(text):
+            name = m.group(0).rstrip(".")
+            if ".x." in name or name.endswith(".x") or ".x:" in name:
+                continue  # docs/contributing.md's example of a new module
+            if not _resolves(name):
+                missing.append(f"{where}: {name}")
+        for m in NAME_IN_FILE.finditer(text):
+            name, path = m.groups()
+            src = (ROOT / path).read_text() if (ROOT / path).exists() else ""
+            last = name.split(".")[-1]
+            if not re.search(rf"^\s*(?:def|class) {re.escape(last)}\b|^{re.escape(last)}\s*[:=]",
+                             src, re.M):
+                missing.append(f"{where}: {name} in {path}")
+        for m in TEST_NAME.finditer(text):
+            path, test = m.groups()
+            src = (ROOT / path).read_text() if (ROOT / path).exists() else ""
+            if not re.search(rf"def {test}\b", src):
+                missing.append(f"{where}: {path}::{test}")
+    assert not missing, missing
+
+
+def test_the_name_check_catches_a_wrong_name():
+    assert _resolves("hare_opt.examples.smith_counterexample")
+    assert _resolves("hare_opt.bounds:paper_claim")
+    assert not _resolves("hare_opt.examples.no_such_function")
+    assert not _resolves("hare_opt.falsify.Space.no_such_field")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,7 @@ from hare_opt.io import instance_to_dict, load_instance, load_result
 from hare_opt.solvers import solve
 
 SMALL = Space(max_tasks=5, max_gpus=2, max_time=9)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_short_run_is_deterministic_and_ratio_at_least_one():
@@ -112,3 +114,131 @@ def test_the_label_names_what_the_score_measured(score, capsys):
         assert not re.search(r"worst ratio +\d", text)  # no number under that name
         assert f"highest ratio / claimed guarantee  {f.score:.6g}" in text
         assert f"highest ratio of any instance evaluated  {f.max_ratio:.6g}" in text
+
+
+# --- the Smith family: hunts that find Theorem 4's violation by its mechanism ----------
+
+SMITH = Space(max_tasks=10, max_time=20, family="smith")
+
+
+def test_smith_candidates_and_mutations_stay_in_the_family():
+    rng = random.Random(4)
+    data = random_candidate(rng, SMITH)
+    for _ in range(300):
+        inst = _valid(data, SMITH)
+        assert inst is not None
+        assert inst.num_gpus == 1 and len(inst.jobs) <= 10
+        assert (inst.rounds == 1).all() and (inst.tasks_per_round == 1).all()
+        assert not inst.release.any() and not inst.overhead.any() and not inst.sync.any()
+        data = mutate(rng, data, SMITH)
+        if _valid(data, SMITH) is None:  # a mutation may leave the family: not kept
+            data = random_candidate(rng, SMITH)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_smith_hunt_finds_a_violation_at_every_seed(seed):
+    """Not a lucky seed: within 120 candidates, any seed, the search on the family finds
+    an instance beyond alpha(2+alpha) x OPT (OPT proved; Smith's rule is optimal there)."""
+    f = falsify("hare-paper", iterations=120, seed=seed, space=SMITH, progress=False)
+    assert f.violates, (seed, f.ratio, f.guarantee)
+    opt = solve(f.instance, "wspt")  # one GPU, no releases: Smith's rule is optimal
+    assert f.ratio == pytest.approx(f.result.objective / opt.objective)
+
+
+def test_iterations_alone_never_stop_on_the_clock(monkeypatch):
+    """A search given iterations and no budget is a work budget: a slow machine (a clock
+    that jumps an hour per reading) evaluates as many candidates as a fast one."""
+    import hare_opt.falsify as fz
+
+    ticks = iter(range(0, 10**9, 3600))
+    monkeypatch.setattr(fz.time, "monotonic", lambda: float(next(ticks)))
+    f = falsify("wspt", iterations=6, seed=2, space=SMALL, progress=False)
+    assert f.evaluated + f.skipped == 6
+
+
+def test_the_worst_ratio_instance_is_saved_whatever_the_score(tmp_path, capsys):
+    out = tmp_path / "hunt.json"
+    argv = ["falsify", "--solver", "hare-paper", "--iterations", "150", "--seed", "3",
+            "--max-tasks", "6", "--max-gpus", "2", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    f = falsify("hare-paper", iterations=150, seed=3, space=Space(max_tasks=6, max_gpus=2),
+                progress=False)
+    assert f.worst is not None and f.worst[0] is not f.instance  # another instance was worse
+    worst = out.with_suffix(".worst-ratio.json")
+    assert worst.exists() and f"({f.max_ratio:.6g}) -> {worst}" in text
+    inst = load_instance(worst)
+    res = load_result(tmp_path / "hunt.worst-ratio.schedule.json")
+    opt = solve(inst, "cpsat", time_limit=30)
+    assert opt.status == "optimal" and check(inst, res.schedule).feasible
+    assert res.objective / opt.objective == pytest.approx(f.max_ratio)
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["--family", "smith", "--max-gpus", "2"], "--max-gpus"),
+    (["--family", "smith", "--allow-infinite-alpha"], "--allow-infinite-alpha"),
+    (["--max-weight", "50"], "--max-weight"),
+])
+def test_options_that_do_not_apply_to_the_family_are_refused(argv, says, capsys):
+    assert main(["falsify", "--solver", "hare-paper", "--iterations", "1", "--no-progress",
+                 *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.splitlines()) == 1
+
+
+# --- every hunt instances/counterexamples/README.md documents reproduces --------------
+
+HUNTS = ROOT / "instances" / "counterexamples" / "README.md"
+
+
+def documented_hunts() -> list[tuple[list[str], str]]:
+    """(argv, what the row says it finds) of each row of the README's hunt table."""
+    rows = []
+    for line in HUNTS.read_text().splitlines():
+        m = re.match(r"\| [^|]+ \| `hare-opt (falsify [^`]+)` \| (.+) \|$", line)
+        if m:
+            rows.append((m.group(1).split(), m.group(2)))
+    return rows
+
+
+def _hunt_id(hunt: tuple[list[str], str]) -> str:
+    argv = hunt[0]
+    return "-".join(argv[argv.index(k) + 1] for k in ("--seed", "--iterations") if k in argv) \
+        + ("-smith" if "smith" in argv else "")
+
+
+@pytest.mark.parametrize("hunt", [
+    pytest.param(h, id=_hunt_id(h), marks=[] if "**violation**" in h[1] else pytest.mark.slow)
+    for h in documented_hunts()])
+def test_every_documented_hunt_reproduces(hunt, tmp_path, capsys):
+    argv, finds = hunt
+    out = tmp_path / "hunt.json"
+    assert main([*argv, "--no-progress", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    if "**violation**" in finds:
+        assert "VIOLATED" in text, text
+        inst = load_instance(out)
+        res = load_result(tmp_path / "hunt.schedule.json")
+        opt = solve(inst, "cpsat", time_limit=60)
+        assert opt.status == "optimal"
+        assert res.objective > claimed_guarantee(inst, "hare-paper") * opt.objective
+        named = re.search(r"`(hunt-[\w-]+\.json)`", finds)
+        if named:  # the committed file is what the command writes (but for its name)
+            kept = instance_to_dict(load_instance(HUNTS.parent / named.group(1)))
+            assert {**instance_to_dict(inst), "name": kept["name"]} == kept
+        return
+    assert "VIOLATED" not in text
+    share = re.search(r"([\d.]+) of the claim at most", finds)
+    got = re.search(r"highest ratio / claimed guarantee +([\d.]+)", text)
+    assert share and got and float(got.group(1)) == pytest.approx(float(share.group(1)),
+                                                                 abs=0.005), text
+    worst = re.search(r"highest ratio ([\d.]+), at alpha", finds)
+    if worst:
+        seen = re.search(r"highest ratio of any instance evaluated +([\d.]+)", text)
+        assert seen and float(seen.group(1)) == pytest.approx(float(worst.group(1)), abs=0.005)
+        assert out.with_suffix(".worst-ratio.json").exists()
+
+
+def test_the_hunt_table_is_read():
+    hunts = documented_hunts()
+    assert len(hunts) >= 4 and sum("**violation**" in f for _, f in hunts) >= 2

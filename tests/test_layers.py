@@ -21,7 +21,7 @@ LAYERS = {
     "util": 0,
     "model": 1,
     "io": 2, "checker": 2,
-    "generators": 3, "bounds": 3, "examples": 3,
+    "generators": 3, "bounds": 3, "examples": 3, "analysis": 3,
     "heuristics": 4,
     "solvers": 5, "plot": 5,
     "sim": 6,

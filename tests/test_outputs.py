@@ -151,9 +151,8 @@ def test_plot_needs_a_format_it_can_name():
 #: Where files are written without ``hare_opt.io.output``, and why that is right.
 RAW_WRITERS = {
     # items draw (plot.style.save_figure) into the temporary path reproduce.run_items
-    # gives them
+    # gives them; plot.style.write_figure (charts a user names) into one from atomic_path
     ("hare_opt/plot/style.py", "savefig("): "draws into a path from atomic_path",
-    ("hare_opt/plot/gantt.py", "savefig("): "draws into a path from atomic_path",
     ("hare_opt/cli/commands/simulate.py", "to_csv("): "writes into a path from atomic_path",
     ("hare_opt/sim/results.py", "to_csv("): "writes into a path from atomic_path",
     # the portfolio's shared incumbent, in its private mkdtemp folder (no user names it):

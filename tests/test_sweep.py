@@ -254,9 +254,24 @@ def test_the_readme_summary_gives_a_word_per_hare_and_a_tally(tmp_path):
     _write(tmp_path / "README.md", [_outcome(names[1], "x", v), _outcome(names[2], "y", v)])
     text = (tmp_path / "README.md").read_text()
     summary = text[text.index("## Summary"):text.index("## The run")]
-    assert "`hare`: 2 reproduced" in summary and "`hare-paper`: 2 not reproduced" in summary
+    assert "`hare`: **2 of 2 reproduced**" in summary
+    assert "`hare-paper`: **0 of 2 reproduced**, 2 not reproduced" in summary
     row = next(ln for ln in summary.splitlines() if ln.startswith(f"| [{names[1]}]"))
     assert row.count("**") == 6 and len(row) < 400                # a line, not a page
+    # the summary comes first, the details after; each percentage defined once
+    assert text.index("## Summary") < text.index("## Items") < text.index(f"### {names[1]}")
+    assert text.count("*Reduction* of A against B") == 1
+
+
+def test_the_provenance_line_says_what_its_hashes_mean(tmp_path):
+    from hare_opt.sweeps.catalog import ITEMS
+    from hare_opt.util.version import code_version
+
+    _write(tmp_path / "README.md", [_outcome(next(iter(ITEMS)), "x")], version={"fig1": "ab12"})
+    text = (tmp_path / "README.md").read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("This run:"))
+    assert "fig1 ab12" in line and f"this checkout's is {code_version()}" in line
+    assert "byte-identical" in line and "--verify" in line
 
 
 def test_the_plan_counts_cells_and_estimates_from_recorded_costs(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from hare_opt.sweeps import Cell, Store, run_cells
 from hare_opt.sweeps.cells import CELLS
@@ -28,7 +29,7 @@ CLOCKS = sorted({f for spec in CELLS for f in spec.measured})
 def _item(cells: list[Cell]) -> Item:
     """A reproduction item that only runs ``cells`` (its table is their rows)."""
     return Item("t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"),
-                lambda table, path: None)
+                lambda table: Figure())
 
 
 def test_every_kind_of_cell_runs_on_a_dask_local_cluster_as_locally(tmp_path):
@@ -96,4 +97,4 @@ def test_the_readme_lists_every_package_version_of_a_cell_function(tmp_path, mon
 
     now = code_version()
     assert f"arith {'/'.join(sorted(['pkg-older', now]))}" in text
-    assert f"this checkout is {now}" in text
+    assert f"this checkout's is {now}" in text

@@ -361,7 +361,9 @@ PATH_OPTIONS = {
     ("solve", "instance"): "input", ("solve", "out"): "output",
     ("bound", "instance"): "input",
     ("simulate", "instance"): "input", ("simulate", "trace"): "input",
-    ("simulate", "out"): "output",
+    ("simulate", "out"): "output", ("simulate", "out_dir"): "output",
+    ("explain", "instance"): "input", ("explain", "schedule"): "input",
+    ("explain", "out"): "output",
     ("demo", "out_dir"): "output", ("falsify", "out"): "output",
     ("reproduce", "out_dir"): "output", ("reproduce", "cache"): "output",
     ("sweep", "config"): "input", ("sweep", "out_dir"): "output",
@@ -393,7 +395,10 @@ def test_every_path_option_is_an_input_or_a_declared_output():
     ["simulate", "--instance", "{inst}", "--policies", "gavel-fifo", "--out", "{inst}"],
     ["plot", "{inst}", "{sched}", "--out", "{inst}"],
     ["plot", "{inst}", "{sched}", "--out", "{sched}"],
-], ids=["solve", "simulate", "plot-instance", "plot-schedule"])
+    ["explain", "{inst}", "{sched}", "--out", "{inst}"],
+    ["explain", "{inst}", "{sched}", "--out", "{sched}"],
+], ids=["solve", "simulate", "plot-instance", "plot-schedule", "explain-instance",
+        "explain-schedule"])
 def test_an_output_option_naming_an_input_is_refused_and_the_input_kept(tmp_path, argv):
     """Each declared output that a command also reads from refuses to write over its own
     input (the other outputs name folders or files the command does not read)."""

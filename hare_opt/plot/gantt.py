@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
-from hare_opt.io.output import atomic_path
 from hare_opt.model import Instance, Schedule, ScheduleError
+from hare_opt.plot.style import time_axis, write_figure
 
 MAX_TICK_ROWS = 40     # GPU ids as tick labels up to this many rows
 MAX_LABELS = 600       # "j3 r2" texts on at most this many bars
@@ -84,12 +84,24 @@ def _setups(instance: Instance, job: np.ndarray, gpu: np.ndarray,
     return rows, instance.overhead[job[rows]]
 
 
+def job_legend(instance: Instance, setups: bool = False) -> list[Patch]:
+    """Legend handles of the jobs' colours (and of the setups' hatch)."""
+    colors = job_colors(instance.num_jobs)
+    handles = [Patch(facecolor=colors[i], label=_shown(j.id)) for i, j in enumerate(instance.jobs)]
+    if setups:
+        handles.append(Patch(facecolor=SETUP_COLOR, edgecolor="0.45", hatch="////",
+                             label="setup"))
+    return handles
+
+
 def gantt(instance: Instance, schedule: Schedule, *, ax: Axes | None = None,
-          title: str | None = None) -> Figure:
-    """Draw ``schedule`` as a Gantt chart; returns the figure (new unless ``ax`` is given)."""
+          title: str | None = None, legend: bool = True) -> Figure:
+    """Draw ``schedule`` as a Gantt chart; returns the figure (new unless ``ax`` is given).
+    ``legend``: the jobs' colours beside the chart (up to ``MAX_LEGEND`` jobs)."""
     job, gpu = _indices(instance, schedule)
     rows = _rows(instance)
     n_rows = instance.num_gpus
+    own = ax is None  # a figure of our own (constrained layout): its legend beside it
     if ax is None:
         per_row = 0.42 if n_rows <= 20 else 0.16
         fig = Figure(figsize=(12, min(60.0, 1.8 + per_row * n_rows)), layout="constrained")
@@ -116,18 +128,18 @@ def gantt(instance: Instance, schedule: Schedule, *, ax: Axes | None = None,
     ax.set_ylim(n_rows - 0.5, -0.5)  # first GPU on top
     _label_rows(ax, instance, rows)
     _label_bars(ax, instance, schedule, colors[job], y, t1 - t0)
-    unit = instance.time_unit
-    ax.set_xlabel(f"time (units of {unit})" if unit[:1].isdigit() else f"time ({unit})")
+    time_axis(ax, instance.time_unit, t1 - t0)
     ax.grid(axis="x", color="0.9", zorder=0)
     ax.set_axisbelow(True)
     ax.set_title(title if title is not None else instance.name)
-    if instance.num_jobs <= MAX_LEGEND:
-        handles = [Patch(facecolor=colors[i], label=j.id) for i, j in enumerate(instance.jobs)]
-        if len(s_rows):
-            handles.append(Patch(facecolor=SETUP_COLOR, edgecolor="0.45", hatch="////",
-                                 label="setup"))
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.06, 1.0),
-                  fontsize="small", frameon=False, title="jobs")
+    if legend and instance.num_jobs <= MAX_LEGEND:
+        handles = job_legend(instance, bool(len(s_rows)))
+        if own:
+            fig.legend(handles=handles, loc="outside right upper", fontsize="small",
+                       frameon=False, title="jobs")
+        else:
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.12, 1.0),
+                      fontsize="small", frameon=False, title="jobs")
     _drawable(fig)
     return fig
 
@@ -196,7 +208,4 @@ def save_gantt(instance: Instance, schedule: Schedule, path: str | Path, *,
                title: str | None = None, dpi: int = 120, fmt: str | None = None) -> Path:
     """Draw and write the chart, all or nothing; the format follows the suffix (png, svg,
     pdf) unless ``fmt`` names it (for /dev/null or standard output, which have none)."""
-    fig = gantt(instance, schedule, title=title)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=dpi, format=fmt or Path(path).suffix.lstrip(".").lower() or None)
-    return Path(path)
+    return write_figure(gantt(instance, schedule, title=title), path, dpi=dpi, fmt=fmt)

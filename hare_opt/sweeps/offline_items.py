@@ -6,15 +6,15 @@ instance before any analysis.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from hare_opt.examples import fig1_instance, fig1_schedule, smith_counterexample
 from hare_opt.plot import gantt
-from hare_opt.plot.style import save_figure
+from hare_opt.plot.gantt import job_legend
+from hare_opt.plot.style import policy_color, policy_marker, policy_style
 from hare_opt.solvers import solve, solver_names
 from hare_opt.sweeps.cells import Cell
 from hare_opt.sweeps.items import OFFLINE_SEEDS, Item, seeds
@@ -41,27 +41,29 @@ def fig1_item() -> Item:
                    f"(a)-(c) reproduced; (c) is NOT optimal: {best:g} s is")
         return table, ours, verdict
 
-    def plot(table: pd.DataFrame, path: Path) -> None:
+    def figure(table: pd.DataFrame) -> Figure:
         inst = fig1_instance()
         panels = [(f"({k}) paper", fig1_schedule(k)) for k in "abc"]
         opt = solve(inst, "cpsat", time_limit=60)
         panels.append((f"proven optimum ({opt.status})", opt.schedule))
-        fig = Figure(figsize=(11, 5.5))
+        fig = Figure(figsize=(12, 6.5), layout="constrained")
         axes = fig.subplots(2, 2)
-        for ax, (title, sched) in zip(axes.flat, panels):
-            total = float(table.loc[table["schedule"].str.startswith(title[:3]) |
-                                    (title.startswith("proven") &
+        for ax, (name, sched) in zip(axes.flat, panels):
+            total = float(table.loc[table["schedule"].str.startswith(name[:3]) |
+                                    (name.startswith("proven") &
                                      table["schedule"].str.startswith("optimum")),
                                     "total_jct_s"].iloc[0])
-            gantt(inst, sched, ax=ax, title=f"{title}: total JCT {total:g} s")
-        save_figure(fig, path)
+            gantt(inst, sched, ax=ax, title=f"{name}: total JCT {total:g} s", legend=False)
+        fig.legend(handles=job_legend(inst), loc="outside lower center", fontsize="small",
+                   title="jobs", ncol=inst.num_jobs)
+        return fig
 
     return Item("Fig. 1 toy: the paper's three schedules and the proven optimum",
                 "total JCT 10.5 s (heterogeneity-oblivious), 9 s (aware, no intra-job "
                 "parallelism), 8.5 s (Hare); optimality of 8.5 s not stated",
                 lambda quick: [Cell("fig1", {"solver": s}).canonical()
                                for s in (PAPER, *solver_names(portfolio=True))],
-                analyse, plot)
+                analyse, figure)
 
 
 # --- heuristic quality against OPT -----------------------------------------------------
@@ -107,21 +109,26 @@ def quality_item() -> Item:
                    "hare best; 10% target not shown" if best else "hare not best")
         return table, ours, verdict
 
-    def plot(table: pd.DataFrame, path: Path) -> None:
-        fig = Figure(figsize=(6, 3.5))
+    def figure(table: pd.DataFrame) -> Figure:
+        fig = Figure(figsize=(7, 1.8 + 0.35 * len(table)), layout="constrained")
         ax = fig.subplots()
-        x = np.arange(len(table))
-        ax.bar(x - 0.2, table["mean"], 0.4, label="mean")
-        ax.bar(x + 0.2, table["max"], 0.4, label="max")
-        ax.axhline(1, color="k", lw=0.8)
-        ax.set_xticks(x, table["solver"])
-        ax.set_ylabel("objective / OPT (or / lower bound)")
-        ax.legend()
-        save_figure(fig, path)
+        y = np.arange(len(table))
+        names = [str(s) for s in table["solver"]]
+        ax.barh(y, table["mean"], 0.6, color=[policy_color(s) for s in names],
+                label="mean over the instances")
+        for i, s in enumerate(names):
+            ax.plot(table["max"].iloc[i], i, linestyle="none", marker=policy_marker(s),
+                    color="black", markersize=7, label="worst instance" if i == 0 else None)
+        ax.axvline(1, color="k", lw=0.8)
+        ax.set_yticks(y, names)
+        ax.invert_yaxis()
+        ax.set_xlabel("objective / OPT (or / lower bound where OPT is not proved)")
+        fig.legend(fontsize=8, loc="outside lower center", ncol=2)
+        return fig
 
     return Item("heuristics against the proven optimum (random instances, 20-40 tasks)",
                 "(ours) hare within 10% of OPT on average and better than hare-paper",
-                cells, analyse, plot)
+                cells, analyse, figure)
 
 
 # --- bound verification ----------------------------------------------------------------
@@ -211,19 +218,21 @@ def bounds_item() -> Item:
                    else "see table")
         return table, ours, verdict
 
-    def plot(table: pd.DataFrame, path: Path) -> None:
-        fig = Figure(figsize=(9, 3.5))
+    def figure(table: pd.DataFrame) -> Figure:
+        fig = Figure(figsize=(9, 1.6 + 0.28 * len(table)), layout="constrained")
         ax = fig.subplots()
         y = np.arange(len(table))
         ax.barh(y, table["worst"], color=["C2" if h else "C3" for h in table["holds"]])
         ax.axvline(1, color="k", lw=0.8)
         ax.set_yticks(y, table["check"], fontsize=7)
-        ax.set_xlabel("worst ratio / claimed bound (<= 1: the bound held; hare-paper's claim "
-                      "is alpha(2+alpha) x OPT)")
-        save_figure(fig, path)
+        ax.invert_yaxis()
+        ax.set_xlabel("worst ratio / claimed bound (<= 1: the bound held)\nhare-paper's "
+                      "claim: alpha(2+alpha) x OPT; hare's: guarantee x lower bound")
+        return fig
 
     return Item("bound verification: hare's guarantee, lower bounds, the paper's alpha(2+alpha)",
-                "Theorem 4: Algorithm 1 is an alpha(2+alpha)-approximation", cells, analyse, plot)
+                "Theorem 4: Algorithm 1 is an alpha(2+alpha)-approximation", cells, analyse,
+                figure)
 
 
 # --- scheduler runtime ----------------------------------------------------------------
@@ -251,16 +260,18 @@ def runtime_item() -> Item:
                 f"({rate:,.0f} tasks/s)")
         return table, ours, "measured (the paper reports no runtimes)"
 
-    def plot(table: pd.DataFrame, path: Path) -> None:
-        fig = Figure(figsize=(6, 4))
+    def figure(table: pd.DataFrame) -> Figure:
+        fig = Figure(figsize=(6, 4), layout="constrained")
         ax = fig.subplots()
-        for i, (s, g) in enumerate(table.groupby("solver", sort=False)):
-            ax.loglog(g["tasks"], g["seconds"], "o-", label=s, color=f"C{i}")
+        for s, g in table.groupby("solver", sort=False):
+            ax.loglog(g["tasks"], g["seconds"], "-", **policy_style(str(s)))
+        for axis in (ax.xaxis, ax.yaxis):  # decades only: minor labels collide
+            axis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("tasks in the instance")
         ax.set_ylabel("scheduler wall time (s)")
         ax.grid(alpha=0.3, which="both")
         ax.legend()
-        save_figure(fig, path)
+        return fig
 
     return Item("scheduler runtime against instance size",
-                "(not reported in the paper)", cells, analyse, plot)
+                "(not reported in the paper)", cells, analyse, figure)

@@ -25,11 +25,18 @@ HARE_COLUMNS = ("hare-paper", "hare-paper:step3=start", "hare")
 WORDS = ("not reproduced", "reproduced", "partly", "refuted", "holds", "fails", "measured",
          "input", "FAILED", "not run", "check failed")
 RUN_LINES = ("This run:", "Rerun of")
-#: What every percentage of the pages means (one definition, used everywhere).
-PERCENT = ("A *reduction* of A against B is 100 (1 - A / B) of the total weighted JCT, "
-           "computed per seed on the same workload and averaged over seeds, with its 95% "
-           "Student-t interval; a positive reduction means A is lower (better). \"X% "
-           "below\" means the same reduction, \"X% above\" its negative.")
+#: What every percentage of the pages means: one definition each, used everywhere.
+PERCENT = [
+    "*Reduction* of A against B: 100 (1 - A / B) of the total weighted JCT, computed per "
+    "seed on the same workload, then averaged over seeds, with its 95% Student-t interval "
+    "in brackets; positive means A is lower (better). \"A X% below B\" says the same "
+    "reduction, \"X% above\" its negative.",
+    "*Change* of one policy from setting S to T (fig18, fig19, table3): its reduction "
+    "at T against S, as above (\"falls X%\" is a reduction of X; \"+X%\" an increase, "
+    "X% above).",
+    "*Share* (fig13): the % of a run's jobs that finish within the limit, averaged over "
+    "seeds. Tolerances on shares and on reductions are in percentage *points*.",
+]
 
 
 @dataclass
@@ -81,9 +88,15 @@ def summary(entries: list[Entry]) -> list[str]:
         cols = [f"**{w[h]}**" if h in w else "-" for h in HARE_COLUMNS]
         lines.append(f"| [{e.name}](#{e.name}) | {_md(one_line(e.claim))} | "
                      + " | ".join(cols) + f" | {'**' + w[''] + '**' if '' in w else '-'} |")
-    tally = "; ".join(f"`{h}`: " + ", ".join(f"{n} {w}" for w, n in sorted(c.items()))
-                      for h, c in counts.items() if c)
-    return [f"Claims judged per Hare, by verdict: {tally}.", "", *lines]
+    tally = [f"* `{h}`: **{c.get('reproduced', 0)} of {sum(c.values())} reproduced**"
+             + "".join(f", {n} {w}" for w, n in sorted(c.items()) if w != "reproduced")
+             for h, c in counts.items() if c]
+    others = [words(e.verdict)[""] for e in entries if "" in words(e.verdict)]
+    if others:
+        tally.append(f"* items judged once ({len(others)}): " + ", ".join(
+            f"{others.count(w)} {w}" for w in sorted(set(others))))
+    return ["The paper's claims judged for each Hare (how many items of each verdict):", "",
+            *tally, "", *lines]
 
 
 def section(e: Entry) -> list[str]:
@@ -109,15 +122,19 @@ def previous(path: Path) -> tuple[dict[str, Entry], list[str]]:
 
 
 def provenance(version: dict[str, str] | None) -> str:
+    """What the numbers were computed by, said exactly."""
     if not version:
         return ""
     listed = ", ".join(f"{fn} {v}" for fn, v in sorted(version.items()))
-    return (" Every cell's rows are what this checkout's code gives: a cell is reused only "
-            "while each module it loaded and each data file it read is byte-identical to "
-            "this checkout's (docs/reproduction.md, \"What a cell is keyed on\"), and "
-            "`hare-opt reproduce --verify` recomputes a sample to prove it. The package "
-            f"versions the cells were computed at (the hash of all of hare_opt/, "
-            f"provenance only): {listed}; this checkout is {code_version()}.")
+    return (" Provenance: a cell is reused only while every module it loaded and every "
+            "data file it read is byte-identical to this checkout's, so each number here "
+            "is what this checkout's code gives (wall-clock figures apart); `hare-opt "
+            "reproduce --verify` recomputes a sample and fails on any difference "
+            "(docs/reproduction.md, \"What a cell is keyed on\"). The package hashes at "
+            "which the cells were computed (util/version.code_version, a hash of every "
+            f"file of hare_opt/, by cell function): {listed}; this checkout's is "
+            f"{code_version()}. A hash other than this checkout's means some other file of "
+            "the package differed when the cell ran, none that the cell loaded.")
 
 
 def run_line(outcomes: list[Any], quick: bool, version: dict[str, str] | None) -> str:
@@ -132,7 +149,8 @@ def run_line(outcomes: list[Any], quick: bool, version: dict[str, str] | None) -
     cpu = sum(o.cell_cpu_s for o in outcomes)
     wall = sum(o.cell_wall_s for o in outcomes)
     cost = (f"its {cells} cells took {cpu / 3600:.2f} CPU-hours to compute, whenever they "
-            f"were computed ({wall / 3600:.2f} hours of wall time, each on one worker); "
+            f"were computed (their own wall times add up to {wall / 3600:.2f} hours; a run "
+            "on several workers takes less elapsed time); "
             if math.isfinite(cpu) and cpu > 0 else "")
     return (f"{'quick' if quick else 'full'} mode, {len(outcomes)} items; {cost}this run "
             f"computed {computed} and reused {cached} from the cell cache"
@@ -167,8 +185,10 @@ def write_readme(path: Path, outcomes: list[Any], quick: bool, *, items: dict[st
              "the paper's, paraphrased; times are in seconds unless a column says otherwise. "
              "*Reproduced*: our numbers are within the claim's stated tolerance; *partly*: "
              "its direction holds significantly, its numbers do not; *not reproduced*: "
-             "neither (docs/reproduction.md, \"Verdicts\").", "", PERCENT, "",
-             "## Summary", "", *summary(ordered), "", "## The run", ""]
+             "neither (docs/reproduction.md, \"Verdicts\").", "",
+             "## Summary", "", *summary(ordered), "",
+             "What the percentages mean (each defined once; every item uses these):", "",
+             *(f"* {d}" for d in PERCENT), "", "## The run", ""]
     for a in about:
         lines += [a, ""]
     lines += ["## Items", ""]

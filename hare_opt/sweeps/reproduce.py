@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from hare_opt.io import atomic_path, atomic_write_text
+from hare_opt.plot.style import save_figure
 from hare_opt.sweeps.catalog import ITEMS, NOTES
 from hare_opt.sweeps.cells import Cell
 from hare_opt.sweeps.preview import CostBook, Plan, make_plan
@@ -108,7 +109,7 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
             table, ours, verdict = item.analyse(df, quick)
             atomic_write_text(out / f"{name}.csv", table.to_csv(index=False))
             with atomic_path(out / f"{name}.png") as png:  # items draw; we write once
-                item.plot(table, png)
+                save_figure(item.draw(table), png)
         except Exception as exc:  # one failed item must not cost the others their results
             table, ours, verdict = pd.DataFrame(), f"{type(exc).__name__}: {exc}", "FAILED"
             failed = len(exc.failures) if isinstance(exc, CellsFailed) else 0

@@ -213,9 +213,13 @@ class Values:
     tol: float = 10.0
     unit: str = "%"
 
+    def _tol(self) -> str:
+        """The tolerance in the values' unit: for shares in %, percentage points."""
+        return f"{self.tol:g} points" if self.unit == "%" else f"{self.tol:g}{self.unit}"
+
     def describe(self) -> str:
         shown = ", ".join(f"{p} {v:g}{self.unit}" for p, v in self.values.items())
-        return f"{shown} (tolerance +-{self.tol:g}{self.unit})"
+        return f"{shown} (tolerance +-{self._tol()})"
 
     def judge(self, measured: dict[str, tuple[float, float, float]]) -> Verdict:
         off = {p: measured[p][0] - v for p, v in self.values.items() if p in measured}
@@ -224,10 +228,10 @@ class Values:
                                            f"{sorted(set(self.values) - set(off))}")
         bad = {p: d for p, d in off.items() if abs(d) > self.tol}
         if not bad:
-            return Verdict(REPRODUCED, f"all within {self.tol:g}{self.unit} of the paper")
+            return Verdict(REPRODUCED, f"all within {self._tol()} of the paper")
         ranked_paper = sorted(self.values, key=lambda p: self.values[p])
         ranked_ours = sorted(self.values, key=lambda p: measured[p][0])
-        why = ", ".join(f"{p} {d:+.1f}{self.unit}"
+        why = ", ".join(f"{p} {d:+.1f}{' points' if self.unit == '%' else self.unit}"
                         + (f" ({100 * d / self.values[p]:+.0f}% relative)" if self.values[p]
                            else "") for p, d in bad.items())
         if ranked_paper == ranked_ours:

@@ -100,8 +100,10 @@ def run(args: argparse.Namespace) -> int:
             except ImportError:
                 continue
             png = out / f"{inst.name}.{best.solver}.png"
-            save_gantt(inst, best.schedule, png,
-                       title=f"{inst.name}: {best.solver}, objective {best.objective:g}")
+            from hare_opt.plot.style import schedule_title
+
+            save_gantt(inst, best.schedule, png, title=schedule_title(
+                inst.name, best.solver, best.objective, inst.time_unit))
             print(f"  best: {best.solver}; Gantt chart -> {png}")
     print("\nEvery schedule above passed the independent checker (hare-opt check).")
     return 0

@@ -9,7 +9,6 @@ from hare_opt.cli import args as a
 from hare_opt.io import destination, load_instance, load_result
 from hare_opt.model import OptionError
 from hare_opt.model.limits import check_size
-from hare_opt.model.units import fmt_number, in_seconds
 
 NAME = "plot"
 HELP = "draw a schedule as a Gantt chart (PNG, SVG or PDF by the file suffix)"
@@ -55,12 +54,9 @@ def run(args: argparse.Namespace) -> int:
                "plot a smaller instance or a window of it")
     title = args.title
     if title is None:
-        name = inst.name if len(inst.name) <= 100 else inst.name[:97] + "..."
-        title = name + (f": {res.solver}" if res.solver else "")
-        if res.objective is not None:
-            unit = inst.time_unit
-            title += f", objective {fmt_number(res.objective)}" + (
-                in_seconds(res.objective, unit) or f" {unit[:20]}")
+        from hare_opt.plot.style import schedule_title
+
+        title = schedule_title(inst.name, res.solver, res.objective, inst.time_unit[:20])
     path = save_gantt(inst, res.schedule, out, title=title, dpi=args.dpi,
                       fmt="png" if discard else None)
     print(Path(path))

@@ -47,6 +47,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=a.seed, default=None, help="workload seed (0)")
     p.add_argument("--out", type=a.path, metavar="FILE",
                    help="write per-job records of all policies (CSV; - for standard output)")
+    p.add_argument("--out-dir", type=a.path, metavar="DIR",
+                   help="write each policy's executed schedule and the instance it ran on "
+                        "here (POLICY.schedule.json, POLICY.instance.json), e.g. for "
+                        "`hare-opt explain`")
     p.add_argument("--json", action="store_true",
                    help="print {policy: {total_weighted_jct, avg_jct, makespan}} as JSON")
     a.deprecated(p, "--summary-json", "--json")
@@ -83,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
                               option=given[0], owner="simulate")
     if args.out:
         a.check_output(args.out, [args.instance, args.trace], owner="simulate")
+    folder = a.check_folder(args.out_dir, owner="simulate") if args.out_dir else None
     built: dict[str, Instance] = {}
     columns: dict[str, str] = {}  # the switching each policy ran with, said in the output
 
@@ -111,6 +116,14 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         with atomic_path(args.out) as tmp:
             pd.concat([r.jobs for r in runs]).to_csv(tmp, index=False)
+    if folder is not None:
+        from hare_opt.io import save_instance, save_result
+        from hare_opt.io.output import plain_name
+
+        for r in runs:
+            name = plain_name(r.policy, "--policies")
+            save_instance(r.instance, folder / f"{name}.instance.json")
+            save_result(r.result, folder / f"{name}.schedule.json")
     report = sys.stderr if a.uses_stdout(args.out) else sys.stdout  # stdout: the CSV
     if args.json:
         print(json.dumps({r.policy: {**r.summary(), "switching_model": columns[r.policy]}
@@ -128,5 +141,7 @@ def run(args: argparse.Namespace) -> int:
                  if not args.instance else "\n")
               + table.to_string(float_format=lambda x: f"{x:.4g}")
               + (f"\nper-job records -> {args.out}" if args.out and report is sys.stdout
-                 else ""), file=report)
+                 else "")
+              + (f"\nexecuted schedules -> {folder}/POLICY.schedule.json (instances: "
+                 "POLICY.instance.json)" if folder is not None else ""), file=report)
     return 0
