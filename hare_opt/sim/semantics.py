@@ -35,6 +35,9 @@ SEMANTICS = ("lease", "per-round")
 DEFAULT_SEMANTICS = "lease"
 #: Table 3 column the gang policies' setups come from under leases (generated workloads).
 LEASE_SWITCHING = "default"
+#: Gavel's round (scheduler.py, ``time_per_iteration=360``): the anchor's lease, seconds,
+#: and the lease of a gang policy that declares none.
+LEASE_S = 360.0
 
 
 def check_semantics(value: Any, owner: str = "simulate") -> str:
@@ -73,8 +76,6 @@ def lease_units(seconds: float | None, instance: Instance, policy: str) -> int |
 
 def lease_of(policy: Policy) -> float | None:
     """The policy's lease in seconds (the anchor's when it declares none)."""
-    from hare_opt.sim.policies.gang import LEASE_S
-
     return getattr(policy, "lease", LEASE_S)
 
 

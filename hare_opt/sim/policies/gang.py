@@ -28,9 +28,7 @@ from hare_opt.sim.policies.gavel import (
     gavel_rounds,
 )
 from hare_opt.sim.policy import PolicyOptions
-
-#: Gavel's round (scheduler.py, ``time_per_iteration=360``): the anchor's lease, seconds.
-LEASE_S = 360.0
+from hare_opt.sim.semantics import LEASE_S
 
 if TYPE_CHECKING:
     from hare_opt.sim.simulator import Simulator
