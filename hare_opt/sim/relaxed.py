@@ -53,8 +53,8 @@ def _kernel_of(policy: Policy) -> int | None:
 
 #: The methods the kernel transcribes (``relaxed_kernel``); a class overriding one of
 #: them runs in the reference engine.
-_PLAN_RULES = ("decide", "_dispatch", "_dispatch_ready", "_should_replan", "_unplanned",
-               "_replan", "reset")
+_PLAN_RULES = ("decide", "_dispatch", "_dispatch_ready", "_served", "_start_task",
+               "_should_replan", "_unplanned", "_replan", "reset")
 _HLAS_RULES = ("decide", "job_class", "reset")
 
 
@@ -91,6 +91,7 @@ class _Queues:
     def __init__(self, types: int, jobs: int, conserving: bool):
         self.conserving, self.jobs = conserving, jobs
         self.qh = np.zeros((0, RK.QCOLS), dtype=np.int64)
+        self.wh = np.zeros((0, 4), dtype=np.int64)
         self.qlo = np.zeros(types + 1, dtype=np.int64)
         self.qn = np.zeros(types, dtype=np.int64)
         segs = types * jobs if conserving else 0
@@ -108,6 +109,8 @@ class _Queues:
         if not self.conserving:
             self.qlo[1:] = np.cumsum(np.bincount(plan.gtype, minlength=len(self.qn)))
             return int(RK.load_plan(runs, self.qh, self.qlo, self.qn))
+        if len(runs) > len(self.wh):
+            self.wh = np.zeros((len(self.qh), 4), np.int64)
         seg = plan.gtype.astype(np.int64) * self.jobs + plan.job
         order = np.argsort(seg, kind="stable")
         count = np.bincount(seg, minlength=len(self.wn))
@@ -116,8 +119,8 @@ class _Queues:
         self.tnj[:] = present.sum(axis=1)
         for k, row in enumerate(present):
             self.tjobs[k, :self.tnj[k]] = np.flatnonzero(row)
-        return int(RK.load_ready(runs[order], order.astype(np.int64), self.qh, self.wlo,
-                                 self.wn))
+        return int(RK.load_ready(runs[order], order.astype(np.int64), self.qh, self.wh,
+                                 self.wlo, self.wn))
 
 
 def run(sim: Simulator, progress=None) -> SimResult:
@@ -177,14 +180,14 @@ def run(sim: Simulator, progress=None) -> SimResult:
     view = _View(inst, ctl, jst, gst)
     args = [ctl, jfix, inst.proc.astype(np.int64), inst.sync.astype(np.int64), inst.eligible,
             jst, gst, heap, buf, gtype, tptr, tgpu, queues.qh, queues.qlo, queues.qn,
-            queues.wlo, queues.wn, queues.tjobs, queues.tnj, puntil,
+            queues.wh, queues.wlo, queues.wn, queues.tjobs, queues.tnj, puntil,
             np.zeros(n, dtype=np.int64), inst.weight.astype(np.int64),
             inst.min_task_time.astype(np.int64), q, inst.proc_by_type.astype(np.int64), gpos,
             tree, toff, np.full((3, max(n, m)), -1, dtype=np.int64), headroom]
     while (rc := RK.run(*args)) != RK.DONE:
         if rc == RK.NEED_PLAN:  # the policy's own re-plan, from the loop's state
             ctl[RK.QUEUED] = queues.load(policy.make_plan(view))
-            args[12] = queues.qh
+            args[12], args[15] = queues.qh, queues.wh
             ctl[RK.LASTPLAN], ctl[RK.NEWJOBS], ctl[RK.STARVED] = policy.last_plan, 0, 0
             jst[RK.BLOCKED] = 0
         elif rc == RK.GROW:

@@ -21,8 +21,9 @@ Layout beyond ``kernel.py``'s (built by ``relaxed.py``):
   (QCOLS columns, ordered by (start, round in the plan, run index)), ``qn[k]`` of
   them; ``puntil`` (N,) is the policy's ``planned_until``. A work-conserving follower
   (``ctl[CONSERVING]``) keeps them by type and job instead: segment s = k N + j, rows
-  ``wlo[s]:wlo[s + 1]``, is a heap of ``wn[s]`` runs ordered by (round, start, round
-  in the plan, run index), and ``tjobs[k, :tnj[k]]`` are the jobs with runs of type k.
+  ``wlo[s]:wlo[s + 1]`` of ``wh``, is a heap of ``wn[s]`` keys of runs in ``qh``,
+  ordered by (round, start, round in the plan, run index) (``_key``), and
+  ``tjobs[k, :tnj[k]]`` are the jobs with runs of type k.
 * hlas: ``rlist[:ctl[NREADY]]``, the ready jobs by (arrival, job); ``tree``: per type k
   a min-tree of its GPUs' free times in ``tree[toff[k]:toff[k + 1]]`` (leaves in the
   type's GPU order, ``gpos``); ``own`` (3, max(N, M)): per job the first GPU that ran
@@ -117,18 +118,18 @@ def _wake(ctl, heap, t):
 
 # --- plan followers -------------------------------------------------------------------
 @jit
-def _advance(h):
-    """The heap top's run moves on to its next task; False when it has none left."""
-    if h[0, QN] + 1 < h[0, QCOUNT]:      # the round's next task
-        h[0, QN] += 1
-        h[0, QSTART] += h[0, QSTEP]
-    elif h[0, QLEFT] > 1:                # the run's next round
-        h[0, QLEFT] -= 1
-        h[0, QROUND0] += h[0, QPERIOD]
-        h[0, QSTART] = h[0, QROUND0]
-        h[0, QN] = 0
-        h[0, QKEY] += 1
-        h[0, QRND] += 1
+def _advance(r):
+    """Run ``r`` (a row of ``qh``) moves on to its next task; False when it has none left."""
+    if r[QN] + 1 < r[QCOUNT]:      # the round's next task
+        r[QN] += 1
+        r[QSTART] += r[QSTEP]
+    elif r[QLEFT] > 1:             # the run's next round
+        r[QLEFT] -= 1
+        r[QROUND0] += r[QPERIOD]
+        r[QSTART] = r[QROUND0]
+        r[QN] = 0
+        r[QKEY] += 1
+        r[QRND] += 1
     else:
         return False
     return True
@@ -137,44 +138,27 @@ def _advance(h):
 @jit
 def _next_task(h, n):
     """Drop the first task of the heap top's run; returns the heap's new size."""
-    if not _advance(h):
+    if not _advance(h[0]):
         return R._pop(h, n)
     R._sift_down(h, n, 0)
     return n
 
 
 @jit
-def _rless(h, a, b):
-    """Order of a job's runs in a work-conserving queue: the round of their next task,
-    then its queue order (start, round in the plan, run index)."""
-    for c in (QRND, QSTART, QKEY, QSEQ):
-        if h[a, c] != h[b, c]:
-            return h[a, c] < h[b, c]
-    return False
+def _key(w, r):
+    """Row ``w`` of a work-conserving heap (``wh``) keys run ``r``: the round of its next
+    task, then that task's queue order (start, round in the plan x 2^32 + run index)."""
+    w[0], w[1], w[2] = r[QRND], r[QSTART], (r[QKEY] << 32) + r[QSEQ]
 
 
 @jit
-def _rsift_down(h, n, i):
-    """``R._sift_down`` in the ``_rless`` order."""
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            return
-        if c + 1 < n and _rless(h, c + 1, c):
-            c += 1
-        if not _rless(h, c, i):
-            return
-        R._swap_rows(h, i, c)
-        i = c
-
-
-@jit
-def _next_ready(h, n):
-    """``_next_task`` on a job's heap of a work-conserving queue."""
-    if not _advance(h):
-        n -= 1
-        h[0] = h[n]
-    _rsift_down(h, n, 0)
+def _next_ready(w, n, qh):
+    """``_next_task`` on a job's heap ``w`` of a work-conserving queue (runs in ``qh``)."""
+    r = qh[w[0, 3]]
+    if not _advance(r):
+        return R._pop(w, n)
+    _key(w[0], r)
+    R._sift_down(w, n, 0)
     return n
 
 
@@ -201,23 +185,25 @@ def load_plan(runs, qh, qlo, qn):
 
 
 @jit
-def load_ready(runs, seq, qh, wlo, wn):
+def load_ready(runs, seq, qh, wh, wlo, wn):
     """Queue a plan for a work-conserving follower: ``runs`` as ``load_plan``'s, sorted by
-    (type, job) (segment s = type x N + job: rows ``wlo[s]:wlo[s + 1]`` of ``qh``), ``seq``
-    their indices in plan order. Returns the tasks queued."""
-    wn[:] = 0
+    (type, job), ``seq`` their indices in plan order, into rows of ``qh``; segment
+    s = type x N + job, rows ``wlo[s]:wlo[s + 1]`` of ``wh``, is the heap of the job's
+    runs of that type (``_key``; column 3: the run's row). Returns the tasks queued."""
     tasks = 0
     for i in range(runs.shape[0]):
         row = qh[i]
         row[QSTART], row[QKEY], row[QSEQ], row[QJOB] = runs[i, 4], runs[i, 3], seq[i], runs[i, 1]
         row[QN], row[QCOUNT], row[QSTEP], row[QRND] = 0, runs[i, 6], runs[i, 5], runs[i, 2]
         row[QLEFT], row[QROUND0], row[QPERIOD] = runs[i, 8], runs[i, 4], runs[i, 7]
+        _key(wh[i], row)
+        wh[i, 3] = i
         tasks += runs[i, 6] * runs[i, 8]
     for s in range(wn.size):
         wn[s] = wlo[s + 1] - wlo[s]
-        h = qh[wlo[s]:wlo[s + 1]]
+        w = wh[wlo[s]:wlo[s + 1]]
         for i in range(wn[s] // 2 - 1, -1, -1):
-            _rsift_down(h, wn[s], i)
+            R._sift_down(w, wn[s], i)
     return tasks
 
 
@@ -254,7 +240,7 @@ def _idle_of(k, now, gst, tptr, tgpu, idle):
 
 @jit
 def _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
-                    wlo, wn, tjobs, tnj, puntil, idle):
+                    wh, wlo, wn, tjobs, tnj, puntil, idle):
     """``PlanPolicy._dispatch_ready`` on the types in bit mask ``work``, lowest first;
     returns 0, or ``INELIGIBLE``."""
     now, n = ctl[K.NOW], jst.shape[1]
@@ -265,29 +251,28 @@ def _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr
         work &= ~(1 << k)
         ni = _idle_of(k, now, gst, tptr, tgpu, idle)
         while ni:
-            pick, bs, bk, bq = -1, 0, 0, 0
+            pick, bs, bk = -1, 0, 0
             i = 0
             while i < tnj[k]:
                 j = tjobs[k, i]
                 s = k * n + j
-                h = qh[wlo[s]:wlo[s + 1]]
+                w = wh[wlo[s]:wlo[s + 1]]
                 cur = jst[K.RND, j]
-                while wn[s] and h[0, QRND] < cur:  # stale: that round was completed elsewhere
-                    wn[s] = _next_ready(h, wn[s])
+                while wn[s] and w[0, 0] < cur:  # stale: that round was completed elsewhere
+                    wn[s] = _next_ready(w, wn[s], qh)
                     ctl[QUEUED] -= 1
                 if wn[s] == 0:
                     tnj[k] -= 1
                     tjobs[k, i] = tjobs[k, tnj[k]]
                     continue
-                if h[0, QRND] == cur and jst[K.BARR, j] <= now and (
-                        pick < 0 or h[0, QSTART] < bs or (h[0, QSTART] == bs and (
-                            h[0, QKEY] < bk or (h[0, QKEY] == bk and h[0, QSEQ] < bq)))):
-                    pick, bs, bk, bq = j, h[0, QSTART], h[0, QKEY], h[0, QSEQ]
+                if w[0, 0] == cur and jst[K.BARR, j] <= now and (
+                        pick < 0 or w[0, 1] < bs or (w[0, 1] == bs and w[0, 2] < bk)):
+                    pick, bs, bk = j, w[0, 1], w[0, 2]
                 i += 1
             if pick < 0:
                 break
             s = k * n + pick
-            wn[s] = _next_ready(qh[wlo[s]:wlo[s + 1]], wn[s])
+            wn[s] = _next_ready(wh[wlo[s]:wlo[s + 1]], wn[s], qh)
             ctl[QUEUED] -= 1
             if wn[s] == 0:
                 for i in range(tnj[k]):
@@ -549,18 +534,18 @@ def _decide_hlas(ctl, jfix, proc, sync, jst, gst, heap, buf, rlist, weight, min_
 # --- the loop ---------------------------------------------------------------------------
 @jit
 def _serve(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo, qn,
-           wlo, wn, tjobs, tnj, puntil, idle):
+           wh, wlo, wn, tjobs, tnj, puntil, idle):
     """The plan follower's dispatch of the types in ``work``: strict or work-conserving."""
     if ctl[CONSERVING]:
         return _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr,
-                               tgpu, qh, wlo, wn, tjobs, tnj, puntil, idle)
+                               tgpu, qh, wh, wlo, wn, tjobs, tnj, puntil, idle)
     return _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
                      qlo, qn, puntil, idle)
 
 
 @jit
 def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh, qlo, qn,
-        wlo, wn, tjobs, tnj, puntil, rlist, weight, min_task, q, ptype, gpos, tree, toff, own,
+        wh, wlo, wn, tjobs, tnj, puntil, rlist, weight, min_task, q, ptype, gpos, tree, toff, own,
         headroom):
     """Advance until the run ends (``DONE``), a plan follower re-plans (``NEED_PLAN``), the
     event heap needs room (``GROW``: fewer than ``headroom`` free rows before a decision)
@@ -632,7 +617,7 @@ def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh,
             if ctl[CONSERVING] and ctl[OPENED]:  # a job's next round may start now
                 work |= every
             rc = _serve(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
-                        qlo, qn, wlo, wn, tjobs, tnj, puntil, idle)
+                        qlo, qn, wh, wlo, wn, tjobs, tnj, puntil, idle)
             if rc:
                 return rc
             if _should_replan(ctl, jfix, jst, heap, puntil):
@@ -641,6 +626,6 @@ def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh,
         else:  # PLANNED: the caller loaded the new plan; every type's queue is served
             ctl[K.PHASE] = EVENTS
             rc = _serve(every, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
-                        qlo, qn, wlo, wn, tjobs, tnj, puntil, idle)
+                        qlo, qn, wh, wlo, wn, tjobs, tnj, puntil, idle)
             if rc:
                 return rc

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -218,12 +218,9 @@ class PlanPolicy:
         if self.conserving:
             self._dispatch_ready(sim, work)
             return
-        state, free, last, now = sim.state, sim.state.free, sim.state.last, sim.now
-        while work:
-            k = min(work)
-            work.discard(k)
+        state, now = sim.state, sim.now
+        for k, idle in self._served(sim, work):
             q = self.queues[k]
-            idle = self.of_type[k][free[self.of_type[k]] <= now]
             while q and len(idle):
                 not_before, job, rnd = q[0]
                 cur = int(state.round[job])
@@ -240,16 +237,35 @@ class PlanPolicy:
                     break
                 q.popleft()
                 self.queued -= 1
-                same = idle[last[idle] == job]  # no setup on a GPU that ran the job last
-                g = int(same[0]) if len(same) else int(idle[0])
-                sim.start(job, g)
-                idle = idle[idle != g]
-                if int(state.round[job]) != cur:
+                idle, completed = self._start_task(sim, job, idle)
+                if completed:
                     work.update(self.blocked.pop(job, ()))
-                    if state.round[job] == self.planned_until[job] and not state.done(job):
-                        self.new_jobs = True  # its planned horizon ran out
             if not q and len(idle):
                 self.starved.add(k)  # idle until the next plan
+
+    def _served(self, sim: Simulator, work: set[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """The types of ``work``, lowest first (``work`` may grow meanwhile), each with its
+        idle GPUs, ascending."""
+        while work:
+            k = min(work)
+            work.discard(k)
+            gpus = self.of_type[k]
+            yield k, gpus[sim.state.free[gpus] <= sim.now]
+
+    def _start_task(self, sim: Simulator, job: int, idle: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Start ``job``'s next task on one of the ``idle`` GPUs: one that ran the job last
+        (no setup), else the first. Returns the GPUs left idle and whether the task
+        completed its round (a job whose planned rounds ran out then makes the next
+        decision re-plan)."""
+        state = sim.state
+        cur = int(state.round[job])
+        same = idle[state.last[idle] == job]
+        g = int(same[0]) if len(same) else int(idle[0])
+        sim.start(job, g)
+        completed = int(state.round[job]) != cur
+        if completed and state.round[job] == self.planned_until[job] and not state.done(job):
+            self.new_jobs = True  # its planned horizon ran out
+        return idle[idle != g], completed
 
     def _dispatch_ready(self, sim: Simulator, work: set[int]) -> None:
         """Work-conserving: while type k has an idle GPU, it takes the first entry of k's
@@ -258,12 +274,9 @@ class PlanPolicy:
         dropped as they are met (every job of the type is looked at on each pick), an
         idle GPU with nothing ready stays idle until a GPU frees up, a round opens or a
         re-plan. The GPU is one that ran the job last, else the type's first idle one."""
-        state, free, last, now = sim.state, sim.state.free, sim.state.last, sim.now
-        while work:
-            k = min(work)
-            work.discard(k)
+        state, now = sim.state, sim.now
+        for k, idle in self._served(sim, work):
             jobs = self.ready[k]
-            idle = self.of_type[k][free[self.of_type[k]] <= now]
             while len(idle):
                 best, pick = -1, -1
                 for j in list(jobs):
@@ -282,14 +295,7 @@ class PlanPolicy:
                 self.queued -= 1
                 if not jobs[pick]:
                     del jobs[pick]
-                cur = int(state.round[pick])
-                same = idle[last[idle] == pick]  # no setup on a GPU that ran the job last
-                g = int(same[0]) if len(same) else int(idle[0])
-                sim.start(pick, g)
-                idle = idle[idle != g]
-                if int(state.round[pick]) != cur and state.round[pick] == \
-                        self.planned_until[pick] and not state.done(pick):
-                    self.new_jobs = True  # its planned horizon ran out
+                idle, _ = self._start_task(sim, pick, idle)
             if not jobs and len(idle):
                 self.starved.add(k)  # idle until the next plan
 
