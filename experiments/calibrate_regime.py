@@ -18,7 +18,8 @@ No policy is run to choose a value: both targets are properties of the workload.
    jobs, and the largest cluster of Fig. 14 (180 GPUs, 200 jobs) for every large
    cluster (one rate: Figs. 14-15 keep the workload and vary the cluster or the count).
 
-Calibration seeds are 100-119; the reproduction evaluates seeds 0-9.
+Calibration seeds are 100-119; the reproduction evaluates seeds 1000-1009; `--measure` runs
+the development seeds 0-2 and `--exposure` any seeds given (no policy).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def exposure(regime: str, seeds: list[int]) -> None:
 
 
 def measure(regime: str) -> None:
-    """JCT scale of the baselines on the testbed (evaluation seeds 0-2), committed regime."""
+    """JCT scale of the baselines on the testbed (development seeds 0-2), committed regime."""
     from hare_opt.sweeps.simulate import simulate_paper
 
     for seed in (0, 1, 2):
