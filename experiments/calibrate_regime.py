@@ -1,7 +1,9 @@
-"""Calibrate the ``paper`` workload regime (hare_opt/generators/regimes.py); prints the values.
+"""Calibrate a paper-like workload regime (hare_opt/generators/regimes.py); prints the values.
 
-    python experiments/calibrate_regime.py              # lengths and arrival rates (seconds)
+    python experiments/calibrate_regime.py              # the paper regime: lengths, arrivals
+    python experiments/calibrate_regime.py --regime paper-heavy-sync   # the sensitivity one
     python experiments/calibrate_regime.py --measure    # + baselines' JCTs on seeds 0-2
+    python experiments/calibrate_regime.py --exposure 3000-3002   # sync / compute, no policy
 
 No policy is run to choose a value: both targets are properties of the workload.
 
@@ -16,7 +18,8 @@ No policy is run to choose a value: both targets are properties of the workload.
    jobs, and the largest cluster of Fig. 14 (180 GPUs, 200 jobs) for every large
    cluster (one rate: Figs. 14-15 keep the workload and vary the cluster or the count).
 
-Calibration seeds are 100-119; the reproduction evaluates seeds 0-9.
+Calibration seeds are 100-119; the reproduction evaluates seeds 1000-1009; `--measure` runs
+the development seeds 0-2 and `--exposure` any seeds given (no policy).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import math
 import numpy as np
 
 from hare_opt.generators import TESTBED, build_instance, paper_jobs
-from hare_opt.generators.regimes import REGIMES, isolated_demand, isolated_jct
+from hare_opt.generators.regimes import REGIMES, isolated_demand, isolated_jct, sync_exposure
 
 SEEDS = range(100, 120)
 LIMIT_MIN = 25.0
@@ -41,18 +44,20 @@ def cluster_of(n_gpus: int) -> str:
     return of(n_gpus)
 
 
-def instance(seed: int, n: int, cluster: str, gap: float, lo: int):
-    jobs = paper_jobs(seed, n, mean_interarrival=gap, rounds=(lo, 20 * lo), regime="paper")
-    return build_instance(jobs, cluster, regime="paper")
+def instance(seed: int, n: int, cluster: str, gap: float, lo: int, regime: str):
+    jobs = paper_jobs(seed, n, mean_interarrival=gap, rounds=(lo, 20 * lo), regime=regime)
+    return build_instance(jobs, cluster, regime=regime)
 
 
-def isolated_share(lo: int) -> float:
-    iso = np.concatenate([isolated_jct(instance(s, 40, TESTBED, 30.0, lo)) for s in SEEDS])
+def isolated_share(lo: int, regime: str) -> float:
+    iso = np.concatenate([isolated_jct(instance(s, 40, TESTBED, 30.0, lo, regime))
+                          for s in SEEDS])
     return float((iso <= LIMIT_MIN * 60_000).mean())
 
 
-def mean_demand(n: int, cluster: str, gap: float, lo: int) -> float:
-    return float(np.mean([isolated_demand(instance(s, n, cluster, gap, lo)) for s in SEEDS]))
+def mean_demand(n: int, cluster: str, gap: float, lo: int, regime: str) -> float:
+    return float(np.mean([isolated_demand(instance(s, n, cluster, gap, lo, regime))
+                          for s in SEEDS]))
 
 
 def bisect(f, lo: float, hi: float, *, geometric: bool, steps: int = 30) -> float:
@@ -68,24 +73,39 @@ def two_digits(x: float) -> float:
     return round(x / 10**e) * 10**e
 
 
+def seed_range(text: str) -> list[int]:
+    lo, _, hi = text.partition("-")
+    return list(range(int(lo), int(hi or lo) + 1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--regime", default="paper", choices=[r for r in REGIMES
+                                                          if REGIMES[r].iters_per_task == 1],
+                    help="the regime whose syncs the calibration uses (default paper)")
     ap.add_argument("--measure", action="store_true",
                     help="simulate the baselines on seeds 0-2 with the committed values")
+    ap.add_argument("--exposure", type=seed_range, metavar="SEEDS",
+                    help="only print the workloads' sync / compute (e.g. 3000-3002)")
     args = ap.parse_args()
-    lo = int(two_digits(bisect(lambda b: isolated_share(int(b)) - SHARE, 50, 5000,
+    regime = args.regime
+    if args.exposure:
+        exposure(regime, args.exposure)
+        return
+    lo = int(two_digits(bisect(lambda b: isolated_share(int(b), regime) - SHARE, 50, 5000,
                                geometric=True, steps=20)))
-    print(f"job length: [{lo}, {20 * lo}] batches; isolated share within 25 min "
-          f"{isolated_share(lo):.3f} (target {SHARE})")
-    tb = two_digits(bisect(lambda g: mean_demand(40, TESTBED, g, lo) - DEMAND, 1, 1000,
+    print(f"{regime}: job length: [{lo}, {20 * lo}] batches; isolated share within 25 min "
+          f"{isolated_share(lo, regime):.3f} (target {SHARE})")
+    tb = two_digits(bisect(lambda g: mean_demand(40, TESTBED, g, lo, regime) - DEMAND, 1, 1000,
                            geometric=True, steps=16))
     print(f"testbed mean inter-arrival: {tb:g} s; mean demand "
-          f"{mean_demand(40, TESTBED, tb, lo):.2f} (target {DEMAND})")
-    big = two_digits(bisect(lambda g: mean_demand(200, cluster_of(180), g, lo) - DEMAND,
-                            0.05, 100, geometric=True, steps=16))
+          f"{mean_demand(40, TESTBED, tb, lo, regime):.2f} (target {DEMAND})")
+    big = two_digits(bisect(
+        lambda g: mean_demand(200, cluster_of(180), g, lo, regime) - DEMAND,
+        0.05, 100, geometric=True, steps=16))
     print(f"large-cluster mean inter-arrival: {big:g} s; mean demand at 180 GPUs, 200 jobs "
-          f"{mean_demand(200, cluster_of(180), big, lo):.2f} (target {DEMAND})")
-    reg = REGIMES["paper"]
+          f"{mean_demand(200, cluster_of(180), big, lo, regime):.2f} (target {DEMAND})")
+    reg = REGIMES[regime]
     print(f"\ncommitted: rounds {reg.rounds}, testbed gap {reg.testbed_gap_s} s, "
           f"large gap {reg.large_gap_s} s")
     print("mean isolated demand of the reproduction's settings (committed values):")
@@ -94,19 +114,37 @@ def main() -> None:
         [(f"160 GPUs, {n} jobs", n, cluster_of(160)) for n in (100, 150, 250, 300)]
     for label, n, cluster in settings:
         gap = reg.mean_interarrival(sum(int(c.split(":")[1]) for c in cluster.split(",")))
-        demand = mean_demand(n, cluster, gap, reg.rounds[0])
+        demand = mean_demand(n, cluster, gap, reg.rounds[0], regime)
         print(f"  {label:18s} gap {gap:5g} s  demand {demand:.2f}")
     if args.measure:
-        measure()
+        measure(regime)
 
 
-def measure() -> None:
-    """JCT scale of the baselines on the testbed (evaluation seeds 0-2), committed regime."""
-    from hare_opt.sweeps.cells import simulate_paper
+def exposure(regime: str, seeds: list[int]) -> None:
+    """Sync / compute of the committed regime's workloads (``regimes.sync_exposure``) on
+    the testbed (40 jobs) and 160 GPUs (200 jobs): no policy is run."""
+    reg = REGIMES[regime]
+    print(f"{regime}: per seed, work-weighted sync / compute on V100 and on each job's "
+          "fastest type; share of jobs whose sync is longer than their task; 1-GPU jobs")
+    for label, n, cluster in (("testbed, 40 jobs", 40, TESTBED),
+                              ("160 GPUs, 200 jobs", 200, cluster_of(160))):
+        gap = reg.mean_interarrival(sum(int(c.split(":")[1]) for c in cluster.split(",")))
+        for seed in seeds:
+            inst = instance(seed, n, cluster, gap, reg.rounds[0], regime)
+            e = sync_exposure(inst)
+            print(f"  {label:18s} seed {seed}: ratio V100 {e['ratio:V100']:.3f} fastest "
+                  f"{e['ratio:fastest']:.3f}; longer V100 {100 * e['longer:V100']:.1f}% "
+                  f"fastest {100 * e['longer:fastest']:.1f}%; 1-GPU jobs "
+                  f"{int((inst.tasks_per_round == 1).sum())} of {n}")
+
+
+def measure(regime: str) -> None:
+    """JCT scale of the baselines on the testbed (development seeds 0-2), committed regime."""
+    from hare_opt.sweeps.simulate import simulate_paper
 
     for seed in (0, 1, 2):
         rows = simulate_paper(seed=seed, policies=["allox", "sched-homo", "gavel-fifo", "srtf"],
-                              keep_jct=True)
+                              keep_jct=True, regime=regime)
         for r in rows:
             jct = np.array(r["jct_s"]) / 60
             print(f"seed {seed} {r['policy']:10s} median {np.median(jct):5.1f} min  "

@@ -51,7 +51,12 @@ PLAN_OPTIONS = [{}, {"replan": "lazy"}, {"plan_tasks": 6}, {"horizon_rounds": 2}
                 {"solver": "eft", "plan_tasks": 5}]
 
 
-@pytest.mark.parametrize("policy", ["hare", "sched-homo", "hlas"])
+#: Plan followers under both rules (sched-homo's default is work-conserving), and hlas.
+FOLLOWERS = ["hare", "sched-homo", "sched-homo:follow=strict", "hare:follow=work-conserving",
+             "hlas"]
+
+
+@pytest.mark.parametrize("policy", FOLLOWERS)
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(inst=instances(max_jobs=5, max_gpus=4, max_rounds=6, max_tasks=30),
        options=st.sampled_from(PLAN_OPTIONS))
@@ -76,7 +81,7 @@ def workloads():
 @pytest.mark.parametrize("name,inst", list(workloads()), ids=lambda x: x
                          if isinstance(x, str) else "")
 def test_compiled_engine_on_workloads(name, inst):
-    for policy in ("hare", "sched-homo", "hlas"):
+    for policy in FOLLOWERS:
         assert_same_run(inst, policy)
     assert_same_run(inst, "hare", replan="lazy")
 

@@ -302,3 +302,32 @@ def test_importing_the_reproduction_leaves_the_matplotlib_backend_alone():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "svg"
+
+
+def test_a_sensitivity_run_simulates_every_item_in_the_other_regime(tmp_path):
+    from hare_opt.sweeps.reproduce import in_regime, plan_items
+
+    base, _, _ = plan_items(tmp_path, quick=True)
+    other, _, plan = plan_items(tmp_path, quick=True, regime="paper-heavy-sync")
+    assert list(base) == list(other)
+    sims = 0
+    for name in base:
+        assert len(base[name]) == len(other[name])
+        for a, b in zip(base[name], other[name]):
+            if a.fn == "simulate":
+                sims += 1
+                assert b.params == {**a.params, "regime": "paper-heavy-sync"}
+                assert a.labels == b.labels and a.key != b.key
+            else:
+                assert a.key == b.key                 # nothing else depends on the regime
+    assert sims > 100 and plan.total().cells == len({c.key for cs in other.values()
+                                                     for c in cs})
+    assert in_regime(base["fig12"], "paper") == base["fig12"]
+    with pytest.raises(ValueError, match="regime"):
+        in_regime(base["fig12"], "fast")
+    for regime, rc in (("paper-heavy-sync", 0), ("fast", 2)):
+        run = subprocess.run([sys.executable, "-m", "hare_opt.cli.main", "reproduce", "--quick",
+                              "--plan", "--only", "fig18", "--regime", regime],
+                             capture_output=True, text=True, cwd=tmp_path)
+        assert run.returncode == rc, run.stderr
+        assert ("fig18" in run.stdout) if rc == 0 else run.stderr.count("\n") == 1

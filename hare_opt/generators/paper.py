@@ -185,17 +185,21 @@ def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
     """Bind a workload to a cluster using the committed timing tables.
 
     * ``regime`` gives the defaults of ``unit_ms`` and ``iters_per_task`` (training
-      batches per task): ``compressed`` 100 ms and 100, ``paper`` 1 ms and 1.
+      batches per task): ``compressed`` 100 ms and 100, ``paper`` 1 ms and 1; and how a
+      task's sync is modelled (``Regime.sync``): ``paper``'s sync is what the batch's
+      compute on each GPU type leaves exposed, and a job of one task a round syncs
+      locally (``ModelProfile.sync_time_s``).
     * Times are rounded to integers of ``unit_ms`` milliseconds (at 100 ms, task
       times are ~30-2300 units and Hare/PipeSwitch switching rounds to 0, exactly
       the paper's reason to leave it out; 1 ms keeps it). Task times are at least 1 unit.
     * ``switching``: per-job switch overhead from the paper's Table 3
       (``default``, ``pipeswitch``, ``hare``) or ``none``.
-    * ``bandwidth_gbps``: sync time scales as 25 Gbps / bandwidth; a map by GPU
-      type models per-server networks.
+    * ``bandwidth_gbps``: the network sync's volume scales as 25 Gbps / bandwidth; a map
+      by GPU type models per-server networks.
     * ``batch_scale``: a task processes ``batch_scale`` times the batch (its
-      time scales with it) and the job needs ``ceil(rounds / batch_scale)`` rounds
-      for the same samples, as in the paper's batch-size study (Fig. 19).
+      time scales with it, and so does the compute that hides the sync) and the job
+      needs ``ceil(rounds / batch_scale)`` rounds for the same samples, as in the
+      paper's batch-size study (Fig. 19).
     * A job may run on the cluster's types that its model's table lists.
     """
     if isinstance(gpus, str):
@@ -234,7 +238,10 @@ def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
             task_time={t: max(1, _to_units(prof.task_time_s(t, batch_scale=batch_scale,
                                                              iters_per_task=iters),
                                            unit_ms)) for t in ok},
-            sync_time={t: _to_units(prof.sync_time_s(t, bandwidth_gbps=bw[t]), unit_ms)
+            sync_time={t: _to_units(prof.sync_time_s(t, rule=reg.sync,
+                                                     workers=spec.tasks_per_round,
+                                                     bandwidth_gbps=bw[t],
+                                                     batch_scale=batch_scale), unit_ms)
                        for t in ok},
             switch_overhead=_to_units(prof.switch_s(switching), unit_ms)))
     return Instance(tuple(gpus), tuple(out), name, time_unit_name(unit_ms))

@@ -53,7 +53,8 @@ def _kernel_of(policy: Policy) -> int | None:
 
 #: The methods the kernel transcribes (``relaxed_kernel``); a class overriding one of
 #: them runs in the reference engine.
-_PLAN_RULES = ("decide", "_dispatch", "_should_replan", "_unplanned", "_replan", "reset")
+_PLAN_RULES = ("decide", "_dispatch", "_dispatch_ready", "_served", "_start_task",
+               "_should_replan", "_unplanned", "_replan", "reset")
 _HLAS_RULES = ("decide", "job_class", "reset")
 
 
@@ -84,21 +85,42 @@ class _View:
 
 
 class _Queues:
-    """A plan's runs in the loop's per-type heaps (rows grow with the largest plan)."""
+    """A plan's runs in the loop's per-type heaps, or per type and job for a
+    work-conserving follower (rows grow with the largest plan)."""
 
-    def __init__(self, types: int):
+    def __init__(self, types: int, jobs: int, conserving: bool):
+        self.conserving, self.jobs = conserving, jobs
         self.qh = np.zeros((0, RK.QCOLS), dtype=np.int64)
+        self.wh = np.zeros((0, 4), dtype=np.int64)
         self.qlo = np.zeros(types + 1, dtype=np.int64)
         self.qn = np.zeros(types, dtype=np.int64)
+        segs = types * jobs if conserving else 0
+        self.wlo = np.zeros(segs + 1, dtype=np.int64)
+        self.wn = np.zeros(segs, dtype=np.int64)
+        self.tjobs = np.zeros((types, jobs if conserving else 0), dtype=np.int64)
+        self.tnj = np.zeros(types, dtype=np.int64)
 
     def load(self, plan: PlanRuns) -> int:
         """Queue ``plan``; returns the tasks queued."""
         runs = np.stack([plan.gtype, plan.job, plan.rnd, plan.key, plan.start, plan.step,
                          plan.count, plan.period, plan.rounds], axis=1).astype(np.int64)
-        self.qlo[1:] = np.cumsum(np.bincount(plan.gtype, minlength=len(self.qn)))
         if len(runs) > len(self.qh):
             self.qh = np.zeros((max(len(runs), len(self.qh) * 5 // 4), RK.QCOLS), np.int64)
-        return int(RK.load_plan(runs, self.qh, self.qlo, self.qn))
+        if not self.conserving:
+            self.qlo[1:] = np.cumsum(np.bincount(plan.gtype, minlength=len(self.qn)))
+            return int(RK.load_plan(runs, self.qh, self.qlo, self.qn))
+        if len(runs) > len(self.wh):
+            self.wh = np.zeros((len(self.qh), 4), np.int64)
+        seg = plan.gtype.astype(np.int64) * self.jobs + plan.job
+        order = np.argsort(seg, kind="stable")
+        count = np.bincount(seg, minlength=len(self.wn))
+        self.wlo[1:] = np.cumsum(count)
+        present = count.reshape(len(self.tnj), self.jobs) > 0
+        self.tnj[:] = present.sum(axis=1)
+        for k, row in enumerate(present):
+            self.tjobs[k, :self.tnj[k]] = np.flatnonzero(row)
+        return int(RK.load_ready(runs[order], order.astype(np.int64), self.qh, self.wh,
+                                 self.wlo, self.wn))
 
 
 def run(sim: Simulator, progress=None) -> SimResult:
@@ -119,6 +141,7 @@ def run(sim: Simulator, progress=None) -> SimResult:
     ctl[K.POLICY] = code
     if plan:
         ctl[RK.ARRIVAL] = policy.mode_ == "arrival"
+        ctl[RK.CONSERVING] = policy.conserving
         ctl[RK.GAP], ctl[RK.WATER], ctl[RK.LASTPLAN] = policy.gap, policy.water, \
             policy.last_plan
     jfix = np.stack([inst.release, inst.tasks_per_round, inst.rounds, inst.overhead,
@@ -151,19 +174,20 @@ def run(sim: Simulator, progress=None) -> SimResult:
         tree[leaves:leaves + inst.type_count[k]] = 0
         for at in range(size[k] - 1, 0, -1):
             tree[toff[k] + at] = min(tree[toff[k] + 2 * at], tree[toff[k] + 2 * at + 1])
-    queues = _Queues(nt)
+    queues = _Queues(nt, n, plan and policy.conserving)
     puntil = policy.planned_until if plan else np.zeros(n, dtype=np.int64)
     q = float(policy.q) if not plan else 1.0
     view = _View(inst, ctl, jst, gst)
     args = [ctl, jfix, inst.proc.astype(np.int64), inst.sync.astype(np.int64), inst.eligible,
-            jst, gst, heap, buf, gtype, tptr, tgpu, queues.qh, queues.qlo, queues.qn, puntil,
+            jst, gst, heap, buf, gtype, tptr, tgpu, queues.qh, queues.qlo, queues.qn,
+            queues.wh, queues.wlo, queues.wn, queues.tjobs, queues.tnj, puntil,
             np.zeros(n, dtype=np.int64), inst.weight.astype(np.int64),
             inst.min_task_time.astype(np.int64), q, inst.proc_by_type.astype(np.int64), gpos,
             tree, toff, np.full((3, max(n, m)), -1, dtype=np.int64), headroom]
     while (rc := RK.run(*args)) != RK.DONE:
         if rc == RK.NEED_PLAN:  # the policy's own re-plan, from the loop's state
             ctl[RK.QUEUED] = queues.load(policy.make_plan(view))
-            args[12] = queues.qh
+            args[12], args[15] = queues.qh, queues.wh
             ctl[RK.LASTPLAN], ctl[RK.NEWJOBS], ctl[RK.STARVED] = policy.last_plan, 0, 0
             jst[RK.BLOCKED] = 0
         elif rc == RK.GROW:

@@ -19,7 +19,11 @@ Layout beyond ``kernel.py``'s (built by ``relaxed.py``):
 * ``types``: GPU ``gtype`` (M,); type k's GPUs, ascending, are ``tgpu[tptr[k]:tptr[k + 1]]``.
 * A plan's queues: type k's runs are a heap in rows ``qlo[k]:qlo[k + 1]`` of ``qh``
   (QCOLS columns, ordered by (start, round in the plan, run index)), ``qn[k]`` of
-  them; ``puntil`` (N,) is the policy's ``planned_until``.
+  them; ``puntil`` (N,) is the policy's ``planned_until``. A work-conserving follower
+  (``ctl[CONSERVING]``) keeps them by type and job instead: segment s = k N + j, rows
+  ``wlo[s]:wlo[s + 1]`` of ``wh``, is a heap of ``wn[s]`` keys of runs in ``qh``,
+  ordered by (round, start, round in the plan, run index) (``_key``), and
+  ``tjobs[k, :tnj[k]]`` are the jobs with runs of type k.
 * hlas: ``rlist[:ctl[NREADY]]``, the ready jobs by (arrival, job); ``tree``: per type k
   a min-tree of its GPUs' free times in ``tree[toff[k]:toff[k + 1]]`` (leaves in the
   type's GPU order, ``gpos``); ``own`` (3, max(N, M)): per job the first GPU that ran
@@ -57,10 +61,11 @@ EVENTS, DECIDE, PLANNED = 0, 1, 2
 # ``ctl`` slots after kernel.py's: re-plan at every arrival; the policy's flags
 # (new jobs, types woken, waiting, starved: bit masks); tasks queued; the last plan's
 # time, the least gap and the low water; what the current events brought (arrivals,
-# freed types, a wake-up); hlas: ready jobs, idle GPUs; a bad placement's job and GPU.
+# freed types, a wake-up); hlas: ready jobs, idle GPUs; a bad placement's job and GPU;
+# a work-conserving follower; a job's round opened by the current events.
 (ARRIVAL, NEWJOBS, WAITING_T, STARVED, QUEUED, LASTPLAN, GAP, WATER, ARRIVED_NOW, FREED,
- WOKEN, NREADY, IDLE, BAD_JOB, BAD_GPU) = range(K.CTL, K.CTL + 15)
-CTL = K.CTL + 15
+ WOKEN, NREADY, IDLE, BAD_JOB, BAD_GPU, CONSERVING, OPENED) = range(K.CTL, K.CTL + 17)
+CTL = K.CTL + 17
 # ``jst`` rows after kernel.py's.
 PLACED, RENDS, TASKS, BLOCKED, READY, CLASS, BEST, BEST_AT, BEST_TASKS = \
     range(K.WAITING + 1, K.WAITING + 10)
@@ -113,21 +118,47 @@ def _wake(ctl, heap, t):
 
 # --- plan followers -------------------------------------------------------------------
 @jit
+def _advance(r):
+    """Run ``r`` (a row of ``qh``) moves on to its next task; False when it has none left."""
+    if r[QN] + 1 < r[QCOUNT]:      # the round's next task
+        r[QN] += 1
+        r[QSTART] += r[QSTEP]
+    elif r[QLEFT] > 1:             # the run's next round
+        r[QLEFT] -= 1
+        r[QROUND0] += r[QPERIOD]
+        r[QSTART] = r[QROUND0]
+        r[QN] = 0
+        r[QKEY] += 1
+        r[QRND] += 1
+    else:
+        return False
+    return True
+
+
+@jit
 def _next_task(h, n):
     """Drop the first task of the heap top's run; returns the heap's new size."""
-    if h[0, QN] + 1 < h[0, QCOUNT]:      # the round's next task
-        h[0, QN] += 1
-        h[0, QSTART] += h[0, QSTEP]
-    elif h[0, QLEFT] > 1:                # the run's next round
-        h[0, QLEFT] -= 1
-        h[0, QROUND0] += h[0, QPERIOD]
-        h[0, QSTART] = h[0, QROUND0]
-        h[0, QN] = 0
-        h[0, QKEY] += 1
-        h[0, QRND] += 1
-    else:
+    if not _advance(h[0]):
         return R._pop(h, n)
     R._sift_down(h, n, 0)
+    return n
+
+
+@jit
+def _key(w, r):
+    """Row ``w`` of a work-conserving heap (``wh``) keys run ``r``: the round of its next
+    task, then that task's queue order (start, round in the plan x 2^32 + run index)."""
+    w[0], w[1], w[2] = r[QRND], r[QSTART], (r[QKEY] << 32) + r[QSEQ]
+
+
+@jit
+def _next_ready(w, n, qh):
+    """``_next_task`` on a job's heap ``w`` of a work-conserving queue (runs in ``qh``)."""
+    r = qh[w[0, 3]]
+    if not _advance(r):
+        return R._pop(w, n)
+    _key(w[0], r)
+    R._sift_down(w, n, 0)
     return n
 
 
@@ -154,6 +185,115 @@ def load_plan(runs, qh, qlo, qn):
 
 
 @jit
+def load_ready(runs, seq, qh, wh, wlo, wn):
+    """Queue a plan for a work-conserving follower: ``runs`` as ``load_plan``'s, sorted by
+    (type, job), ``seq`` their indices in plan order, into rows of ``qh``; segment
+    s = type x N + job, rows ``wlo[s]:wlo[s + 1]`` of ``wh``, is the heap of the job's
+    runs of that type (``_key``; column 3: the run's row). Returns the tasks queued."""
+    tasks = 0
+    for i in range(runs.shape[0]):
+        row = qh[i]
+        row[QSTART], row[QKEY], row[QSEQ], row[QJOB] = runs[i, 4], runs[i, 3], seq[i], runs[i, 1]
+        row[QN], row[QCOUNT], row[QSTEP], row[QRND] = 0, runs[i, 6], runs[i, 5], runs[i, 2]
+        row[QLEFT], row[QROUND0], row[QPERIOD] = runs[i, 8], runs[i, 4], runs[i, 7]
+        _key(wh[i], row)
+        wh[i, 3] = i
+        tasks += runs[i, 6] * runs[i, 8]
+    for s in range(wn.size):
+        wn[s] = wlo[s + 1] - wlo[s]
+        w = wh[wlo[s]:wlo[s + 1]]
+        for i in range(wn[s] // 2 - 1, -1, -1):
+            R._sift_down(w, wn[s], i)
+    return tasks
+
+
+@jit
+def _start_on_idle(j, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, idle):
+    """Start job j's next task on one of type k's ``ni`` idle GPUs (``idle``): one that
+    ran j last, else the first; it leaves ``idle``. Returns ``INELIGIBLE`` if j cannot
+    run there, else 0."""
+    at = 0  # no setup on a GPU that ran the job last
+    for i in range(ni):
+        if gst[K.GLAST, idle[i]] == j:
+            at = i
+            break
+    g = idle[at]
+    if not elig[j, g]:
+        ctl[BAD_JOB], ctl[BAD_GPU] = j, g
+        return INELIGIBLE
+    _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf)
+    for i in range(at, ni - 1):
+        idle[i] = idle[i + 1]
+    return 0
+
+
+@jit
+def _idle_of(k, now, gst, tptr, tgpu, idle):
+    """Type k's idle GPUs into ``idle``, ascending; returns how many."""
+    ni = 0
+    for x in range(tptr[k], tptr[k + 1]):
+        if gst[K.GFREE, tgpu[x]] <= now:
+            idle[ni] = tgpu[x]
+            ni += 1
+    return ni
+
+
+@jit
+def _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
+                    wh, wlo, wn, tjobs, tnj, puntil, idle):
+    """``PlanPolicy._dispatch_ready`` on the types in bit mask ``work``, lowest first;
+    returns 0, or ``INELIGIBLE``."""
+    now, n = ctl[K.NOW], jst.shape[1]
+    while work:
+        k = 0
+        while not (work >> k) & 1:
+            k += 1
+        work &= ~(1 << k)
+        ni = _idle_of(k, now, gst, tptr, tgpu, idle)
+        while ni:
+            pick, bs, bk = -1, 0, 0
+            i = 0
+            while i < tnj[k]:
+                j = tjobs[k, i]
+                s = k * n + j
+                w = wh[wlo[s]:wlo[s + 1]]
+                cur = jst[K.RND, j]
+                while wn[s] and w[0, 0] < cur:  # stale: that round was completed elsewhere
+                    wn[s] = _next_ready(w, wn[s], qh)
+                    ctl[QUEUED] -= 1
+                if wn[s] == 0:
+                    tnj[k] -= 1
+                    tjobs[k, i] = tjobs[k, tnj[k]]
+                    continue
+                if w[0, 0] == cur and jst[K.BARR, j] <= now and (
+                        pick < 0 or w[0, 1] < bs or (w[0, 1] == bs and w[0, 2] < bk)):
+                    pick, bs, bk = j, w[0, 1], w[0, 2]
+                i += 1
+            if pick < 0:
+                break
+            s = k * n + pick
+            wn[s] = _next_ready(wh[wlo[s]:wlo[s + 1]], wn[s], qh)
+            ctl[QUEUED] -= 1
+            if wn[s] == 0:
+                for i in range(tnj[k]):
+                    if tjobs[k, i] == pick:
+                        tnj[k] -= 1
+                        tjobs[k, i] = tjobs[k, tnj[k]]
+                        break
+            cur = jst[K.RND, pick]
+            if _start_on_idle(pick, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf,
+                              idle):
+                return INELIGIBLE
+            ni -= 1
+            if jst[K.RND, pick] != cur and jst[K.RND, pick] == puntil[pick] and \
+                    jst[K.RND, pick] < jfix[K.ROUNDS, pick]:
+                ctl[NEWJOBS] = 1  # its planned horizon ran out
+        if tnj[k] == 0 and ni:
+            ctl[STARVED] |= 1 << k  # idle until the next plan
+    return 0
+
+
+@jit
 def _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo,
               qn, puntil, idle):
     """``PlanPolicy._dispatch`` on the types in bit mask ``work``, lowest first; returns
@@ -165,11 +305,7 @@ def _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu
             k += 1
         work &= ~(1 << k)
         h = qh[qlo[k]:qlo[k + 1]]
-        ni = 0
-        for x in range(tptr[k], tptr[k + 1]):
-            if gst[K.GFREE, tgpu[x]] <= now:
-                idle[ni] = tgpu[x]
-                ni += 1
+        ni = _idle_of(k, now, gst, tptr, tgpu, idle)
         while qn[k] and ni:
             j, rnd = h[0, QJOB], h[0, QRND]
             cur = jst[K.RND, j]
@@ -187,18 +323,8 @@ def _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu
                 break
             qn[k] = _next_task(h, qn[k])
             ctl[QUEUED] -= 1
-            at = 0  # no setup on a GPU that ran the job last
-            for i in range(ni):
-                if gst[K.GLAST, idle[i]] == j:
-                    at = i
-                    break
-            g = idle[at]
-            if not elig[j, g]:
-                ctl[BAD_JOB], ctl[BAD_GPU] = j, g
+            if _start_on_idle(j, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, idle):
                 return INELIGIBLE
-            _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf)
-            for i in range(at, ni - 1):
-                idle[i] = idle[i + 1]
             ni -= 1
             if jst[K.RND, j] != cur:
                 work |= jst[BLOCKED, j]
@@ -407,8 +533,20 @@ def _decide_hlas(ctl, jfix, proc, sync, jst, gst, heap, buf, rlist, weight, min_
 
 # --- the loop ---------------------------------------------------------------------------
 @jit
+def _serve(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo, qn,
+           wh, wlo, wn, tjobs, tnj, puntil, idle):
+    """The plan follower's dispatch of the types in ``work``: strict or work-conserving."""
+    if ctl[CONSERVING]:
+        return _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr,
+                               tgpu, qh, wh, wlo, wn, tjobs, tnj, puntil, idle)
+    return _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
+                     qlo, qn, puntil, idle)
+
+
+@jit
 def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh, qlo, qn,
-        puntil, rlist, weight, min_task, q, ptype, gpos, tree, toff, own, headroom):
+        wh, wlo, wn, tjobs, tnj, puntil, rlist, weight, min_task, q, ptype, gpos, tree, toff, own,
+        headroom):
     """Advance until the run ends (``DONE``), a plan follower re-plans (``NEED_PLAN``), the
     event heap needs room (``GROW``: fewer than ``headroom`` free rows before a decision)
     or it cannot go on (a guard's code)."""
@@ -428,7 +566,7 @@ def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh,
             if t > ctl[K.MAXTIME]:
                 return PAST_TIME
             ctl[K.NOW] = t
-            ctl[ARRIVED_NOW], ctl[FREED], ctl[WOKEN] = 0, 0, 0
+            ctl[ARRIVED_NOW], ctl[FREED], ctl[WOKEN], ctl[OPENED] = 0, 0, 0, 0
             while ctl[K.NHEAP] > 0 and heap[0, 0] == t:  # in (time, kind, index) order
                 kind, x = heap[0, 1], heap[0, 2]
                 K._pop(heap, ctl)
@@ -445,8 +583,10 @@ def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh,
                     if done and jst[K.BARR, x] == t:
                         jst[K.FINISHED, x] = 1
                         ctl[K.LEFT] -= 1
-                    elif not done and pol == HLAS:
-                        _hlas_ready(x, ctl, jfix, jst, rlist, weight, min_task, q)
+                    elif not done:
+                        ctl[OPENED] = 1
+                        if pol == HLAS:
+                            _hlas_ready(x, ctl, jfix, jst, rlist, weight, min_task, q)
                 else:
                     ctl[WOKEN] = 1
             ctl[K.NEVENTS] += 1
@@ -474,8 +614,10 @@ def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh,
             if ctl[WOKEN]:
                 work |= ctl[WAITING_T]
                 ctl[WAITING_T] = 0
-            rc = _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu,
-                           qh, qlo, qn, puntil, idle)
+            if ctl[CONSERVING] and ctl[OPENED]:  # a job's next round may start now
+                work |= every
+            rc = _serve(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
+                        qlo, qn, wh, wlo, wn, tjobs, tnj, puntil, idle)
             if rc:
                 return rc
             if _should_replan(ctl, jfix, jst, heap, puntil):
@@ -483,7 +625,7 @@ def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh,
                 return NEED_PLAN
         else:  # PLANNED: the caller loaded the new plan; every type's queue is served
             ctl[K.PHASE] = EVENTS
-            rc = _dispatch(every, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr,
-                           tgpu, qh, qlo, qn, puntil, idle)
+            rc = _serve(every, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
+                        qlo, qn, wh, wlo, wn, tjobs, tnj, puntil, idle)
             if rc:
                 return rc

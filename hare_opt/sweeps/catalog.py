@@ -15,7 +15,6 @@ from hare_opt.sweeps.items import (
     REGIME,
     SWITCHING_POLICIES,
     TESTBED,
-    TESTBED_GAP_S,
     Item,
     bandwidth_item,
     batch_item,
@@ -33,20 +32,31 @@ from hare_opt.sweeps.verdicts import Best, Close, Grows, Order, ReductionRange, 
 #: The paper's baselines in its order (Fig. 12: Allox, Homo, SRTF, Gavel_FIFO).
 BASELINES = ("allox", "sched-homo", "srtf", "gavel-fifo")
 
-NOTES = [
-    "* Workloads: `hare_opt.generators.paper_jobs` (the paper's 8 models, 25% per category "
-    "unless a mix is given, Philly-derived durations and GPU demands, Poisson arrivals, "
-    "weights uniform in 1..5 because the paper does not give its weights), bound to a cluster "
-    "by `build_instance` with the committed per-GPU timing tables (hare_opt/data).",
-    f"* Regime `{REGIME}` (hare_opt/generators/regimes.py): a task is one training batch "
-    "(sync paid every batch), 1 ms time unit (Hare's 1-6 ms switching kept); job lengths "
-    f"{get_regime(REGIME).rounds[0]}-{get_regime(REGIME).rounds[1]} batches and arrival "
-    "rates calibrated without running any policy (experiments/calibrate_regime.py; "
-    "docs/reproduction.md).",
-    f"* Testbed: {TESTBED} (the paper's 15 GPUs); other clusters keep its type proportions. "
-    f"Mean inter-arrival {TESTBED_GAP_S:g} s on the testbed (and Fig. 16's 16 GPUs), "
-    f"{get_regime(REGIME).large_gap_s:g} s on every larger cluster (Figs. 14-15 keep the "
-    "workload and vary the cluster or the job count, as the paper does).",
+def notes_for(regime: str) -> list[str]:
+    """The README's notes on what we chose, for a run in ``regime``."""
+    reg = get_regime(regime)
+    sync = ("the sync a batch's compute leaves exposed (a job on one GPU syncs locally)"
+            if reg.sync == "exposed" else
+            "the least-overlap network sync on every task, a one-GPU job's too")
+    return [
+        "* Workloads: `hare_opt.generators.paper_jobs` (the paper's 8 models, 25% per "
+        "category unless a mix is given, Philly-derived durations and GPU demands, Poisson "
+        "arrivals, weights uniform in 1..5 because the paper does not give its weights), "
+        "bound to a cluster by `build_instance` with the committed per-GPU timing tables "
+        "(hare_opt/data).",
+        f"* Regime `{regime}` (hare_opt/generators/regimes.py): a task is one training batch "
+        f"(sync paid every batch: {sync}), 1 ms time unit (Hare's 1-6 ms switching kept); "
+        f"job lengths {reg.rounds[0]}-{reg.rounds[1]} batches and arrival "
+        "rates calibrated without running any policy (experiments/calibrate_regime.py; "
+        "docs/reproduction.md).",
+        f"* Testbed: {TESTBED} (the paper's 15 GPUs); other clusters keep its type "
+        f"proportions. Mean inter-arrival {reg.testbed_gap_s:g} s on the testbed (and "
+        f"Fig. 16's 16 GPUs), {reg.large_gap_s:g} s on every larger cluster (Figs. 14-15 "
+        "keep the workload and vary the cluster or the job count, as the paper does).",
+        *COMMON_NOTES]
+
+
+COMMON_NOTES = [
     "* Every executed schedule of every policy passed the independent checker. Simulator "
     f"items run evaluation seeds {EVAL_SEEDS[0]}-{EVAL_SEEDS[-1]} ({len(EVAL_SEEDS)} seeds; "
     f"`--quick`: {len(QUICK_SEEDS)}), disjoint from the seeds our heuristics were developed "
@@ -75,6 +85,7 @@ NOTES = [
     "simulator item adds one setting under `per-round` (baselines give GPUs back at every "
     "round end), labelled `[per-round]`, reported in its text and not judged.",
 ]
+NOTES = notes_for(REGIME)
 
 
 ITEMS: dict[str, Item] = {}

@@ -50,7 +50,6 @@ HLAS_POLICIES = ["hare", "hlas", "tiresias", "gavel-fifo"]
 #: The workload regime of every simulator item (hare_opt/generators/regimes.py): one
 #: batch per task, 1 ms, calibrated job lengths and arrival rates (docs/reproduction.md).
 REGIME = "paper"
-TESTBED_GAP_S = get_regime(REGIME).testbed_gap_s
 
 
 def gap_for(n_gpus: int, regime: str = REGIME) -> float:

@@ -16,10 +16,12 @@ from typing import Any
 
 import pandas as pd
 
+from hare_opt.generators import get_regime
 from hare_opt.io import atomic_path, atomic_write_text
 from hare_opt.plot.style import save_figure
-from hare_opt.sweeps.catalog import ITEMS, NOTES
+from hare_opt.sweeps.catalog import ITEMS, notes_for
 from hare_opt.sweeps.cells import Cell
+from hare_opt.sweeps.items import REGIME
 from hare_opt.sweeps.preview import CostBook, Plan, make_plan
 from hare_opt.sweeps.readme import write_readme
 from hare_opt.sweeps.store import Store
@@ -69,11 +71,25 @@ def stores_for(out_dir: str | Path, cache: str | Path | None) -> tuple[Store, li
     return store, lend
 
 
+def in_regime(cells: list[Cell], regime: str | None) -> list[Cell]:
+    """``cells`` with every simulation of the items' regime run in ``regime`` instead (a
+    sensitivity run: the same items, seeds and policies on the other regime's workloads);
+    cells of other functions, or of another regime, are kept."""
+    if regime is None or regime == REGIME:
+        return cells
+    get_regime(regime)  # an unknown name fails here, by name
+    return [Cell(c.fn, {**c.params, "regime": regime}, c.labels).canonical()
+            if c.fn == "simulate" and c.params.get("regime", REGIME) == REGIME else c
+            for c in cells]
+
+
 def plan_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
-               cache: str | Path | None = None) -> tuple[dict[str, list[Cell]], Store, Plan]:
-    """Each item's cells, the run's store and the plan (``sweeps.preview``): no work."""
+               cache: str | Path | None = None, regime: str | None = None,
+               ) -> tuple[dict[str, list[Cell]], Store, Plan]:
+    """Each item's cells (in ``regime``, default the items' own), the run's store and the
+    plan (``sweeps.preview``): no work."""
     names = check_items(only)
-    cells = {name: ITEMS[name].cells(quick) for name in names}
+    cells = {name: in_regime(ITEMS[name].cells(quick), regime) for name in names}
     store, lend = stores_for(out_dir, cache)
     return cells, store, make_plan(cells, store, CostBook(lend))
 
@@ -81,13 +97,14 @@ def plan_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | No
 def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
               executor: str = "local", workers: int | None = None, address: str | None = None,
               progress: bool = True, cache: str | Path | None = None,
-              announce: Any = None) -> list[Outcome]:
-    """Run the items (all, or ``only``) and write their CSV, PNG and the README.
-    ``announce``: called with the plan before any cell runs (the CLI prints it)."""
+              announce: Any = None, regime: str | None = None) -> list[Outcome]:
+    """Run the items (all, or ``only``; their simulations in ``regime``, default the
+    items' own) and write their CSV, PNG and the README. ``announce``: called with the
+    plan before any cell runs (the CLI prints it)."""
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    listed, store, plan = plan_items(out, quick=quick, only=only, cache=cache)
+    listed, store, plan = plan_items(out, quick=quick, only=only, cache=cache, regime=regime)
     if announce is not None:
         announce(plan)
 
@@ -124,6 +141,8 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
                                 cell_cpu_s=sum(c for _, c in costs),
                                 cell_wall_s=sum(w for w, _ in costs),
                                 shared=len(unique) - len(fresh)))
-    write_readme(out / "README.md", outcomes, quick, items=ITEMS, notes=NOTES,
-                 keep=only is not None, version=store.versions(distinct))
+    write_readme(out / "README.md", outcomes, quick, items=ITEMS,
+                 notes=notes_for(regime or REGIME), keep=only is not None,
+                 version=store.versions(distinct),
+                 flags=f" --regime {regime}" if regime not in (None, REGIME) else "")
     return outcomes

@@ -95,10 +95,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     q.add_argument("--cluster", type=a.cluster, default="testbed",
                    help=f"testbed ({TESTBED}, the default) or TYPE:COUNT,...")
     q.add_argument("--regime", choices=tuple(REGIMES), default="compressed",
-                   help="what a task is, the time unit, job lengths and the arrival rate "
-                        "by cluster size: 'paper' is the regime `hare-opt reproduce` uses; "
-                        "--unit-ms, --rounds and --mean-interarrival override it "
-                        "(default compressed)")
+                   help="what a task is, the time unit, its sync, job lengths and the "
+                        "arrival rate by cluster size: 'paper' is the regime `hare-opt "
+                        "reproduce` uses, 'paper-heavy-sync' its sensitivity setting (every "
+                        "task pays the least-overlap network sync); --unit-ms, --rounds and "
+                        "--mean-interarrival override it (default compressed)")
     q.add_argument("--mix", type=_mix, default=(1, 1, 1, 1), help="CV:NLP:Speech:Rec shares")
     q.add_argument("--switching", choices=SWITCHING_MODES, default="hare")
     q.add_argument("--arrival", choices=ARRIVALS, default="poisson")

@@ -24,7 +24,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"from the cells at hand); writes to {QUICK_OUT} unless --out-dir "
                         f"says otherwise")
     p.add_argument("--out-dir", type=a.path, default=None, metavar="DIR",
-                   help=f"output folder (default {FULL_OUT}, or {QUICK_OUT} with --quick)")
+                   help=f"output folder (default {FULL_OUT}, or {QUICK_OUT} with --quick; "
+                        "with --regime, its regime-NAME subfolder)")
+    p.add_argument("--regime", default=None, metavar="NAME",
+                   help="run every simulator item's workloads in this regime instead of the "
+                        "items' own (a sensitivity run, e.g. paper-heavy-sync: the "
+                        "least-overlap network sync on every task); --cache paper_figs/.cells "
+                        "shares the cells that do not depend on it")
     a.deprecated(p, "--out", "--out-dir")
     p.add_argument("--executor", choices=("local", "dask"), default="local")
     p.add_argument("--address", help="Dask scheduler, e.g. tcp://127.0.0.1:8786 "
@@ -51,10 +57,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hare_opt.generators import get_regime
     from hare_opt.sweeps.executors import check_address
+    from hare_opt.sweeps.items import REGIME
     from hare_opt.sweeps.reproduce import check_items, plan_items, run_items
 
-    out = args.out_dir or (QUICK_OUT if args.quick else FULL_OUT)
+    regime = None if args.regime in (None, REGIME) else get_regime(args.regime).name
+    out = args.out_dir or (QUICK_OUT if args.quick else FULL_OUT) + \
+        (f"/regime-{regime}" if regime else "")
     check_items(args.only)
     if args.json and not (args.plan or args.verify or args.verify_all):
         raise OptionError("applies with --plan or --verify only", option="--json",
@@ -66,14 +76,16 @@ def run(args: argparse.Namespace) -> int:
     if args.cache:
         a.check_folder(args.cache, "--cache", owner="reproduce")
     if args.plan:
-        _, _, plan = plan_items(out, quick=args.quick, only=args.only, cache=args.cache)
+        _, _, plan = plan_items(out, quick=args.quick, only=args.only, cache=args.cache,
+                                regime=regime)
         print(json.dumps(plan.as_dict()) if args.json else plan.text())
         return 0
     if args.verify or args.verify_all:
-        return _verify(args, out)
+        return _verify(args, out, regime)
     check_address(args.executor, args.address)
     if args.prune:
-        cells, store, _ = plan_items(out, quick=args.quick, only=None, cache=args.cache)
+        cells, store, _ = plan_items(out, quick=args.quick, only=None, cache=args.cache,
+                                     regime=regime)
         gone = store.prune(c for cs in cells.values() for c in cs)
         print(f"removed {gone} cell files no item lists from {store.root}", file=sys.stderr)
 
@@ -88,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     outcomes = run_items(out, quick=args.quick, only=args.only, executor=args.executor,
                          workers=args.workers, address=args.address,
                          progress=not args.no_progress and sys.stderr.isatty(),
-                         cache=args.cache, announce=announce)
+                         cache=args.cache, announce=announce, regime=regime)
     width = max(len(o.name) for o in outcomes)
     for o in outcomes:
         print(f"{o.name:{width}s}  {o.verdict}  ({o.seconds:.0f} s)")
@@ -102,11 +114,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _verify(args: argparse.Namespace, out: str) -> int:
+def _verify(args: argparse.Namespace, out: str, regime: str | None) -> int:
     from hare_opt.sweeps import drift
     from hare_opt.sweeps.reproduce import plan_items
 
-    cells, store, _ = plan_items(out, quick=args.quick, only=args.only, cache=args.cache)
+    cells, store, _ = plan_items(out, quick=args.quick, only=args.only, cache=args.cache,
+                                 regime=regime)
     every = [c for cs in cells.values() for c in cs]
     chosen = every if args.verify_all else drift.sample(every, store)
     drifts, skipped = drift.check(chosen, store, workers=args.workers,

@@ -28,9 +28,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="testbed (V100:8,T4:4,K80:1,M60:2) or a spec like V100:8,T4:4")
     p.add_argument("--regime", choices=tuple(REGIMES), default=None,
                    help="workload regime of --workload paper|philly: 'paper' is the one "
-                        "`hare-opt reproduce` uses (one batch per task, 1 ms unit, "
-                        "calibrated lengths and arrivals); default: compressed lengths "
-                        "with the testbed's arrival rate")
+                        "`hare-opt reproduce` uses (one batch per task, 1 ms unit, the sync "
+                        "compute leaves exposed, calibrated lengths and arrivals), "
+                        "'paper-heavy-sync' its sensitivity setting (the least-overlap "
+                        "network sync on every task); default: compressed lengths with the "
+                        "testbed's arrival rate")
     p.add_argument("--trace", type=a.path, metavar="FILE",
                    help="Philly-style trace CSV for --workload philly (else the shipped tables)")
     p.add_argument("--policies", type=a.names, default="hare",

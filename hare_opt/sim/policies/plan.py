@@ -15,13 +15,20 @@ make it cheap (docs/simulator.md has the full story):
 * Our heuristic tries its portfolio (``plan_evals`` schedules: 5 orders x 4
   dispatchers) and the plan with the lowest planned weighted completion time of
   the residual wins: a clairvoyant planner may compare its own plans.
-* The plan is executed as one FIFO queue of (job, round) per GPU *type*; an entry
-  starts on an idle GPU of its type, not before its planned time minus its setup.
+* The plan is executed as one queue of (job, round) per GPU *type*, in planned
+  order. ``follow="strict"`` (``hare``'s and ``hare-paper``'s default): the queue is
+  FIFO; its head starts on an idle GPU of its type, not before its planned time
+  minus its setup, and once the job's previous round is fully started, even if that
+  round's barrier is still ahead: the GPU is then held idle for it (reserved idle).
   With all jobs at time 0 and no setups this reproduces the offline schedule's
-  objective exactly (tested). A plan is kept as runs of tasks, not task by task
-  (``plans.PlanRuns``); ``make_plan`` is the re-plan both engines share, and the
-  compiled engine (``sim/relaxed_kernel.py``) transcribes ``decide``, ``_dispatch``
-  and ``_should_replan``.
+  objective exactly (tested). ``follow="work-conserving"`` (``sched-homo``'s
+  default): an idle GPU takes the first entry of its type's queue that can start
+  now (its job's previous round has synced; planned times are ignored), so no GPU
+  is held for a future barrier or a planned time; the plan gives the order only.
+  A plan is kept as runs of tasks, not task by task (``plans.PlanRuns``);
+  ``make_plan`` is the re-plan both engines share, and the compiled engine
+  (``sim/relaxed_kernel.py``) transcribes ``decide``, ``_dispatch``,
+  ``_dispatch_ready`` and ``_should_replan``.
 * ``replan="arrival"`` re-plans at every arrival time (the paper's rule; the
   ``auto`` default up to 500 jobs). ``replan="lazy"`` re-plans only when fewer
   than ``low_water`` tasks are queued, or new jobs arrived while a GPU type idles
@@ -42,7 +49,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -80,6 +87,9 @@ class PlanOptions(PolicyOptions):
     time_limit: float | None = option(None, lo=1e-3, doc="wall-clock cap of one plan (s)")
     plan_evals: int | None = option(None, lo=1, doc="candidate plans per re-plan")
     planner_options: dict = option(factory=dict, doc="the planner's own options")
+    follow: Literal["strict", "work-conserving"] = option(
+        "strict", doc="strict: queue heads in planned order and time, a GPU held for a "
+                      "future barrier; work-conserving: the first entry ready now")
 
     @classmethod
     def take_extra(cls, extra: Mapping[str, Any], owner: str) -> dict[str, Any]:
@@ -108,6 +118,7 @@ class PlanPolicy:
         self.time_limit = o.time_limit
         self.plan_evals = o.plan_evals
         self.solver_options = o.planner_options
+        self.conserving = o.follow == "work-conserving"
         try:  # the planner's own options fail here, by name, not mid-run
             get_planner(self.solver, evals=self.plan_evals, **self.solver_options)
         except TypeError as exc:  # "... got an unexpected keyword argument 'x'"
@@ -144,6 +155,7 @@ class PlanPolicy:
         self.types = inst.gpu_type_index
         self.of_type = [np.flatnonzero(self.types == k) for k in range(len(inst.gpu_types))]
         self.queues: list[deque[tuple[int, int, int]]] = [deque() for _ in inst.gpu_types]
+        self.ready: list[dict[int, deque[tuple[int, int]]]] = [{} for _ in inst.gpu_types]
         self.blocked: dict[int, set[int]] = {}
         self.planned_until = np.zeros(inst.num_jobs, dtype=np.int64)
         self.queued = 0
@@ -177,6 +189,8 @@ class PlanPolicy:
         if events.woken:
             work |= self.waiting
             self.waiting = set()
+        if self.conserving and events.opened:  # a job's next round may start now
+            work |= set(every)
         self._dispatch(sim, work)
         if self._should_replan(sim):
             self._replan(sim)
@@ -201,12 +215,12 @@ class PlanPolicy:
         are served lowest first (a type blocked on another's round is served again
         once that round is complete), so a run is a pure function of its input.
         """
-        state, free, last, now = sim.state, sim.state.free, sim.state.last, sim.now
-        while work:
-            k = min(work)
-            work.discard(k)
+        if self.conserving:
+            self._dispatch_ready(sim, work)
+            return
+        state, now = sim.state, sim.now
+        for k, idle in self._served(sim, work):
             q = self.queues[k]
-            idle = self.of_type[k][free[self.of_type[k]] <= now]
             while q and len(idle):
                 not_before, job, rnd = q[0]
                 cur = int(state.round[job])
@@ -223,15 +237,66 @@ class PlanPolicy:
                     break
                 q.popleft()
                 self.queued -= 1
-                same = idle[last[idle] == job]  # no setup on a GPU that ran the job last
-                g = int(same[0]) if len(same) else int(idle[0])
-                sim.start(job, g)
-                idle = idle[idle != g]
-                if int(state.round[job]) != cur:
+                idle, completed = self._start_task(sim, job, idle)
+                if completed:
                     work.update(self.blocked.pop(job, ()))
-                    if state.round[job] == self.planned_until[job] and not state.done(job):
-                        self.new_jobs = True  # its planned horizon ran out
             if not q and len(idle):
+                self.starved.add(k)  # idle until the next plan
+
+    def _served(self, sim: Simulator, work: set[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """The types of ``work``, lowest first (``work`` may grow meanwhile), each with its
+        idle GPUs, ascending."""
+        while work:
+            k = min(work)
+            work.discard(k)
+            gpus = self.of_type[k]
+            yield k, gpus[sim.state.free[gpus] <= sim.now]
+
+    def _start_task(self, sim: Simulator, job: int, idle: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Start ``job``'s next task on one of the ``idle`` GPUs: one that ran the job last
+        (no setup), else the first. Returns the GPUs left idle and whether the task
+        completed its round (a job whose planned rounds ran out then makes the next
+        decision re-plan)."""
+        state = sim.state
+        cur = int(state.round[job])
+        same = idle[state.last[idle] == job]
+        g = int(same[0]) if len(same) else int(idle[0])
+        sim.start(job, g)
+        completed = int(state.round[job]) != cur
+        if completed and state.round[job] == self.planned_until[job] and not state.done(job):
+            self.new_jobs = True  # its planned horizon ran out
+        return idle[idle != g], completed
+
+    def _dispatch_ready(self, sim: Simulator, work: set[int]) -> None:
+        """Work-conserving: while type k has an idle GPU, it takes the first entry of k's
+        queue (least position) whose job's current round it is and whose barrier has
+        passed; a type is served lowest first. Entries of rounds already complete are
+        dropped as they are met (every job of the type is looked at on each pick), an
+        idle GPU with nothing ready stays idle until a GPU frees up, a round opens or a
+        re-plan. The GPU is one that ran the job last, else the type's first idle one."""
+        state, now = sim.state, sim.now
+        for k, idle in self._served(sim, work):
+            jobs = self.ready[k]
+            while len(idle):
+                best, pick = -1, -1
+                for j in list(jobs):
+                    q, cur = jobs[j], int(state.round[j])
+                    while q and q[0][1] < cur:  # stale: that round was completed elsewhere
+                        q.popleft()
+                        self.queued -= 1
+                    if not q:
+                        del jobs[j]
+                    elif q[0][1] == cur and state.barrier[j] <= now and \
+                            (pick < 0 or q[0][0] < best):
+                        best, pick = q[0][0], j
+                if pick < 0:
+                    break
+                jobs[pick].popleft()
+                self.queued -= 1
+                if not jobs[pick]:
+                    del jobs[pick]
+                idle, _ = self._start_task(sim, pick, idle)
+            if not jobs and len(idle):
                 self.starved.add(k)  # idle until the next plan
 
     # --- planning -----------------------------------------------------------------
@@ -240,8 +305,12 @@ class PlanPolicy:
         return residual
 
     def _replan(self, sim: Simulator) -> None:
-        self.queues = self.make_plan(sim).queues(sim.inst.overhead, len(self.queues))
-        self.queued = sum(len(q) for q in self.queues)
+        plan = self.make_plan(sim)
+        if self.conserving:
+            self.ready = plan.job_queues(len(self.queues))
+        else:
+            self.queues = plan.queues(sim.inst.overhead, len(self.queues))
+        self.queued = plan.tasks
 
     def make_plan(self, sim: Simulator) -> PlanRuns:
         """Plan the work left (the decision's re-plan: both engines queue what it returns);
@@ -403,6 +472,9 @@ class HarePaperPolicy(PlanPolicy):
 @dataclass(frozen=True)
 class SchedHomoOptions(PlanOptions):
     plan_evals: int | None = option(1, lo=1, doc="candidate plans per re-plan")
+    follow: Literal["strict", "work-conserving"] = option(
+        "work-conserving", doc="work-conserving: the first entry ready now; strict: queue "
+                               "heads in planned order and time, a GPU held for a barrier")
 
 
 class SchedHomoPolicy(PlanPolicy):
@@ -414,7 +486,10 @@ class SchedHomoPolicy(PlanPolicy):
     runs it at the job's GPU-count-weighted mean task (and sync) time; the plan's
     per-GPU queues are then executed on the real, heterogeneous GPUs. One schedule
     per re-plan (``plan_evals=1``): candidates would be compared by their objective on
-    the homogenised copy, not the real cluster, and each costs a schedule.
+    the homogenised copy, not the real cluster, and each costs a schedule. The plan is
+    followed work-conserving (``follow``): its times were computed for GPUs that do not
+    exist, and a scheduler for homogeneous clusters starts a ready task on an idle GPU
+    rather than hold the GPU for a barrier its plan expected.
     """
 
     name = "sched-homo"

@@ -11,7 +11,9 @@ GPUs: tasks at equal start and round there are of one job and round, so equal qu
 entries). So ordering runs by (start of the next task, round, run index) gives the
 queue task by task. ``PlanRuns.queues`` builds the reference engine's queues (one
 entry per task); the compiled engine keeps a heap of runs per type
-(``hare_opt.sim.relaxed_kernel``).
+(``hare_opt.sim.relaxed_kernel``). A work-conserving follower takes the first entry of
+its type's queue that is ready now, so it keeps each type's queue split by job
+(``PlanRuns.job_queues``; the compiled engine: a heap of runs per type and job).
 """
 
 from __future__ import annotations
@@ -50,9 +52,8 @@ class PlanRuns:
     def tasks(self) -> int:
         return int(self.count @ self.rounds)
 
-    def queues(self, overhead: np.ndarray, types: int) -> list[deque[tuple[int, int, int]]]:
-        """Per GPU type, the deque of its tasks (not before, job, round) in queue order;
-        ``not before`` is the planned start less the job's setup ``overhead[job]``."""
+    def _tasks(self) -> tuple[np.ndarray, ...]:
+        """Every task of the plan: (type, start, job, round), and the queue order."""
         size = self.count * self.rounds
         run = np.repeat(np.arange(len(self.job)), size)
         nth = np.arange(len(run)) - np.repeat(np.cumsum(size) - size, size)
@@ -60,7 +61,30 @@ class PlanRuns:
         start = self.start[run] + r * self.period[run] + n * self.step[run]
         job, typ, key, rnd = self.job[run], self.gtype[run], self.key[run] + r, self.rnd[run] + r
         order = np.lexsort((key, start, typ))  # ties: position in the plan (see above)
+        return typ, start, job, rnd, order
+
+    def queues(self, overhead: np.ndarray, types: int) -> list[deque[tuple[int, int, int]]]:
+        """Per GPU type, the deque of its tasks (not before, job, round) in queue order;
+        ``not before`` is the planned start less the job's setup ``overhead[job]``."""
+        typ, start, job, rnd, order = self._tasks()
         not_before = start - overhead[job]
         bounds = np.searchsorted(typ[order], np.arange(types + 1))
         return [deque(zip(not_before[sel].tolist(), job[sel].tolist(), rnd[sel].tolist()))
                 for sel in (order[a:b] for a, b in zip(bounds[:-1], bounds[1:]))]
+
+    def job_queues(self, types: int) -> list[dict[int, deque[tuple[int, int]]]]:
+        """Per GPU type, per job, the deque of the job's tasks in that type's queue as
+        (position in the queue, round), by round and then position: the job's first
+        entry of a round is the head once its earlier rounds' entries are gone."""
+        typ, _, job, rnd, order = self._tasks()
+        pos = np.empty(len(order), dtype=np.int64)
+        pos[order] = np.arange(len(order))  # positions of one type's tasks keep their order
+        by = np.lexsort((pos, rnd, job, typ))
+        t, j = typ[by], job[by]
+        cuts = np.flatnonzero((t[1:] != t[:-1]) | (j[1:] != j[:-1])) + 1
+        out: list[dict[int, deque[tuple[int, int]]]] = [{} for _ in range(types)]
+        for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(by)]])):
+            if b > a:
+                sel = by[a:b]
+                out[int(t[a])][int(j[a])] = deque(zip(pos[sel].tolist(), rnd[sel].tolist()))
+        return out
