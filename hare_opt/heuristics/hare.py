@@ -8,14 +8,15 @@ Why it is built this way:
   every GPU type at once and touches only the GPUs it uses.
 * Which round goes next follows a job priority from Smith's ratio on a size
   that sees the cluster's speed for that job (fluid time on all eligible
-  GPUs, critical path, or the load LP's order). The "interleaved" dispatcher moves
-  its clock to when a job waiting for its barrier could start, so the best job's GPUs
-  are kept for it through its syncs; the "serial" one places jobs one after another;
-  both also come in an "-eft" form that ranks a round's slots by when the GPU frees up
-  rather than by when the task has synced. With ``work_conserving`` the portfolio also
-  tries the work-conserving interleaved dispatchers (``rounds.WORK_CONSERVING``: a GPU
-  whose job syncs goes to the next ready job; a job waits only for a busy GPU on which
-  its batch ends sooner), off by default for their cost (``rounds.run_interleaved``).
+  GPUs, critical path, or the load LP's order). The "interleaved" dispatcher is
+  work-conserving: its clock moves to the earliest time any job could start, and a GPU
+  that frees while its job syncs goes to the first ready job in the order, unless that
+  job's batch ends sooner on a GPU still busy (it waits for that one,
+  ``rounds.run_interleaved``); the "serial" one places jobs one after another; both
+  also come in an "-eft" form that ranks a round's slots by when the GPU frees up
+  rather than by when the task has synced. ``work_conserving=False`` swaps the
+  interleaved ones for the "-hold" forms (``rounds.HOLD``), which keep the first job's
+  GPUs for it through its syncs.
 * A bounded, seeded local search on the job order re-runs the dispatcher.
 * The guarantee (docs/theory.md (b)): the serial schedule in the order of
   ``bounds.guarantee_plan`` provably scores at most U(instance); whenever the
@@ -40,7 +41,7 @@ from hare_opt.bounds import lower_bound
 from hare_opt.bounds.combinatorial import cluster_work
 from hare_opt.bounds.guarantee import guarantee_plan, lp_order, solo_span
 from hare_opt.heuristics.geobatch import run_geobatch
-from hare_opt.heuristics.rounds import DISPATCH, WORK_CONSERVING, RoundEngine
+from hare_opt.heuristics.rounds import DISPATCH, HOLD, RoundEngine
 from hare_opt.model import Instance, Result, Schedule, Status
 from hare_opt.model.options import Options, Run, option
 from hare_opt.model.planning import Warm
@@ -55,8 +56,17 @@ DEFAULT_TIME_S = 60.0
 EXTRA_RUNS_UP_TO = 100_000
 
 
-#: Every dispatcher a candidate may name, by name (the default ones and the opt-in).
-_DISPATCHERS = {**DISPATCH, **WORK_CONSERVING}
+#: Every dispatcher a candidate may name, by name.
+_DISPATCHERS = {**DISPATCH, **HOLD}
+
+
+def portfolio(work_conserving: bool = True) -> tuple[str, ...]:
+    """The dispatchers the search tries, the first schedule's first: ``DISPATCH``, or with
+    ``work_conserving`` off its interleaved ones swapped for their ``-hold`` forms."""
+    if work_conserving:
+        return tuple(DISPATCH)
+    return tuple(f"{m}-hold" if m.startswith("interleaved") else m for m in DISPATCH)
+
 
 @dataclass(frozen=True)
 class HareOptions(Options):
@@ -65,8 +75,8 @@ class HareOptions(Options):
 
     improve: bool = option(True, doc="search beyond the first schedule")
     budget: int = option(DEFAULT_BUDGET, lo=0, doc="round placements the search may spend")
-    work_conserving: bool = option(False, doc="also try the work-conserving interleaved "
-                                              "dispatchers (rounds.WORK_CONSERVING; slower)")
+    work_conserving: bool = option(True, doc="interleaved dispatchers work-conserving (false: "
+                                             "the -hold forms, rounds.HOLD)")
 
 
 @dataclass
@@ -131,10 +141,11 @@ class _Searcher:
         return (self.budget >= self.cost and time.perf_counter() < self.deadline
                 and not (self.stop is not None and self.stop.is_set()))
 
-    def eval(self, mode: str, order: np.ndarray) -> int:
+    def eval(self, mode: str, order: np.ndarray, until: int | None = None) -> int:
         self.budget -= self.cost
         self.evals += 1
-        eng = _DISPATCHERS[mode](self.inst, order, warm=self.warm)
+        cut = {} if until is None else {"until": until}
+        eng = _DISPATCHERS[mode](self.inst, order, warm=self.warm, **cut)
         value = eng.objective()
         if self.best is None or value < self.best.objective:
             self.best = Candidate(value, mode, np.array(order), eng)
@@ -177,19 +188,25 @@ class _Searcher:
 def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool = True,
                 budget: int = DEFAULT_BUDGET, seed: int = 0,
                 deadline: float | None = None, stop: threading.Event | None = None,
-                work_conserving: bool = False) -> Search:
+                work_conserving: bool = True, until: int | None = None) -> Search:
     """The best (dispatcher, order) found, the first schedule's objective, the evaluations.
 
     ``warm`` starts every schedule from a running cluster (online re-plans); the
     engines then hold only the work still to place, so no checked ``Result`` is made.
+    ``until``: when the first schedule is the only one the budget allows, its dispatch
+    stops once nothing later could start before ``until`` (``rounds.run_interleaved``):
+    the best engine then holds the full schedule's runs that start before it (and some
+    after), and its objective is that prefix's, not the schedule's.
     """
     deadline = time.perf_counter() + DEFAULT_TIME_S if deadline is None else deadline
     searcher = _Searcher(instance, budget if improve else 0, deadline, warm, stop)
-    first = searcher.eval("interleaved", fluid_order(instance))
+    modes = portfolio(work_conserving)
+    alone = not improve or budget < 2 * searcher.cost   # no second schedule will be tried
+    first = searcher.eval(modes[0], fluid_order(instance), until if alone else None)
     if improve and searcher.can():  # else no other order would be tried: none is built
         for name, order in candidate_orders(instance).items():
-            for mode in (*DISPATCH, *(WORK_CONSERVING if work_conserving else ())):
-                if (mode, name) != ("interleaved", "fluid") and searcher.can():
+            for mode in modes:
+                if (mode, name) != (modes[0], "fluid") and searcher.can():
                     searcher.eval(mode, order)
         assert searcher.best is not None
         best = searcher.best
