@@ -26,9 +26,9 @@ def reference_interleaved(inst: Instance, order, *, sync_first: bool = True, war
     """``run_interleaved``'s rule from the spec, O(N M) a step: t = max(t, least over jobs
     with rounds left of max(key, first free eligible GPU)); of the jobs with key <= t and
     an eligible GPU free by t, the first in ``order`` looks at the GPU of its first slot
-    (least end (+ sync), then a GPU that ran it last, then later-freed, then index) among
-    the GPUs not busy at t with a job before it in ``order`` that has rounds left; busy
-    at t: its key becomes that GPU's free time; else it places its round on those GPUs
+    (least end (+ sync), then a GPU that ran it last, then later-freed, then index); busy
+    at t: its key becomes that GPU's free time; else it places its round on the GPUs not
+    busy at t with a job before it in ``order`` that has rounds left
     (``RoundEngine.place_round`` with the ranks and rounds left) and its key becomes its
     barrier."""
     eng = RoundEngine(inst, sync_first=sync_first, warm=warm)
@@ -47,9 +47,6 @@ def reference_interleaved(inst: Instance, order, *, sync_first: bool = True, war
         b, r, o = int(eng.barrier[j]), int(inst.release[j]), int(inst.overhead[j])
         best = None
         for g in np.flatnonzero(elig[j]).tolist():
-            i = int(last[g])
-            if i >= 0 and i != j and free[g] > t and left[i] > 0 and rank[i] < rank[j]:
-                continue   # booked: busy with a job before j in the order
             st_g = earliest_start(int(free[g]), bool(last[g] == j), r, o, b)
             end = st_g + int(inst.proc[j, g]) + (int(inst.sync[j, g]) if sync_first else 0)
             k = (end, last[g] != j, -int(free[g]), g)   # ties: own GPU, freed last, index

@@ -772,6 +772,7 @@ def run_interleaved(order, rounds, repeat, conserve, group, gtypes, until, sync_
     left[:] = rounds
     if conserve:
         guard[0] = rank
+    noguard = np.zeros((2, n_jobs), dtype=np.int64)
     gptr = np.zeros(n_groups + 1, dtype=np.int64)
     for j in range(n_jobs):
         gptr[group[j] + 1] += 1
@@ -825,7 +826,7 @@ def run_interleaved(order, rounds, repeat, conserve, group, gtypes, until, sync_
         j = r[0, 1]
         rsize[best] = _pop(r, rsize[best])
         if conserve:
-            g = _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, guard, t)
+            g = _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, noguard, t)
             if free[g] > t:   # its first batch ends soonest on a GPU still busy: wait
                 _wait(gheap, gptr, gsize, best, free[g], rank[j], j)
                 waited += 1
