@@ -17,10 +17,13 @@ objects. State layout (built by ``rounds.RoundEngine``):
   by doubling: ``count`` tasks back to back from ``start``, in ``rounds`` rounds
   ``period`` apart (one round: period 0).
 
-Repeats: in a dispatch most rounds (about 95% at 300 jobs on 160 GPUs) take the same
-GPUs as the job's round before, each run at the barrier. ``_repeat_limit`` proves for
-how many rounds that goes on, and ``_repeat`` places them in one step, as periodic runs:
-the same tasks as one round at a time (tested), at a tenth of the cost.
+Repeats: in a dispatch most rounds take the same GPUs as the job's round before, each
+run at the barrier. ``_repeat_limit`` proves for how many rounds that goes on for a job
+placed alone (serial, the -hold dispatch: about 95% of the rounds at 300 jobs on 160
+GPUs), ``_repeat_side_by_side`` for every job of a work-conserving dispatch at once
+while no job is ready (jobs running side by side, each in its own period), and
+``_repeat`` places them in one step, as periodic runs: the same tasks as one round at a
+time (tested), at a fraction of the cost.
 
 Compiled with numba's on-disk cache through ``util.jit.PinnedJit``: the spec's start
 rule (``model.rules.earliest_start``) is compiled in, and its pin below makes an edit
@@ -750,18 +753,19 @@ def _settled(until, left, group, gtypes, tptr, free, srt, barrier, tf):
 @jit
 def run_interleaved(order, rounds, repeat, conserve, group, gtypes, until, sync_first, gtype,
                     tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb):
-    """``engine.run_interleaved``'s loop. ``group[j]``: job j's group of jobs with the same
-    eligible types (``gtypes[group]``); each group has a heap of waiting jobs (key, rank,
-    job) and a heap of ready ones (rank, job), in slices of ``gheap`` and ``rheap``. A
-    waiting job's key is its barrier, or, once it chose to wait for a busy GPU, the time
-    that GPU frees (it is looked at again then). The groups' order does not matter: t is
-    a minimum over them and ranks are a total order. Returns (buf, nb, rounds placed as
-    repeats, times a ready job waited for a busy GPU).
+    """``rounds.run_interleaved``'s loop. ``group[j]``: job j's group of jobs with the
+    same eligible types (``gtypes[group]``); each group has a heap of waiting jobs (key,
+    rank, job) and a heap of ready ones (rank, job), in slices of ``gheap`` and
+    ``rheap``. A waiting job's key is its barrier, or, once it chose to wait for a busy
+    GPU, the time that GPU frees (it is looked at again then). The groups' order does
+    not matter: t is a minimum over them and ranks are a total order. ``guard`` holds
+    each job's rank and rounds left for ``_booked``. ``until``: stop once ``_settled``.
+    Returns (buf, nb, rounds placed as repeats, times a ready job waited for a busy GPU).
 
     ``conserve`` off: the ``-hold`` form. t is the earliest time a *waiting* job could
     start (ready jobs do not move it) and the first ready job in ``order`` places its
-    round, whether or not a GPU is free: a GPU whose job syncs is kept for that job's
-    next round when the job outranks the ready ones."""
+    round, whether or not a GPU is free, on any GPU: a GPU whose job syncs is kept for
+    that job's next round when the job outranks the ready ones."""
     n_jobs, n_groups = rounds.size, gtypes.shape[0]
     free, srt, barrier = gst[0], gst[2], jst[0]
     rank = np.zeros(n_jobs, dtype=np.int64)

@@ -196,7 +196,7 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
     """Round by round, work-conserving: the clock t is the earliest time any job with
     rounds left could start its next round (its barrier passed and an eligible GPU free
     by then), and, of the jobs whose barrier is <= t and that have an eligible GPU free
-    by t, the first in ``order`` places its next round (``RoundEngine.place_round``).
+    by t, the first in ``order`` places its next round.
 
     So a GPU that frees while the jobs that ran on it sync is offered at once to every
     ready job in ``order``: no GPU stays idle while a ready job could start on it,
@@ -205,7 +205,11 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
     waits for that GPU (it finishes its batch sooner there than on any GPU free now)
     and is looked at again when that GPU frees; meanwhile the jobs after it in
     ``order`` may take the free GPUs. ``RoundEngine.waited`` counts how often the rule
-    applied.
+    applied. A job that places its round takes its first slot on a free GPU and the
+    rest of its slots as ``place_round`` does, except on GPUs still busy at t with a job
+    before it in ``order`` that has rounds left (``_kernels._booked``): a later job's
+    batch is not booked right behind an earlier job's task, where that job's next round
+    would have gone (docs/theory.md (b) says what it changed).
 
     ``conserve=False`` (the ``-hold`` dispatchers): t moves only to times when a job
     still waiting for its barrier could start, so the GPUs of the first job in ``order``
