@@ -631,7 +631,8 @@ def _repeat_side_by_side(t, left, gheap, gptr, gsize, shaped, prev, sync_first, 
     j's rounds run out (its last round is left to the loop). Then j's first slot is on
     its own GPU, free at its barrier, so j does not wait either. H is the first
     decision any of these rules out; each candidate's decisions before H are placed.
-    ``cand`` (2, N) and ``keys`` (N, 3) zero, ``stk`` (3, 128) are scratch; ``ws[2]`` zero scratch."""
+    ``cand`` (2, N) and ``keys`` (N, 3) zero, ``stk`` (3, 128) and ``ws[2]`` (zero) are
+    scratch."""
     barrier, mark = jst[0], ws[2]
     horizon, nc, low = _BIG, 0, _BIG
     for q in range(gsize.size):
@@ -744,7 +745,7 @@ def _settled(until, left, group, gtypes, tptr, free, srt, barrier, tf):
             if gtypes[q, k]:
                 f = min(f, free[srt[tptr[k]]])
         tf[q] = f
-    for j in range(left.size):
+    for j in range(left.size):  # noqa: SIM110 - numba compiles the loop, not a generator
         if left[j] and max(tf[group[j]], barrier[j]) < until:
             return False
     return True
