@@ -60,12 +60,20 @@ EXTRA_RUNS_UP_TO = 100_000
 _DISPATCHERS = {**DISPATCH, **HOLD}
 
 
-def portfolio(work_conserving: bool = True) -> tuple[str, ...]:
-    """The dispatchers the search tries, the first schedule's first: ``DISPATCH``, or with
-    ``work_conserving`` off its interleaved ones swapped for their ``-hold`` forms."""
-    if work_conserving:
-        return tuple(DISPATCH)
-    return tuple(f"{m}-hold" if m.startswith("interleaved") else m for m in DISPATCH)
+#: The dispatchers tried in online plans (the first schedule's first): the -hold and
+#: -eft interleaved forms never gave the best planned objective in the paper regime
+#: (docs/theory.md (b), "Which dispatchers").
+ONLINE = ("interleaved", "serial", "serial-eft")
+
+
+def dispatchers(work_conserving: bool = True, hold_forms: bool = True) -> tuple[str, ...]:
+    """The dispatchers the search tries, the first schedule's first: the work-conserving
+    interleaved one, then the serial ones; with ``hold_forms`` (offline) also the -eft
+    and -hold interleaved forms. ``work_conserving`` off: the interleaved ones are the
+    -hold forms only (the engine before work conservation)."""
+    if not work_conserving:
+        return ("interleaved-hold", "serial", "interleaved-eft-hold", "serial-eft")
+    return ONLINE + (("interleaved-eft", *HOLD) if hold_forms else ())
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,8 @@ class HareOptions(Options):
     budget: int = option(DEFAULT_BUDGET, lo=0, doc="round placements the search may spend")
     work_conserving: bool = option(True, doc="interleaved dispatchers work-conserving (false: "
                                              "the -hold forms, rounds.HOLD)")
+    hold_forms: bool = option(True, doc="also try the -eft and -hold interleaved "
+                                        "dispatchers (online plans leave them out)")
 
 
 @dataclass
@@ -188,7 +198,8 @@ class _Searcher:
 def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool = True,
                 budget: int = DEFAULT_BUDGET, seed: int = 0,
                 deadline: float | None = None, stop: threading.Event | None = None,
-                work_conserving: bool = True, until: int | None = None) -> Search:
+                work_conserving: bool = True, hold_forms: bool = True,
+                until: int | None = None) -> Search:
     """The best (dispatcher, order) found, the first schedule's objective, the evaluations.
 
     ``warm`` starts every schedule from a running cluster (online re-plans); the
@@ -200,7 +211,7 @@ def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool =
     """
     deadline = time.perf_counter() + DEFAULT_TIME_S if deadline is None else deadline
     searcher = _Searcher(instance, budget if improve else 0, deadline, warm, stop)
-    modes = portfolio(work_conserving)
+    modes = dispatchers(work_conserving, hold_forms)
     alone = not improve or budget < 2 * searcher.cost   # no second schedule will be tried
     first = searcher.eval(modes[0], fluid_order(instance), until if alone else None)
     if improve and searcher.can():  # else no other order would be tried: none is built
@@ -230,7 +241,7 @@ def solve_hare(instance: Instance, run: Run | None = None,
     limit = run.time_limit if run.time_limit is not None else DEFAULT_TIME_S
     search = search_hare(inst, improve=opts.improve, budget=opts.budget, seed=run.seed,
                          deadline=run.started + limit, stop=run.stop,
-                         work_conserving=opts.work_conserving)
+                         work_conserving=opts.work_conserving, hold_forms=opts.hold_forms)
     best, evaluations = search.best, search.evaluations
     objective, mode, schedule = best.objective, best.mode, best.schedule
     # geobatch's schedule competes too: it carries the factor of docs/theory.md (c); the

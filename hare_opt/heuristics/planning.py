@@ -21,7 +21,8 @@ from hare_opt.model import Instance, Schedule
 from hare_opt.model.options import Run
 from hare_opt.model.planning import Warm
 
-#: Schedules tried per plan by default: the portfolio of 5 orders x 4 dispatchers.
+#: Schedules tried per plan by default: 5 orders x 3 dispatchers (``hare.ONLINE``), then
+#: the local search.
 PLAN_EVALS = 20
 
 
@@ -35,15 +36,17 @@ class HarePlanner:
     cuts_in_time = True
 
     def __init__(self, *, evals: int = PLAN_EVALS, improve: bool | None = None,
-                 budget: int | None = None, work_conserving: bool = True):
+                 budget: int | None = None, work_conserving: bool = True,
+                 hold_forms: bool = False):
         given = {k: v for k, v in (("improve", improve), ("budget", budget)) if v is not None}
         if given:  # named one-line errors, as ``solve --option`` gives them
             checked = HareOptions.parse(given, owner="policy 'hare'")
             improve = checked.improve if improve is not None else None
             budget = checked.budget if budget is not None else None
         self.evals, self.improve, self.budget = evals, improve, budget
-        self.work_conserving = HareOptions.parse(
-            {"work_conserving": work_conserving}, owner="policy 'hare'").work_conserving
+        checked = HareOptions.parse({"work_conserving": work_conserving,
+                                     "hold_forms": hold_forms}, owner="policy 'hare'")
+        self.work_conserving, self.hold_forms = checked.work_conserving, checked.hold_forms
         self.plans = 0
 
     def options(self, residual: Instance) -> HareOptions:
@@ -51,7 +54,7 @@ class HarePlanner:
         budget = (min(self.evals * int(residual.rounds.sum()), DEFAULT_BUDGET)
                   if self.budget is None else self.budget)
         return HareOptions(improve=improve, budget=budget,
-                           work_conserving=self.work_conserving)
+                           work_conserving=self.work_conserving, hold_forms=self.hold_forms)
 
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
         return expand_blocks(residual, self.plan_blocks(residual, warm, deadline))
@@ -74,7 +77,7 @@ class HarePlanner:
         else:
             runs = search_hare(residual, warm=warm, improve=opts.improve, budget=opts.budget,
                                deadline=deadline, work_conserving=opts.work_conserving,
-                               until=until).best.engine.blocks
+                               hold_forms=opts.hold_forms, until=until).best.engine.blocks
         return runs if until is None else clip_runs(residual, runs, until)
 
     def stats(self) -> dict[str, Any]:
