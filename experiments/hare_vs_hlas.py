@@ -20,6 +20,11 @@ rule does not excuse (that job's batch would have ended sooner on the idle V100 
 round's first batch did), and how often a ready job waited for a busy GPU
 (``tests/test_work_conserving.idle_while_waiting``).
 
+``--engine`` prints, for one dispatch of a whole workload's plan (its first ``--first``
+jobs released at time 0, fluid order; testbed, 75 and 160 GPUs), work-conserving and in
+the ``-hold`` form: the objective, CPU seconds, the share of rounds placed as repeats and
+the waits.
+
 ``--offline`` scores ``hare`` on the ``ours-quality`` item's instances
 (``sweeps.offline.quality_cell``, the item's own code path; ``--offline-seeds``, default
 the item's 1000-1004) against the item's reference (the exact portfolio's proved OPT, else
@@ -132,6 +137,30 @@ def idle(settings: list[str], seeds: list[int]) -> None:
             print(f"{name} seed {seed} plan: " + "; ".join(out), flush=True)
 
 
+def engine(seeds: list[int], first: list[int]) -> None:
+    from hare_opt.heuristics.hare import fluid_order
+    from hare_opt.heuristics.rounds import run_interleaved
+
+    sizes = {**SETTINGS, "160": dict(n_jobs=200, cluster=cluster_of(160))}
+    for name, cell in sizes.items():
+        for seed in seeds:
+            inst, _ = cell_instance(seed=seed, policy="hare", **cell)
+            for n in first:
+                sub = inst.with_jobs([dataclasses.replace(j, release=0)
+                                      for j in inst.jobs[:n]])
+                out = []
+                for conserve in (True, False):
+                    run_interleaved(sub, fluid_order(sub), conserve=conserve)  # compiled
+                    t0 = time.process_time()
+                    eng = run_interleaved(sub, fluid_order(sub), conserve=conserve)
+                    out.append(f"{'work-conserving' if conserve else 'hold'} "
+                               f"{eng.objective()} in {time.process_time() - t0:.3f} CPU s, "
+                               f"repeats {eng.repeated / sub.rounds.sum():.1%}, "
+                               f"waits {eng.waited}")
+                print(f"engine {name} seed {seed}, first {n} jobs at 0, "
+                      f"{int(sub.rounds.sum())} rounds: " + "; ".join(out), flush=True)
+
+
 def offline(seeds: list[int], refs: str | None) -> None:
     """hare / reference on the ours-quality item's instances, by the item's own cells."""
     from hare_opt.sweeps.offline import REFERENCE, quality_cell
@@ -178,6 +207,8 @@ def main() -> None:
     ap.add_argument("--offline-seeds", nargs="+", type=int, default=list(range(1000, 1005)))
     ap.add_argument("--refs", help="JSON lines of references to reuse and extend")
     ap.add_argument("--idle", action="store_true")
+    ap.add_argument("--engine", action="store_true")
+    ap.add_argument("--first", nargs="+", type=int, default=[30, 60, 200])
     ap.add_argument("--no-sim", action="store_true", help="skip the simulations")
     args = ap.parse_args()
     rows = [] if args.no_sim else run(args.settings, args.seeds, args.policies,
@@ -189,6 +220,8 @@ def main() -> None:
             json.dump(rows, fh, indent=1)
     if args.idle:
         idle(args.settings, args.seeds)
+    if args.engine:
+        engine(args.seeds, args.first)
     if args.offline:
         offline(args.offline_seeds, args.refs)
 
