@@ -80,7 +80,11 @@ class _Rows:
     """A sparse constraint matrix built row block by row block."""
 
     def __init__(self) -> None:
-        self.r, self.cols, self.vals, self.rhs, self.n = [], [], [], [], 0
+        self.r: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.rhs: list[np.ndarray] = []
+        self.n = 0
 
     def add(self, terms: list, rhs: np.ndarray) -> None:
         """Rows n .. n + len(rhs): each term (columns, values[, first row]) lays one entry

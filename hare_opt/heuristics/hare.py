@@ -34,6 +34,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -154,7 +155,7 @@ class _Searcher:
     def eval(self, mode: str, order: np.ndarray, until: int | None = None) -> int:
         self.budget -= self.cost
         self.evals += 1
-        cut = {} if until is None else {"until": until}
+        cut: dict[str, Any] = {} if until is None else {"until": until}
         eng = _DISPATCHERS[mode](self.inst, order, warm=self.warm, **cut)
         value = eng.objective()
         if self.best is None or value < self.best.objective:
