@@ -1,8 +1,8 @@
 """Total weighted JCT of ``hare`` against every policy in the paper regime, its CPU a run,
 the work its round engine leaves idle, and its quality offline.
 
-The simulator's workloads of the paper regime (``sweeps.simulate.cell_instance``, as the
-``ours-hlas`` item builds them: Poisson arrivals at the regime's rate, Hare switching, gang
+The simulator's workloads of the paper regime (built as ``sweeps.simulate.simulate_cell``
+builds the ``ours-hlas`` item's: Poisson arrivals at the regime's rate, Hare switching, gang
 policies under leases) on the testbed (40 jobs) and a 75-GPU cluster in the testbed's
 proportions (100 jobs). Seeds default to 3000-3004, never tuned on (the engine's rules were
 chosen on 2000-2009; 1000-1009 are the reproduction's evaluation seeds). Prints one line
@@ -45,16 +45,31 @@ from pathlib import Path
 
 import numpy as np
 
+from hare_opt.generators import build_instance, get_regime, paper_jobs, parse_cluster
 from hare_opt.generators.clusters import cluster_of
 from hare_opt.model import Instance
 from hare_opt.model.units import unit_seconds
 from hare_opt.sim import simulate
-from hare_opt.sim.policy import policy_names
-from hare_opt.sweeps.simulate import cell_instance
+from hare_opt.sim.policy import policy_mode, policy_names
+from hare_opt.sim.semantics import DEFAULT_SEMANTICS, switching_for
 
 SETTINGS = {"testbed": dict(n_jobs=40, cluster="V100:8,T4:4,K80:1,M60:2"),
             "75": dict(n_jobs=100, cluster=cluster_of(75))}
 SIZES = ((4, 3, 20), (6, 4, 30), (8, 5, 40))   # the ours-quality item's
+
+
+def cell_instance(*, seed: int, policy: str, n_jobs: int, cluster: str) -> tuple[Instance, str]:
+    """The workload ``sweeps.simulate.simulate_cell`` runs ``policy`` on with its defaults
+    (paper regime, Poisson arrivals, Hare switching, 25 Gbps, the default semantics), built
+    the same way here so that its syncs can be scaled first."""
+    reg = get_regime("paper")
+    jobs = paper_jobs(seed, n_jobs, mix=(1, 1, 1, 1), arrival="poisson",
+                      mean_interarrival=reg.mean_interarrival(len(parse_cluster(cluster))),
+                      max_gpus=8, regime=reg)
+    column = switching_for(policy_mode(policy), DEFAULT_SEMANTICS, "hare")
+    return build_instance(jobs, cluster, switching=column, bandwidth_gbps=25.0,
+                          batch_scale=1.0, unit_ms=None, name=f"sim-s{seed}",
+                          regime=reg), column
 
 
 def scale_sync(inst: Instance, factor: float) -> Instance:

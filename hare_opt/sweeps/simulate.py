@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from hare_opt.generators import build_instance, get_regime, paper_jobs, parse_cluster
-from hare_opt.model import Instance
 from hare_opt.model.units import unit_seconds
 from hare_opt.sim.policy import policy_mode
 from hare_opt.sim.semantics import (
@@ -40,29 +39,6 @@ def relevant(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if k not in GANG_ONLY}
 
 
-def cell_instance(*, seed: int, policy: str, n_jobs: int = 40,
-                  cluster: str = "V100:8,T4:4,K80:1,M60:2", switching: str = "hare",
-                  bandwidth_gbps: float = 25.0, batch_scale: float = 1.0,
-                  mix: list[float] | None = None, arrival: str = "poisson",
-                  mean_interarrival: float | None = None, unit_ms: int | None = None,
-                  max_gpus: int = 8, regime: str = "paper",
-                  semantics: str = DEFAULT_SEMANTICS,
-                  lease_switching: str = LEASE_SWITCHING) -> tuple[Instance, str]:
-    """The workload ``simulate_cell`` runs ``policy`` on, and the Table 3 column it was
-    built with (parameters as there)."""
-    reg = get_regime(regime)
-    check_semantics(semantics, owner="simulate cell")
-    gap = (reg.mean_interarrival(len(parse_cluster(cluster))) if mean_interarrival is None
-           else mean_interarrival)
-    jobs = paper_jobs(seed, n_jobs, mix=tuple(mix or (1, 1, 1, 1)), arrival=arrival,
-                      mean_interarrival=gap, max_gpus=max_gpus, regime=reg)
-    column = switching_for(policy_mode(policy), semantics, switching, lease_switching)
-    inst = build_instance(jobs, cluster, switching=column, bandwidth_gbps=bandwidth_gbps,
-                          batch_scale=batch_scale, unit_ms=unit_ms, name=f"sim-s{seed}",
-                          regime=reg)
-    return inst, column
-
-
 def simulate_cell(*, seed: int, policy: str, n_jobs: int = 40,
                   cluster: str = "V100:8,T4:4,K80:1,M60:2", switching: str = "hare",
                   bandwidth_gbps: float = 25.0, batch_scale: float = 1.0,
@@ -83,12 +59,17 @@ def simulate_cell(*, seed: int, policy: str, n_jobs: int = 40,
     ``switching`` column under both. Times in the row are in seconds. With ``keep_jct``
     the row carries the per-job JCTs (for CDFs).
     """
-    inst, column = cell_instance(
-        seed=seed, policy=policy, n_jobs=n_jobs, cluster=cluster, switching=switching,
-        bandwidth_gbps=bandwidth_gbps, batch_scale=batch_scale, mix=mix, arrival=arrival,
-        mean_interarrival=mean_interarrival, unit_ms=unit_ms, max_gpus=max_gpus,
-        regime=regime, semantics=semantics, lease_switching=lease_switching)
+    reg = get_regime(regime)
+    check_semantics(semantics, owner="simulate cell")
+    gap = (reg.mean_interarrival(len(parse_cluster(cluster))) if mean_interarrival is None
+           else mean_interarrival)
+    jobs = paper_jobs(seed, n_jobs, mix=tuple(mix or (1, 1, 1, 1)), arrival=arrival,
+                      mean_interarrival=gap, max_gpus=max_gpus, regime=reg)
     mode = policy_mode(policy)
+    column = switching_for(mode, semantics, switching, lease_switching)
+    inst = build_instance(jobs, cluster, switching=column, bandwidth_gbps=bandwidth_gbps,
+                          batch_scale=batch_scale, unit_ms=unit_ms, name=f"sim-s{seed}",
+                          regime=reg)
     sec = unit_seconds(inst.time_unit) or 1.0
     run = simulate(inst, policy, semantics=semantics, **(options or {}))
     m = run.metrics
@@ -101,7 +82,7 @@ def simulate_cell(*, seed: int, policy: str, n_jobs: int = 40,
         "switching_s": float(run.jobs["setup_time"].sum() * sec), "wall_s": run.wall_s,
         "reserved_idle_share": m["reserved_idle_share"],
         "lease_idle_share": m["lease_idle_share"], "gpus": inst.num_gpus,
-        "tasks": inst.num_tasks, "regime": get_regime(regime).name, "events": run.num_events,
+        "tasks": inst.num_tasks, "regime": reg.name, "events": run.num_events,
         "plans": run.result.stats.get("plans")}
     for key in DISCLOSED:  # hare-paper's relaxations: how many were proved, how coarse
         if run.result.stats.get(key) is not None:
