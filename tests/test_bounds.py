@@ -4,6 +4,7 @@ where theory says so, and the CLI prints them."""
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 
 import pytest
@@ -107,6 +108,7 @@ def test_cli_bound_json(tmp_path, capsys):
     hare = solve(inst, "hare").objective
     assert out["lower_bound"] <= hare <= out["guarantee"] * out["lower_bound"] + 1e-6
     assert out["alpha_paper_factor"] == pytest.approx(max(a * (2 + a) for a in inst.alpha))
+    assert math.ceil(out[out["lower_bound_from"]] - 1e-6) == out["lower_bound"]
 
 
 def test_cli_bound_bad_file(tmp_path, capsys):

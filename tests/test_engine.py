@@ -14,7 +14,15 @@ from strategies import instances
 from hare_opt.checker import check
 from hare_opt.generators import random_instance
 from hare_opt.heuristics import _kernels
-from hare_opt.heuristics.rounds import DISPATCH, STREAM_LIMIT, RoundEngine
+from hare_opt.heuristics.rounds import (
+    DISPATCH,
+    HOLD,
+    STREAM_LIMIT,
+    RoundEngine,
+    clip_runs,
+    expand_blocks,
+    run_interleaved,
+)
 from hare_opt.model import GPU, Instance, Job
 from hare_opt.model.planning import Warm
 from hare_opt.model.rules import earliest_start
@@ -185,7 +193,7 @@ def repeat_cases(draw):
 @given(case=repeat_cases())
 def test_repeated_rounds_are_the_rounds_placed_one_by_one(case):
     inst, warm, order = case
-    for mode, run in DISPATCH.items():
+    for mode, run in {**DISPATCH, **HOLD}.items():
         fast, slow = run(inst, order, warm=warm), run(inst, order, warm=warm, repeat=False)
         assert fast.schedule().sorted() == slow.schedule().sorted(), mode
         assert fast.barrier.tolist() == slow.barrier.tolist(), mode
@@ -193,10 +201,51 @@ def test_repeated_rounds_are_the_rounds_placed_one_by_one(case):
         assert slow.repeated == 0
 
 
+def side_by_side() -> Instance:
+    """Four long jobs of two tasks on eight GPUs of one type, each with its own period."""
+    jobs = tuple(Job(f"j{i}", {"A": 3 + i}, rounds=200 + 10 * i, tasks_per_round=2,
+                     sync_time=2 + i, switch_overhead=1 + i % 2, weight=1 + i) for i in range(4))
+    return Instance(tuple(GPU(f"g{i}", "A") for i in range(8)), jobs)
+
+
 def test_repeats_do_place_most_rounds_of_long_jobs():
-    """The fast path is taken (not only correct when idle): long jobs, one per GPU."""
+    """The fast path is taken (not only correct when idle): long jobs running side by
+    side, every dispatcher (the work-conserving ones through ``_repeat_side_by_side``);
+    long jobs, one per GPU of different types, the serial and -hold ones (the
+    work-conserving dispatch moves those jobs between GPUs: no round repeats for long)."""
+    inst = side_by_side()
+    for mode, run in {**DISPATCH, **HOLD}.items():
+        eng = run(inst, np.arange(inst.num_jobs))
+        assert eng.repeated > 0.9 * inst.rounds.sum(), mode
     inst = random_instance(3, n_jobs=4, n_gpus=4, rounds=(200, 300), tasks_per_round=(1, 1),
                            sync=(2, 5), switch_overhead=(1, 3))
-    for mode, run in DISPATCH.items():
-        eng = run(inst, np.arange(inst.num_jobs))
-        assert eng.repeated > 0.8 * inst.rounds.sum(), mode
+    for mode, run in {**DISPATCH, **HOLD}.items():
+        if not mode.startswith("interleaved") or mode.endswith("-hold"):
+            eng = run(inst, np.arange(inst.num_jobs))
+            assert eng.repeated > 0.8 * inst.rounds.sum(), mode
+
+
+@given(a=st.integers(0, 10**6), d=st.integers(0, 10**6), m=st.integers(1, 400),
+       lo=st.integers(0, 399), width=st.integers(0, 399))
+def test_first_hit_is_the_least_step_in_the_window(a, d, m, lo, width):
+    """``_first_hit`` (Euclid's descent) against counting up: a sequence a + n d mod m
+    revisits its values with period m, so the first m steps decide."""
+    lo = lo % m
+    hi = min(m - 1, lo + width)
+    got = _kernels._first_hit(a, d, m, lo, hi, np.zeros((3, 128), np.int64))
+    want = next((n for n in range(m) if lo <= (a + n * d) % m <= hi), None)
+    assert got == (_kernels._BIG if want is None else want)
+
+
+@given(case=repeat_cases(), cut=st.integers(0, 400), conserve=st.booleans())
+def test_a_dispatch_cut_in_time_holds_the_full_one_before_the_cut(case, cut, conserve):
+    """``until``: the dispatch stopped there holds every task of the full one that starts
+    before the cut, and ``clip_runs`` keeps exactly those."""
+    inst, warm, order = case
+    full = run_interleaved(inst, order, warm=warm, conserve=conserve)
+    part = run_interleaved(inst, order, warm=warm, conserve=conserve, until=cut)
+    before = expand_blocks(inst, clip_runs(inst, full.blocks, cut)).sorted()
+    assert before == expand_blocks(inst, clip_runs(inst, part.blocks, cut)).sorted()
+    assert all(s < cut for s in before.start)
+    every = full.schedule()
+    assert len(before) == int((np.asarray(every.start) < cut).sum())

@@ -53,10 +53,11 @@ def assert_gang(inst: Instance, run) -> None:
 
 
 def offline_twin(inst: Instance, solver: str, evals: int = PLAN_EVALS):
-    """The offline run the policy's single plan must reproduce (hare: same portfolio)."""
+    """The offline run the policy's single plan must reproduce (hare: the planner's
+    dispatchers and budget)."""
     if solver != "hare":
         return solve(inst, solver)
-    return solve(inst, "hare", improve=evals > 1,
+    return solve(inst, "hare", improve=evals > 1, hold_forms=False,
                  budget=min(evals * int(inst.rounds.sum()), DEFAULT_BUDGET))
 
 
@@ -231,7 +232,8 @@ def test_unknown_policy_names_the_choices():
 def test_hare_plans_exactly_the_work_left(replan, inst):
     """A re-plan starts from the running cluster: the queues hold each arrived job's
     remaining tasks once, a partly started round only its missing tasks (lazy plans,
-    cut to 3 tasks here, hold at most that)."""
+    cut to 3 tasks here, hold at most that; an arrival plan with an arrival to come holds
+    the tasks that start before it, ``test_planner_cut_in_time_is_the_full_plan_before``)."""
     from hare_opt.sim.policies.plan import HarePolicy
 
     class Probe(HarePolicy):
@@ -244,7 +246,7 @@ def test_hare_plans_exactly_the_work_left(replan, inst):
             st, k = sim.state, sim.inst.tasks_per_round
             left = (sim.inst.rounds - st.round) * k - st.placed
             active = sorted(sim.active)
-            if replan == "arrival":
+            if replan == "arrival" and self._until(sim) is None:
                 assert queued[active].tolist() == left[active].tolist()
             assert (queued[active] <= left[active]).all()
             self.checks += 1
@@ -254,3 +256,33 @@ def test_hare_plans_exactly_the_work_left(replan, inst):
     run = simulate(inst, probe)
     assert_checked(inst, run)
     assert probe.checks == run.result.stats["plans"] >= 1
+
+
+@pytest.mark.parametrize("evals", [1, PLAN_EVALS])
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_planner_cut_in_time_is_the_full_plan_before(evals, engine, monkeypatch):
+    """hare's online plans hold only what can start before the next arrival
+    (``HarePlanner.cuts_in_time``; with one schedule a plan, its dispatch stops there):
+    the executed schedule is the full plans' one, and the plans hold fewer tasks."""
+    from hare_opt.generators import paper_instance
+    from hare_opt.heuristics.planning import HarePlanner
+    from hare_opt.sim.policies import plan as plan_module
+
+    inst = paper_instance(3, 8, "V100:3,T4:2", regime="paper", rounds=(30, 80), max_gpus=2,
+                          mean_interarrival=0.5)
+    queued: list[int] = []
+    make_plan = plan_module.PlanPolicy.make_plan
+
+    def counted(self, sim):
+        runs = make_plan(self, sim)
+        queued.append(runs.tasks)
+        return runs
+
+    monkeypatch.setattr(plan_module.PlanPolicy, "make_plan", counted)
+    cut = simulate(inst, "hare", plan_evals=evals, engine=engine)
+    cut_tasks, queued[:] = sum(queued), []
+    monkeypatch.setattr(HarePlanner, "cuts_in_time", False)
+    full = simulate(inst, "hare", plan_evals=evals, engine=engine)
+    assert cut.result.schedule == full.result.schedule
+    assert cut.metrics["total_weighted_jct"] == full.metrics["total_weighted_jct"]
+    assert cut_tasks < sum(queued)

@@ -26,7 +26,7 @@ from hare_opt.heuristics._kernels import STREAM_LIMIT
 from hare_opt.model import GPU, Instance, Job, Schedule
 from hare_opt.model.planning import Warm
 
-__all__ = ["DISPATCH", "STREAM_LIMIT", "WORK_CONSERVING", "RoundEngine", "expand_blocks",
+__all__ = ["DISPATCH", "HOLD", "STREAM_LIMIT", "RoundEngine", "clip_runs", "expand_blocks",
            "run_interleaved", "run_serial", "schedule_runs"]
 
 
@@ -123,6 +123,7 @@ class RoundEngine:
         self._ws = np.zeros((6, width), np.int64)          # per-round scratch of the kernels
         self._heap = np.zeros((width, 5), np.int64)
         self._buf = np.empty((max(capacity, 16), 8), np.int64)
+        self._anyone = np.zeros((2, n), np.int64)   # ``place_round`` on any GPU
         self._nb = 0
         #: rounds a dispatch placed as repeats of the round before (``run_*(repeat=True)``)
         self.repeated = 0
@@ -143,7 +144,7 @@ class RoundEngine:
         return (self.sync_first, *self._static, self._gst, self._jst, self._ws, self._heap,
                 self._buf, self._nb)
 
-    def place_round(self, j: int) -> int:
+    def place_round(self, j: int, guard: np.ndarray | None = None, t: int = 0) -> int:
         """Place job j's next round with the earliest barrier the GPUs allow; return it.
 
         Slot n of GPU g ends (with sync) at start_g + n p_g + s_g, and taking the
@@ -152,13 +153,18 @@ class RoundEngine:
         Within one type, the first slot depends only on the free time, and does
         not decrease with it, among GPUs that need a setup and among GPUs that
         ran j last: each is a stream, and the slots come out of a merge of the
-        streams (ties: later-freed GPU, then lower index), so only the GPUs used
-        (plus one look-ahead per stream) are touched. GPUs idle long enough all
-        tie; the stream gives the one freed last first (best fit), keeping long
-        idle gaps for jobs placed later. Rounds of more than ``STREAM_LIMIT``
-        tasks are filled by bisection on the barrier instead.
+        streams (ties: a GPU that ran j last, then the later-freed GPU, then lower
+        index), so only the GPUs used (plus one look-ahead per stream) are touched.
+        GPUs idle long enough all tie; the stream gives the one freed last first
+        (best fit), keeping long idle gaps for jobs placed later. Rounds of more than
+        ``STREAM_LIMIT`` tasks are filled by bisection on the barrier instead.
+
+        ``guard`` (2, N), each job's rank in a dispatch order and its rounds left: GPUs
+        still busy at clock ``t`` with a job that ranks before j and has rounds left
+        are not used (``_kernels._booked``; the work-conserving dispatch's rule).
         """
-        end, self._buf, self._nb = kern.place_round(j, *self._args())
+        guard = self._anyone if guard is None else _i64(guard).reshape(2, -1)
+        end, self._buf, self._nb = kern.place_round(j, *self._args(), guard, int(t))
         return int(end)
 
     def objective(self) -> int:
@@ -185,13 +191,12 @@ def run_serial(inst: Instance, order, *, sync_first: bool = True,
 
 
 def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
-                    warm: Warm | None = None, repeat: bool = True,
-                    conserve: bool = False) -> RoundEngine:
-    """Round by round. With ``conserve`` (the ``WORK_CONSERVING`` dispatchers, opt-in:
-    ``hare:work_conserving=true``), work-conserving: the clock t is the earliest time any job with
+                    warm: Warm | None = None, repeat: bool = True, conserve: bool = True,
+                    until: int | None = None) -> RoundEngine:
+    """Round by round, work-conserving: the clock t is the earliest time any job with
     rounds left could start its next round (its barrier passed and an eligible GPU free
     by then), and, of the jobs whose barrier is <= t and that have an eligible GPU free
-    by t, the first in ``order`` places its next round (``RoundEngine.place_round``).
+    by t, the first in ``order`` places its next round.
 
     So a GPU that frees while the jobs that ran on it sync is offered at once to every
     ready job in ``order``: no GPU stays idle while a ready job could start on it,
@@ -200,25 +205,48 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
     waits for that GPU (it finishes its batch sooner there than on any GPU free now)
     and is looked at again when that GPU frees; meanwhile the jobs after it in
     ``order`` may take the free GPUs. ``RoundEngine.waited`` counts how often the rule
-    applied. (Before, t moved only to times when a job still waiting for its barrier
-    could start: a ready job outranked once did not move it, and a fast GPU stayed idle
-    through its job's sync while that job waited.)
+    applied. A job that places its round takes its first slot on a free GPU and the
+    rest of its slots as ``place_round`` does, except on GPUs still busy at t with a job
+    before it in ``order`` that has rounds left (``_kernels._booked``): a later job's
+    batch is not booked right behind an earlier job's task, where that job's next round
+    would have gone (docs/theory.md (b) says what it changed).
 
-    ``conserve=False`` (the default ``interleaved`` dispatcher): t moves only to times
-    when a job still waiting for its barrier could start, so the GPUs of the first job in
-    ``order`` are kept for it through its syncs (ready jobs it outranks take what it
-    leaves). Why work conservation is not the default yet: it breaks the proof that lets
-    most rounds be placed as repeats of the round before, and a ``hare`` run online cost
-    14-17x the CPU (75 GPUs, 100 jobs: 1.4 -> 19.4 CPU s) for a total weighted JCT 6-9%
-    lower (experiments/hare_vs_hlas.py, docs/reproduction.md).
+    ``conserve=False`` (the ``-hold`` dispatchers): t moves only to times when a job
+    still waiting for its barrier could start, so the GPUs of the first job in ``order``
+    are kept for it through its syncs (ready jobs it outranks take what it leaves): a
+    fast GPU stays idle through its job's sync while an outranked job waits.
+
+    ``until``: stop once nothing placed later could start before it (``_kernels._settled``):
+    the engine then holds every run of the full dispatch that starts before ``until``
+    (and some that start later), not the rest; the barriers and the objective are those
+    of that prefix. The online planner asks for the tasks before the next re-plan only.
 
     Jobs are grouped by the set of types they may use, each group two heaps (waiting by
     barrier, ready by rank), so a step costs O(groups x types + log N), not O(N).
     """
     eng, fixed = _engine(inst, sync_first, warm), _fixed(inst)
+    stop = kern._BIG if until is None else int(until)
     eng._buf, eng._nb, eng.repeated, eng.waited = kern.run_interleaved(
-        _i64(order), fixed.rounds, repeat, conserve, fixed.group, fixed.gtypes, *eng._args())
+        _i64(order), fixed.rounds, repeat, conserve, fixed.group, fixed.gtypes, stop,
+        *eng._args())
     return eng
+
+
+def clip_runs(inst: Instance, blocks: np.ndarray, until: int) -> np.ndarray:
+    """The tasks of runs ``blocks`` (``expand_blocks``) that start before ``until``, as
+    runs: those entirely before it as they are, the others cut task by task."""
+    blocks = np.ascontiguousarray(blocks, dtype=np.int64).reshape(-1, 8)
+    p = inst.proc_by_type[blocks[:, 0], inst.gpu_type_index[blocks[:, 3]]]
+    last = blocks[:, 5] + (blocks[:, 7] - 1) * blocks[:, 6] + (blocks[:, 4] - 1) * p
+    whole, cut = blocks[last < until], blocks[(last >= until) & (blocks[:, 5] < until)]
+    if not len(cut):
+        return whole
+    rows = np.empty((5, int(cut[:, 4] @ cut[:, 7])), dtype=np.int64)
+    kern.expand_runs(cut, inst.gpu_type_index, inst.proc_by_type, rows)
+    rows = rows[:, rows[4] < until]
+    one = np.ones(rows.shape[1], np.int64)
+    return np.concatenate([whole, np.stack([rows[0], rows[1], rows[2], rows[3], one, rows[4],
+                                            0 * one, one], axis=1)])
 
 
 DISPATCH = {
@@ -228,13 +256,13 @@ DISPATCH = {
                                                                  **kw),
     "serial-eft": lambda inst, order, **kw: run_serial(inst, order, sync_first=False, **kw),
 }
-#: The work-conserving interleaved dispatchers, tried by ``hare`` only on request
-#: (``HareOptions.work_conserving``): ``run_interleaved(conserve=True)``.
-WORK_CONSERVING = {
-    "interleaved-wc": lambda inst, order, **kw: run_interleaved(inst, order, conserve=True,
-                                                                **kw),
-    "interleaved-eft-wc": lambda inst, order, **kw: run_interleaved(
-        inst, order, sync_first=False, conserve=True, **kw),
+#: The interleaved dispatchers that keep a job's GPUs through its syncs
+#: (``run_interleaved(conserve=False)``): ``hare``'s with ``work_conserving=False``.
+HOLD = {
+    "interleaved-hold": lambda inst, order, **kw: run_interleaved(inst, order, conserve=False,
+                                                                  **kw),
+    "interleaved-eft-hold": lambda inst, order, **kw: run_interleaved(
+        inst, order, sync_first=False, conserve=False, **kw),
 }
 
 
@@ -248,7 +276,7 @@ def warm_up() -> float:
     inst = Instance((GPU("g0", "A"), GPU("g1", "B")),
                     (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=3, switch_overhead=1),
                      Job("j1", {"A": 1}, release=1)), "warm-up")
-    for run in DISPATCH.values():
+    for run in (*DISPATCH.values(), *HOLD.values()):
         run(inst, [0, 1]).schedule()
     RoundEngine(inst).place_round(0)
     return time.perf_counter() - t0

@@ -18,7 +18,7 @@ POLICY_COLORS = {
     "hare": "#d62728",                    # red: ours
     "hare-paper": "#6a3d9a",              # dark purple: Algorithm 1, phi reading
     "hare-paper:step3=start": "#b294c7",  # light purple: Algorithm 1, start reading
-    "hare:work_conserving=true": "#ff9896",
+    "hare:work_conserving=false": "#ff9896",  # light red: the engine before work conservation
     "allox": "#1f77b4",
     "sched-homo": "#ff7f0e",
     "srtf": "#2ca02c",

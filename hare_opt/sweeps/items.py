@@ -533,6 +533,6 @@ def hlas_analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]
     verdict = (f"{'holds' if close else 'fails'}: hlas {span} hare (at most "
                f"{HLAS_CLOSE_PCT:g}% above); "
                + ("best non-clairvoyant" if beats else "NOT the best non-clairvoyant policy")
-               + ("; below hare because hare's round engine leaves the fast GPUs idle "
-                  "during syncs (docs/reproduction.md, ours-hlas)" if below else ""))
+               + ("; below hare (docs/reproduction.md, ours-hlas, says where hare loses)"
+                  if below else ""))
     return table, ours, verdict

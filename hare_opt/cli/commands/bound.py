@@ -36,8 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-lp", action="store_true",
                    help="skip the LP bound (the only one whose cost grows beyond linear)")
     p.add_argument("--strong", action="store_true",
-                   help="also the time-bucketed LP that sees jobs compete for GPU types "
-                        "(slower: up to --strong-time-limit seconds)")
+                   help="also the time-bucketed LP that sees jobs compete for GPU types and "
+                        "rounds mixing types last longer (slower: up to --strong-time-limit "
+                        "seconds)")
     p.add_argument("--strong-time-limit", type=a.seconds, default=None, metavar="SECONDS",
                    help=f"with --strong: seconds for its LP (default {STRONG_LIMIT:g})")
 
@@ -66,9 +67,11 @@ def run(args: argparse.Namespace) -> int:
         if value is not None:
             bounds["strong"] = value
     lb = lower_bound(inst, bounds=bounds)
+    source = max(bounds, key=lambda k: lower_bound(inst, bounds={k: bounds[k]}))
     alpha = inst.alpha
     theta, _, terms = best_restriction(inst)
-    out: dict[str, Any] = {"lower_bound": _num(lb), **{k: _num(v) for k, v in bounds.items()},
+    out: dict[str, Any] = {"lower_bound": _num(lb), "lower_bound_from": source,
+                           **{k: _num(v) for k, v in bounds.items()},
            "guarantee": _num(guarantee(inst, lb)),
            "guarantee_closed_form": _num(1 + 2 * rho(inst)),
            "hare_upper_bound": guarantee_plan(inst)[1],
@@ -83,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{inst.name}: {inst.num_jobs} jobs, {inst.num_gpus} GPUs, {inst.num_tasks} tasks")
     width = max(len(k) for k in out)
     for k, v in out.items():
-        if v is None:
+        if k == "lower_bound_from":
+            text = f"{v}  (the bound that gave lower_bound)"
+        elif v is None:
             text = "none (no finite value)"
         elif k in FACTORS:
             text = f"x {fmt_number(v, 4)}  ({FACTORS[k]})"
