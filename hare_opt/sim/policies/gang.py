@@ -170,6 +170,7 @@ class GavelFifoPolicy(GangPolicy):
     """
 
     name = "gavel-fifo"
+    kernel = "gavel-fifo"  # sim/compiled.py transcribes these rules
     blocking = True
 
 
@@ -183,6 +184,7 @@ class SRTFPolicy(GangPolicy):
     """
 
     name = "srtf"
+    kernel = "srtf"  # sim/compiled.py transcribes these rules
 
     def reset(self, sim: Simulator) -> None:
         super().reset(sim)

@@ -77,6 +77,7 @@ def las_allocation(inst: Instance, jobs: list[int], thr: np.ndarray,
 
 class GavelLASPolicy(GangPolicy):
     name = "gavel-las"
+    kernel = "gavel-las"  # sim/compiled.py transcribes these rules
     Options: ClassVar[type[GangOptions]] = GavelLASOptions
 
     def __init__(self, **options):
