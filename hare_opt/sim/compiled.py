@@ -33,7 +33,7 @@ POLICIES = {"gavel-fifo": K.FIFO, "srtf": K.SRTF, "tiresias": K.TIRESIAS, "allox
 def _kernel_of(policy: Any) -> int | None:
     """A built-in gang class names the kernel that transcribes its rules (its own
     ``kernel`` attribute: a subclass, which may change a rule, runs in the reference)."""
-    return POLICIES.get(type(policy).__dict__.get("kernel"))
+    return POLICIES.get(str(type(policy).__dict__.get("kernel")))
 
 
 def supports(policy: Policy) -> bool:
