@@ -321,6 +321,8 @@ def test_a_new_cells_estimate_scales_with_its_job_count(tmp_path):
     alone = Store(tmp_path / "b")
     alone.save(sim(40, 0), [], wall_s=2.0, cpu_s=2.0, deps={})
     assert CostBook([alone]).estimate(sim(200, 5)) == pytest.approx(10.0)  # a = 1
+    # the run's own store first: a lender's cells of a group it holds are not mixed in
+    assert CostBook([alone, store]).estimate(sim(160, 5)) == pytest.approx(8.0)
 
 
 def test_importing_the_reproduction_leaves_the_matplotlib_backend_alone():

@@ -11,7 +11,9 @@ mean scaled by (size / their size)^a. The exponent a is fitted to the group's st
 cells (log CPU against log size), to the function's other groups when the group has one
 size only, and is 1 when nothing shows it: a cell of 160 GPUs and 200 jobs is not
 estimated at the cost of a 40-job testbed cell. Stores other than the run's own can lend
-their costs (a quick run into an empty folder reads the committed full run's).
+their costs (a quick run into an empty folder reads the committed full run's); a group's
+cells are read from the first store that holds any (the run's own before a lender: its
+costs are of the code at hand more likely than the lender's).
 """
 
 from __future__ import annotations
@@ -38,17 +40,17 @@ class CostBook:
     def __init__(self, stores: Iterable[Store]):
         self._by: dict[tuple[str, str], list[tuple[dict[str, Any], float]]] = {}
         self._slopes: dict[tuple[str, str], float] = {}
-        seen: set[str] = set()
         for store in stores:
+            mine: dict[tuple[str, str], list[tuple[dict[str, Any], float]]] = {}
             for p in store.payloads():
                 cpu = p.get("cpu_s")
-                if p.get("key") in seen or not isinstance(cpu, (int, float)) \
-                        or not math.isfinite(cpu) or cpu <= 0:
+                if not isinstance(cpu, (int, float)) or not math.isfinite(cpu) or cpu <= 0:
                     continue
-                seen.add(p["key"])
                 params = p.get("params") or {}
                 key = (str(p.get("fn")), repr(_group_value(str(p.get("fn")), params)))
-                self._by.setdefault(key, []).append((params, float(cpu)))
+                mine.setdefault(key, []).append((params, float(cpu)))
+            for key, peers in mine.items():  # a group from the first store holding it
+                self._by.setdefault(key, peers)
 
     def _size(self, fn: str, params: dict[str, Any]) -> float | None:
         """The cell's size parameter's value (``CellSpec.size``), None without one."""
