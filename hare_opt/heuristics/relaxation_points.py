@@ -292,7 +292,7 @@ class AssignmentSearch:
         self.mach, self.inst, self.tasks, self.kern = mach, inst, tasks, kern
         self.gpu = np.ascontiguousarray(gpu, dtype=np.int64).copy()
         f64, i64 = np.float64, np.int64
-        nn, mm, tt = inst.num_jobs, inst.num_gpus, len(tasks.job)
+        tt = len(tasks.job)
         cut = np.flatnonzero(np.diff(tasks.job) | np.diff(tasks.round)) + 1
         self.rptr = np.r_[0, cut, tt].astype(i64) if tt else np.zeros(1, i64)
         nr = len(self.rptr) - 1
@@ -305,17 +305,23 @@ class AssignmentSearch:
         self.rel, self.w = inst.release.astype(f64), inst.weight.astype(f64)
         self.env = tuple(np.ascontiguousarray(v, dtype=f64)
                          for v in (mach.cap, mach.amin, mach.amean, mach.gamma))
+        self.done = False
+        self.value = np.array(self._setup(self.gpu))
+
+    def _setup(self, gpu: np.ndarray) -> tuple[float, float]:
+        """Fresh state at assignment ``gpu``: (value, its part sum_n w_n C_n)."""
+        nn, mm, tt = self.inst.num_jobs, self.inst.num_gpus, len(gpu)
+        nr = len(self.rptr) - 1
         self.bar, self.dr = np.zeros(nr), np.zeros(nr)
         self.x, self.comp = np.zeros(tt), np.zeros(nn)
         self.work, self.jlhs = np.zeros((mm, nn)), np.zeros((mm, nn))
         self.load, self.square, self.lhs, self.g = (np.zeros(mm) for _ in range(4))
         self.delta, self.lam = np.zeros(nn), np.zeros(mm)
-        base, lp = kern.setup(self.gpu, self.tjob, self.jptr, self.rptr, self.p, self.d,
-                              self.rel, self.w, *self.env, self.bar, self.dr, self.x,
-                              self.comp, self.work, self.jlhs, self.load, self.square,
-                              self.lhs, self.g, self.delta, self.lam)
-        self.value = np.array([base + lp, base])
-        self.done = False
+        base, lp = self.kern.setup(gpu, self.tjob, self.jptr, self.rptr, self.p, self.d,
+                                   self.rel, self.w, *self.env, self.bar, self.dr, self.x,
+                                   self.comp, self.work, self.jlhs, self.load, self.square,
+                                   self.lhs, self.g, self.delta, self.lam)
+        return base + lp, base
 
     @property
     def objective(self) -> float:
@@ -343,10 +349,10 @@ class AssignmentSearch:
 
     def point(self) -> Point:
         """The optimum at the current assignment: starts (each job's delay added), machines,
-        value (recomputed from scratch, not accumulated over moves)."""
+        value (the state recomputed from scratch, not accumulated over moves)."""
+        self.value[:] = self._setup(self.gpu)
         x = self.x + self.delta[self.tjob]
-        fresh = AssignmentSearch(self.mach, self.tasks, self.gpu)
-        return canonical(self.mach, self.tasks, Point(x, self.gpu.copy(), fresh.objective))
+        return canonical(self.mach, self.tasks, Point(x, self.gpu.copy(), self.objective))
 
 
 def fixed_assignment_lp(inst: Instance, tasks: RelaxedTasks, gpu: np.ndarray,
