@@ -35,7 +35,7 @@ import numpy as np
 
 from hare_opt.heuristics.hare_paper import OrderChunks, order_change
 from hare_opt.heuristics.listsched import ClusterState
-from hare_opt.heuristics.paper_step3 import check_step3, from_warm, list_schedule
+from hare_opt.heuristics.paper_step3 import check_step3, from_warm, list_schedule, past
 from hare_opt.heuristics.relaxation import pair_count, solve_relaxation
 from hare_opt.heuristics.relaxation_points import MODES, SEARCH_EVALS
 from hare_opt.model import Instance, OptionError, Schedule
@@ -211,9 +211,10 @@ class HarePaperPlanner:
         chunks = OrderChunks(residual, rel, b, origin, started,
                              size=CHUNK if until is not None else MAX_CHUNK)
         state = from_warm(residual, warm)
-        for jobs in chunks:
-            list_schedule(state, jobs, self.step3, until=until)
-            if until is not None and int(state.free.min()) >= until:
+        for jobs in chunks:  # positions left: this chunk's and every later chunk's
+            left = np.bincount(jobs, minlength=residual.num_jobs) + chunks.left_by_job()
+            list_schedule(state, jobs, self.step3, until=until, left=left)
+            if until is not None and past(state, left, until):
                 break
         self.placed += len(state.rows())
         self.to_place += chunks.total
