@@ -269,6 +269,7 @@ def test_the_hlas_verdict_is_computed_from_its_tolerance_and_says_which_side():
     ("fig15", "200 jobs", "fig12", "160 GPUs, 200 jobs"),
     ("fig18", "25 Gbps", "fig12", "testbed 15 GPUs, 40 jobs"),
     ("fig19", "B0", "fig12", "testbed 15 GPUs, 40 jobs"),
+    ("fig13", "testbed", "fig12", "testbed 15 GPUs, 40 jobs"),
     ("ours-hlas", "testbed", "fig12", "testbed 15 GPUs, 40 jobs")])
 def test_items_that_simulate_the_same_runs_share_their_cells(name, label, source, theirs):
     """A cell holds what is simulated, not its names: two items that list one run (under

@@ -136,7 +136,7 @@ def _register() -> None:
     # round end there (about a minute a run).
     for name, setting, policies, quick in (
             ("fig12", {**testbed(), "label": "testbed 15 GPUs, 40 jobs"}, ALL_POLICIES, True),
-            ("fig13", {**testbed(keep_jct=True), "label": "testbed"}, CDF_POLICIES, True),
+            ("fig13", {**testbed(), "label": "testbed"}, CDF_POLICIES, True),
             ("fig14", {**large(100, 200), "label": "100 GPUs"}, PAPER_POLICIES, False),
             ("fig15", {**large(160, 100), "label": "100 jobs"}, PAPER_POLICIES, False),
             ("fig16", {**testbed(cluster=HETEROGENEITY["middle"], max_gpus=4),
