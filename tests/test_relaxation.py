@@ -399,7 +399,14 @@ def test_local_search_never_worsens_and_stops_at_a_local_optimum(inst, data):
         again = AssignmentSearch(mach, tasks, search.gpu)
         assert again.search(10_000) >= 0 and again.done
         assert np.array_equal(again.gpu, search.gpu)
-    assert used >= 0
+    # in pieces: the same moves and the same count (the kernel resumes where it stopped)
+    pieces = AssignmentSearch(mach, tasks, eft_start(mach, tasks).gpu)
+    total = 0
+    while total < used and not pieces.done:
+        total += pieces.search(min(3, used - total))
+    assert total == used and np.array_equal(pieces.gpu, search.gpu)
+    if search.done:
+        assert pieces.search(5) == 0 and pieces.done
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -192,121 +192,138 @@ def _suffix(n, gpu, jptr, rptr, p, d, suf, top1, top1i, top2):
 
 
 @jit
-def search(evaluations, tries, gpu, tjob, trnd, jptr, rptr, p, d, elig, rel, w, cap, amin,
-           amean, gamma, bar, dr, x, comp, work, jlhs, load, square, lhs, g, delta, lam, value):
+def _scan(tries, gpu, tjob, trnd, p, d, elig, w, cap, amin, amean, gamma, dr, x, load,
+          delta, lam, suf, top1, top1i, top2, best_est, best_mv):
+    """Rank every move by its first-order estimate (the covering LP's duals, the change of
+    its round's longest task): the ``tries`` best with a negative estimate, by (estimate,
+    task x machines + machine), into ``best_est``/``best_mv``; returns how many."""
+    mm = p.shape[1]
+    nr = suf.shape[0]
+    sl = np.empty(nr)
+    for r in range(nr):
+        acc = 0.0
+        for m in range(mm):
+            acc += lam[m] * suf[r, m]
+        sl[r] = acc
+    kept = 0
+    for i in range(gpu.shape[0]):
+        n, r, m = tjob[i], trnd[i], gpu[i]
+        po = p[n, m]
+        dwo = top2[r] if top1i[r] == i else top1[r]
+        late = x[i] + d[n, m]
+        leave = lam[m] * ((_f(cap, amin, amean, gamma, m, load[m] - po)
+                           - _f(cap, amin, amean, gamma, m, load[m]) + po * po) / 2.0
+                          + po * x[i])
+        for q in range(mm):
+            if q == m or not elig[n, q]:
+                continue
+            pq, dq = p[n, q], d[n, q]
+            db = max(dwo, dq) - dr[r]
+            est = w[n] * db - db * (sl[r] - lam[m] * po) + leave
+            est += lam[q] * ((_f(cap, amin, amean, gamma, q, load[q] + pq)
+                              - _f(cap, amin, amean, gamma, q, load[q]) - pq * pq) / 2.0
+                             - pq * (late + db - dq))
+            est -= delta[n] * (lam[q] * pq - lam[m] * po)
+            if est >= 0.0:
+                continue
+            mv = i * mm + q
+            if kept == tries and (est > best_est[kept - 1] or (
+                    est == best_est[kept - 1] and mv > best_mv[kept - 1])):
+                continue
+            pos = kept if kept < tries else tries - 1
+            while pos > 0 and (best_est[pos - 1] > est or (
+                    best_est[pos - 1] == est and best_mv[pos - 1] > mv)):
+                best_est[pos] = best_est[pos - 1]
+                best_mv[pos] = best_mv[pos - 1]
+                pos -= 1
+            best_est[pos] = est
+            best_mv[pos] = mv
+            if kept < tries:
+                kept += 1
+    return kept
+
+
+@jit
+def search(evaluations, gpu, tjob, trnd, jptr, rptr, p, d, elig, rel, w, cap, amin,
+           amean, gamma, bar, dr, x, comp, work, jlhs, load, square, lhs, g, delta, lam, value,
+           best_est, best_mv, cursor):
     """First-improvement local search over one task's machine at a time, from ``gpu``.
 
-    Each round of the search ranks every move by a first-order estimate (the LP's duals,
-    the chain's change from the round's longest task) and evaluates the ``tries`` best
-    with a negative estimate exactly, in that order; the first that lowers the value is
-    made. Stops when none of them does (``done``) or after ``evaluations`` exact
-    evaluations. State arrays are updated in place; ``value`` holds the current value and
-    its part sum_n w_n C_n. Returns (evaluations used, done)."""
+    Each round of the search ranks every move by a first-order estimate (``_scan``) and
+    evaluates the ``len(best_est)`` best with a negative estimate exactly, in that order;
+    the first that lowers the value is made and the moves are ranked again. Stops when
+    none of them does (``done``) or after ``evaluations`` exact evaluations; resumable:
+    the ranked moves and the next to evaluate are kept in ``best_est``/``best_mv`` and
+    ``cursor`` (how many ranked, next; 0 ranked: rank again), so that a search run in
+    several calls evaluates exactly the moves one call would. State arrays are updated in
+    place; ``value`` holds the current value and its part sum_n w_n C_n. Returns
+    (evaluations used, done)."""
     nn, mm = p.shape
     tt = gpu.shape[0]
     nr = rptr.shape[0] - 1
+    tries = best_est.shape[0]
     suf = np.zeros((nr, mm))
     top1 = np.zeros(nr)
     top2 = np.zeros(nr)
     top1i = np.zeros(nr, dtype=np.int64)
     for n in range(nn):
         _suffix(n, gpu, jptr, rptr, p, d, suf, top1, top1i, top2)
-    # scratch of one evaluation, and of the best found so far
+    # scratch of one evaluation
     tbar, tdr, tx = np.empty(nr), np.empty(nr), np.empty(tt)
     na, ns = np.empty(mm), np.empty(mm)
     gg, tl, ts, tlhs = np.empty(mm), np.empty(mm), np.empty(mm), np.empty(mm)
     tdelta, tlam, col = np.empty(nn), np.empty(mm), np.empty(mm)
-    best_est = np.empty(tries)
-    best_mv = np.empty(tries, dtype=np.int64)
-    sl = np.empty(nr)
     used = 0
     while used < evaluations:
-        for r in range(nr):
-            acc = 0.0
-            for m in range(mm):
-                acc += lam[m] * suf[r, m]
-            sl[r] = acc
-        kept = 0
-        for i in range(tt):
-            n, r, m = tjob[i], trnd[i], gpu[i]
-            po = p[n, m]
-            dwo = top2[r] if top1i[r] == i else top1[r]
-            late = x[i] + d[n, m]
-            leave = lam[m] * ((_f(cap, amin, amean, gamma, m, load[m] - po)
-                               - _f(cap, amin, amean, gamma, m, load[m]) + po * po) / 2.0
-                              + po * x[i])
-            for q in range(mm):
-                if q == m or not elig[n, q]:
-                    continue
-                pq, dq = p[n, q], d[n, q]
-                db = max(dwo, dq) - dr[r]
-                est = w[n] * db - db * (sl[r] - lam[m] * po) + leave
-                est += lam[q] * ((_f(cap, amin, amean, gamma, q, load[q] + pq)
-                                  - _f(cap, amin, amean, gamma, q, load[q]) - pq * pq) / 2.0
-                                 - pq * (late + db - dq))
-                est -= delta[n] * (lam[q] * pq - lam[m] * po)
-                if est >= 0.0:
-                    continue
-                mv = i * mm + q
-                if kept == tries and (est > best_est[kept - 1] or (
-                        est == best_est[kept - 1] and mv > best_mv[kept - 1])):
-                    continue
-                pos = kept if kept < tries else tries - 1
-                while pos > 0 and (best_est[pos - 1] > est or (
-                        best_est[pos - 1] == est and best_mv[pos - 1] > mv)):
-                    best_est[pos] = best_est[pos - 1]
-                    best_mv[pos] = best_mv[pos - 1]
-                    pos -= 1
-                best_est[pos] = est
-                best_mv[pos] = mv
-                if kept < tries:
-                    kept += 1
-        if kept == 0:
+        if cursor[0] == 0:
+            cursor[0] = _scan(tries, gpu, tjob, trnd, p, d, elig, w, cap, amin, amean, gamma,
+                              dr, x, load, delta, lam, suf, top1, top1i, top2, best_est,
+                              best_mv)
+            cursor[1] = 0
+            if cursor[0] == 0:
+                return used, True
+        if cursor[1] >= cursor[0]:  # every ranked move tried: a local optimum
             return used, True
-        moved = False
-        for c in range(kept):
-            if used >= evaluations:
-                break
-            used += 1
-            i, q = best_mv[c] // mm, best_mv[c] % mm
-            n, m = tjob[i], gpu[i]
-            gpu[i] = q
-            cn = _chain(n, gpu, jptr, rptr, p, d, rel, amin, tbar, tdr, tx, na, ns)
+        c = cursor[1]
+        cursor[1] += 1
+        used += 1
+        i, q = best_mv[c] // mm, best_mv[c] % mm
+        n, m = tjob[i], gpu[i]
+        gpu[i] = q
+        cn = _chain(n, gpu, jptr, rptr, p, d, rel, amin, tbar, tdr, tx, na, ns)
+        for u in range(mm):
+            tl[u] = load[u]
+            ts[u] = square[u]
+            tlhs[u] = lhs[u] - jlhs[u, n] + ns[u]
+            col[u] = work[u, n]
+            work[u, n] = na[u]
+        tl[m] -= p[n, m]
+        ts[m] -= p[n, m] * p[n, m]
+        tl[q] += p[n, q]
+        ts[q] += p[n, q] * p[n, q]
+        _rows(cap, amin, amean, gamma, tl, ts, tlhs, gg)
+        lp = cover(work, gg, w, tdelta, tlam)
+        base = value[1] - w[n] * comp[n] + w[n] * cn
+        new = base + lp
+        if new < value[0] - 1e-9 * max(1.0, abs(value[0])):
+            for r in range(jptr[n], jptr[n + 1]):
+                bar[r], dr[r] = tbar[r], tdr[r]
+                for k in range(rptr[r], rptr[r + 1]):
+                    x[k] = tx[k]
+            comp[n] = cn
             for u in range(mm):
-                tl[u] = load[u]
-                ts[u] = square[u]
-                tlhs[u] = lhs[u] - jlhs[u, n] + ns[u]
-                col[u] = work[u, n]
-                work[u, n] = na[u]
-            tl[m] -= p[n, m]
-            ts[m] -= p[n, m] * p[n, m]
-            tl[q] += p[n, q]
-            ts[q] += p[n, q] * p[n, q]
-            _rows(cap, amin, amean, gamma, tl, ts, tlhs, gg)
-            lp = cover(work, gg, w, tdelta, tlam)
-            base = value[1] - w[n] * comp[n] + w[n] * cn
-            new = base + lp
-            if new < value[0] - 1e-9 * max(1.0, abs(value[0])):
-                for r in range(jptr[n], jptr[n + 1]):
-                    bar[r], dr[r] = tbar[r], tdr[r]
-                    for k in range(rptr[r], rptr[r + 1]):
-                        x[k] = tx[k]
-                comp[n] = cn
-                for u in range(mm):
-                    jlhs[u, n] = ns[u]
-                load[:] = tl
-                square[:] = ts
-                lhs[:] = tlhs
-                g[:] = gg
-                delta[:] = tdelta
-                lam[:] = tlam
-                value[0], value[1] = new, base
-                _suffix(n, gpu, jptr, rptr, p, d, suf, top1, top1i, top2)
-                moved = True
-                break
+                jlhs[u, n] = ns[u]
+            load[:] = tl
+            square[:] = ts
+            lhs[:] = tlhs
+            g[:] = gg
+            delta[:] = tdelta
+            lam[:] = tlam
+            value[0], value[1] = new, base
+            _suffix(n, gpu, jptr, rptr, p, d, suf, top1, top1i, top2)
+            cursor[0] = 0  # rank again
+        else:
             gpu[i] = m
             for u in range(mm):
                 work[u, n] = col[u]
-        if not moved:
-            return used, used < evaluations
     return used, False

@@ -265,6 +265,9 @@ def hare_assignment(mach: Machines) -> np.ndarray:
 SEARCH_EVALS = 5000
 #: Moves evaluated exactly per round of the search: the best by first-order estimate.
 SEARCH_TRIES = 30
+#: Seconds a batch of the search's evaluations should take: it checks the clock and a
+#: stop between batches (a time limit is kept to about a second).
+BATCH_S = 0.05
 
 
 class AssignmentSearch:
@@ -280,7 +283,7 @@ class AssignmentSearch:
     delayed by its delta.
 
     ``search`` moves one task at a time to another machine while that lowers the value
-    (first improvement among the ``tries`` moves of best first-order estimate, each
+    (first improvement among the ``SEARCH_TRIES`` moves of best first-order estimate, each
     evaluated exactly), until no such move does: a local optimum of the relaxation over
     single-task moves, or the evaluation cap.
     """
@@ -307,6 +310,8 @@ class AssignmentSearch:
                          for v in (mach.cap, mach.amin, mach.amean, mach.gamma))
         self.done = False
         self.value = np.array(self._setup(self.gpu))
+        self.ranked, self.ranked_mv = np.zeros(SEARCH_TRIES), np.zeros(SEARCH_TRIES, i64)
+        self.cursor = np.zeros(2, dtype=i64)  # moves ranked, next to evaluate
 
     def _setup(self, gpu: np.ndarray) -> tuple[float, float]:
         """Fresh state at assignment ``gpu``: (value, its part sum_n w_n C_n)."""
@@ -327,30 +332,37 @@ class AssignmentSearch:
     def objective(self) -> float:
         return float(self.value[0])
 
-    def search(self, evaluations: int, tries: int = SEARCH_TRIES,
-               deadline: float | None = None, stop=None, chunk: int = 256) -> int:
-        """Up to ``evaluations`` exact evaluations (in chunks, so that ``deadline``, a
-        perf_counter time, and a set ``stop`` event are seen between them); returns how
-        many were used. ``done``: the search reached its local optimum."""
-        used = 0
+    def search(self, evaluations: int, deadline: float | None = None, stop=None) -> int:
+        """Up to ``evaluations`` exact evaluations, in batches sized to take about
+        ``BATCH_S`` each, so that ``deadline`` (a perf_counter time) and a set ``stop``
+        event are seen between them (the batches change nothing else: the kernel resumes
+        where it stopped); returns how many were used. ``done``: the search reached its
+        local optimum."""
+        used, batch = 0, 16
         while used < evaluations and not self.done:
             if (deadline is not None and time.perf_counter() >= deadline) or \
                     (stop is not None and stop.is_set()):
                 break
+            t0 = time.perf_counter()
             step, self.done = self.kern.search(
-                min(chunk, evaluations - used), max(1, int(tries)), self.gpu, self.tjob,
-                self.trnd, self.jptr, self.rptr, self.p, self.d, self.elig, self.rel, self.w,
-                *self.env, self.bar, self.dr, self.x, self.comp, self.work, self.jlhs,
-                self.load, self.square, self.lhs, self.g, self.delta, self.lam, self.value)
+                min(batch, evaluations - used), self.gpu, self.tjob, self.trnd, self.jptr,
+                self.rptr, self.p, self.d, self.elig, self.rel, self.w, *self.env, self.bar,
+                self.dr, self.x, self.comp, self.work, self.jlhs, self.load, self.square,
+                self.lhs, self.g, self.delta, self.lam, self.value, self.ranked,
+                self.ranked_mv, self.cursor)
             used += int(step)
             if step == 0:
                 break
+            spent = max(time.perf_counter() - t0, 1e-6)
+            batch = int(min(4 * batch, max(1, batch * BATCH_S / spent)))
         return used
 
     def point(self) -> Point:
         """The optimum at the current assignment: starts (each job's delay added), machines,
-        value (the state recomputed from scratch, not accumulated over moves)."""
+        value (the state recomputed from scratch, not accumulated over moves; the search
+        ranks its moves again after it)."""
         self.value[:] = self._setup(self.gpu)
+        self.cursor[:] = 0
         x = self.x + self.delta[self.tjob]
         return canonical(self.mach, self.tasks, Point(x, self.gpu.copy(), self.objective))
 
