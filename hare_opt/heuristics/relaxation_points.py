@@ -302,8 +302,9 @@ class AssignmentSearch:
         self.trnd = np.repeat(np.arange(nr, dtype=i64), np.diff(self.rptr))
         self.jptr = np.r_[0, np.cumsum(inst.rounds)].astype(i64)
         self.tjob = tasks.job.astype(i64)
-        self.p = np.where(inst.eligible, inst.proc, 0).astype(f64)
-        self.d = np.where(inst.eligible, inst.proc + inst.sync, 0).astype(f64)
+        self.p = np.ascontiguousarray(np.where(inst.eligible, inst.proc, 0), dtype=f64)
+        self.d = np.ascontiguousarray(np.where(inst.eligible, inst.proc + inst.sync, 0),
+                                      dtype=f64)  # C order: one compiled signature
         self.elig = np.ascontiguousarray(inst.eligible, dtype=np.bool_)
         self.rel, self.w = inst.release.astype(f64), inst.weight.astype(f64)
         self.env = tuple(np.ascontiguousarray(v, dtype=f64)
