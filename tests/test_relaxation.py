@@ -12,7 +12,7 @@ import random
 import highspy
 import numpy as np
 import pytest
-from hypothesis import assume, event, given
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from relaxation_oracle import pairwise_optimum
 from strategies import instances
@@ -315,69 +315,113 @@ def test_per_type_is_refused_by_cpsat_and_sizes_by_type():
         solve_relaxation(inst, relaxation="per-type", max_assignments=10)
 
 
-def _assignment_lp_rows(lp_obj):
-    """The LP with the assignment fixed, built row by row as the model reads (the oracle
-    of ``AssignmentLP._build``)."""
-    from hare_opt.heuristics.relaxation_points import INF, LinearModel
+def _assignment_lp(mach, tasks, gpu):
+    """The relaxation with the assignment fixed, as the LP in x it is (row by row, solved
+    by HiGHS): the oracle of ``AssignmentSearch``'s closed form."""
+    from hare_opt.heuristics.relaxation_points import INF, LinearModel, to_highs
+    from hare_opt.util.highs import run
 
-    inst, tasks, gpu = lp_obj.inst, lp_obj.tasks, lp_obj.gpu
-    p = lp_obj.proc[np.arange(len(gpu)), gpu]
+    inst = mach.inst
+    p = inst.proc[tasks.job, gpu].astype(float)
+    load = np.bincount(gpu, weights=p, minlength=inst.num_gpus)
+    square = np.bincount(gpu, weights=p * p, minlength=inst.num_gpus)
     lm = LinearModel()
-    xcol = [lm.var(lp_obj._lower(i, int(m)), INF) for i, m in enumerate(gpu.tolist())]
+    xcol = [lm.var(float(max(inst.release[n], mach.amin[m])), INF)
+            for n, m in zip(tasks.job.tolist(), gpu.tolist())]
     prev = None
     for ids in tasks.rounds():
         n = int(tasks.job[ids[0]])
         last = tasks.round[ids[0]] == inst.rounds[n] - 1
         b = lm.var(0.0, INF, cost=float(inst.weight[n]) if last else 0.0)
         for i in ids.tolist():
-            lm.row({b: 1.0, xcol[i]: -1.0}, lo=lp_obj.span[i, gpu[i]])
+            lm.row({b: 1.0, xcol[i]: -1.0}, lo=float(inst.proc[n, gpu[i]] + inst.sync[n, gpu[i]]))
             if prev is not None:
                 lm.row({xcol[i]: 1.0, prev: -1.0}, lo=0.0)
         prev = None if last else b
     for m in range(inst.num_gpus):
         on = np.flatnonzero(gpu == m).tolist()
-        lm.row({xcol[i]: p[i] for i in on}, lo=lp_obj._need(m))
-    return lm
+        need = (float(mach.f(m, load[m])) - square[m]) / 2
+        lm.row({xcol[i]: p[i] for i in on}, lo=need)
+    h = to_highs(lm, mip=False)
+    run(h)
+    return lm, h.getInfo().objective_function_value
 
 
-@pytest.mark.parametrize("mode", ["per-gpu", "per-type"])
+@settings(max_examples=60)
+@given(inst=instances(max_jobs=4, max_gpus=4, max_tasks=12), data=st.data())
+def test_fixed_assignment_closed_form_is_the_lp(inst, data):
+    """With the assignment fixed, the relaxation's value in closed form (tasks ending at
+    their barriers, whole jobs delayed by a covering LP) is the LP in x's optimum, and its
+    point is feasible for that LP at that value; any assignment, with availability, both
+    models."""
+    from hare_opt.heuristics.relaxation_points import AssignmentSearch
+
+    avail = np.array(data.draw(st.lists(st.integers(0, 12), min_size=inst.num_gpus,
+                                        max_size=inst.num_gpus)), dtype=float)
+    mach = Machines.of(inst, avail, data.draw(st.sampled_from(["per-gpu", "per-type"])))
+    tasks = RelaxedTasks.of(inst)
+    gpu = np.array([data.draw(st.sampled_from(np.flatnonzero(mach.inst.eligible[n]).tolist()))
+                    for n in tasks.job.tolist()], dtype=np.int64)
+    lm, want = _assignment_lp(mach, tasks, gpu)
+    got = AssignmentSearch(mach, tasks, gpu)
+    assert got.objective == pytest.approx(want, rel=1e-9, abs=1e-6)
+    pt = got.point()  # canonical: interchangeable machines relabelled, a round by machine
+    lm, same = _assignment_lp(mach, tasks, pt.gpu)
+    assert same == pytest.approx(want, rel=1e-9, abs=1e-6)
+    x = np.zeros(len(lm.lb))
+    x[:len(gpu)] = pt.x
+    d = (mach.inst.proc + mach.inst.sync)[tasks.job, pt.gpu]
+    x[len(gpu):] = [float((pt.x[ids] + d[ids]).max()) for ids in tasks.rounds()]
+    assert np.dot(lm.cost, x) == pytest.approx(want, rel=1e-9, abs=1e-6)
+    assert (x >= np.array(lm.lb) - 1e-6).all()
+    for idx, vals, lo, _ in lm.rows:
+        assert float(np.dot(x[idx], vals)) >= lo - 1e-6 * max(1.0, abs(lo))
+
+
+@settings(max_examples=30)
+@given(inst=instances(max_jobs=4, max_gpus=4, max_tasks=12), data=st.data())
+def test_local_search_never_worsens_and_stops_at_a_local_optimum(inst, data):
+    """The search's value only falls, is the closed form's at the assignment it ends
+    with, and a search that says it is done finds nothing more with a larger cap."""
+    from hare_opt.heuristics.relaxation_points import AssignmentSearch
+
+    avail = np.array(data.draw(st.lists(st.integers(0, 12), min_size=inst.num_gpus,
+                                        max_size=inst.num_gpus)), dtype=float)
+    mach = Machines.of(inst, avail, data.draw(st.sampled_from(["per-gpu", "per-type"])))
+    tasks = RelaxedTasks.of(inst)
+    search = AssignmentSearch(mach, tasks, eft_start(mach, tasks).gpu)
+    before = search.objective
+    used = search.search(data.draw(st.integers(0, 50)))
+    after = search.point()
+    assert after.objective <= before + 1e-9 * max(1.0, before)
+    assert after.objective == pytest.approx(search.objective, rel=1e-9, abs=1e-6)
+    if search.done:
+        again = AssignmentSearch(mach, tasks, search.gpu)
+        assert again.search(10_000) >= 0 and again.done
+        assert np.array_equal(again.gpu, search.gpu)
+    # in pieces: the same moves and the same count (the kernel resumes where it stopped)
+    pieces = AssignmentSearch(mach, tasks, eft_start(mach, tasks).gpu)
+    total = 0
+    while total < used and not pieces.done:
+        total += pieces.search(min(3, used - total))
+    assert total == used and np.array_equal(pieces.gpu, search.gpu)
+    if search.done:
+        assert pieces.search(5) == 0 and pieces.done
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_compiled_starting_point_and_vectorised_lp_match_their_references(mode, seed):
-    """The per-type EFT point (numba) equals its NumPy reference, and the fixed-assignment
-    LP built in NumPy equals the row-by-row build: hare-paper's plans are unchanged."""
-    from hare_opt.heuristics.relaxation_points import (
-        AssignmentLP,
-        Machines,
-        RelaxedTasks,
-        eft_by_type,
-        eft_by_type_reference,
-        eft_start,
-    )
+def test_compiled_starting_point_matches_its_reference(seed):
+    """The per-type EFT point (numba) equals its NumPy reference: hare-paper's plans are
+    unchanged."""
+    from hare_opt.heuristics.relaxation_points import eft_by_type, eft_by_type_reference
 
     inst = random_instance(seed, n_jobs=7, n_gpus=5, heterogeneity=2.0, release_spread=30,
                            rounds=(1, 4), tasks_per_round=(1, 3), sync=(0, 3))
     avail = np.random.default_rng(seed).uniform(0, 20, inst.num_gpus)
-    mach, tasks = Machines.of(inst, avail, mode), RelaxedTasks.of(inst)
-    if mode == "per-type":
-        a, b = eft_by_type(mach, tasks), eft_by_type_reference(mach, tasks)
-        assert np.array_equal(a.x, b.x) and np.array_equal(a.gpu, b.gpu)
-        assert a.objective == b.objective
-    lp = AssignmentLP(mach, tasks, eft_start(mach, tasks).gpu)
-    ref = _assignment_lp_rows(lp)
-    got = lp.h.getLp()
-    assert list(got.col_lower_) == ref.lb and list(got.col_cost_) == ref.cost
-    assert list(got.row_lower_) == [r[2] for r in ref.rows]
-    dense = np.zeros((got.num_row_, got.num_col_))  # rows and columns in place
-    a = got.a_matrix_
-    rowwise = a.format_ == highspy.MatrixFormat.kRowwise
-    for outer in range(len(a.start_) - 1):
-        for q in range(a.start_[outer], a.start_[outer + 1]):
-            r, c = (outer, a.index_[q]) if rowwise else (a.index_[q], outer)
-            dense[r, c] = a.value_[q]
-    want = np.zeros_like(dense)
-    for r, (cols, vals, _, _) in enumerate(ref.rows):
-        want[r, cols] = vals
-    assert np.array_equal(dense, want)
+    mach, tasks = Machines.of(inst, avail, "per-type"), RelaxedTasks.of(inst)
+    a, b = eft_by_type(mach, tasks), eft_by_type_reference(mach, tasks)
+    assert np.array_equal(a.x, b.x) and np.array_equal(a.gpu, b.gpu)
+    assert a.objective == b.objective
 
 
 def test_a_run_refused_by_the_thread_pool_is_retried_on_a_fresh_pool(monkeypatch):

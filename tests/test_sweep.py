@@ -291,6 +291,55 @@ def test_the_plan_counts_cells_and_estimates_from_recorded_costs(tmp_path):
     assert {"cells", "stale", "estimated_cpu_s"} <= set(js) and js["missing"] == 1
 
 
+def test_a_file_of_an_older_format_is_stale_with_its_cost(tmp_path):
+    """A sound file written in an older cell format is stale (recomputed), not corrupt,
+    and what it cost still estimates the run."""
+    import hashlib
+
+    from hare_opt.sweeps.preview import CostBook, make_plan
+
+    store = Store(tmp_path)
+    cell = Cell("arith", {"seed": 3, "n": 10})
+    payload = {"key": cell.key, "fn": "arith", "params": cell.params, "rows": [{"sum": 1}],
+               "runtime_s": 2.0, "cpu_s": 1.5, "modules": ["hare_opt"], "code": "x"}
+    check = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    tmp_path.mkdir(exist_ok=True)
+    store.path(cell).write_text(json.dumps({"format": "hare-opt/cell@1", "checksum": check,
+                                            "payload": payload}))
+    st = store.state(cell)
+    assert st.status == "stale" and st.changed == ("format hare-opt/cell@1",)
+    plan = make_plan({"a": [cell]}, store, CostBook([store]))
+    assert plan.items[0].stale == 1 and plan.items[0].estimated_cpu_s == 1.5
+    run_cells([cell], store, workers=1, progress=False)
+    assert store.state(cell).current
+
+
+def test_a_new_cells_estimate_scales_with_its_job_count(tmp_path):
+    """Only other job counts stored: their costs scaled by (jobs / theirs)^a, a fitted to
+    the stored cells (here 2); with one job count only, a = 1; the same setting stored:
+    its mean, unscaled."""
+    from hare_opt.sweeps.preview import CostBook
+
+    def sim(jobs, seed, policy="p", cluster="A:1"):
+        return Cell("simulate", {"policy": policy, "n_jobs": jobs, "seed": seed,
+                                 "cluster": cluster})
+
+    store = Store(tmp_path / "a")
+    for jobs, cpu in ((40, 1.0), (80, 4.0)):
+        store.save(sim(jobs, 0), [], wall_s=cpu, cpu_s=cpu, deps={})
+    book = CostBook([store])
+    assert book.slope("simulate", repr("p")) == pytest.approx(2.0)
+    assert book.estimate(sim(160, 5)) == pytest.approx(16.0)
+    assert book.estimate(sim(80, 5)) == pytest.approx(4.0)  # its own setting: unscaled
+    assert book.estimate(sim(160, 5, cluster="B:9")) == pytest.approx(16.0)
+    assert book.estimate(sim(40, 1, policy="q")) is None  # nothing of that policy
+    alone = Store(tmp_path / "b")
+    alone.save(sim(40, 0), [], wall_s=2.0, cpu_s=2.0, deps={})
+    assert CostBook([alone]).estimate(sim(200, 5)) == pytest.approx(10.0)  # a = 1
+    # the run's own store first: a lender's cells of a group it holds are not mixed in
+    assert CostBook([alone, store]).estimate(sim(160, 5)) == pytest.approx(8.0)
+
+
 def test_importing_the_reproduction_leaves_the_matplotlib_backend_alone():
     """The items draw on ``Figure`` objects, not pyplot: a user's backend is theirs."""
     import subprocess

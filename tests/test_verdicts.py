@@ -190,13 +190,15 @@ def test_disclosure_names_highs_failures():
                        "relaxation_gap_max": [0.2, 0.0, None], "block_rounds_max": [1, 1, None]})
     text = disclose(df)
     assert "9 of 15 relaxations solved to optimality" in text
-    assert "2 LPs ended in a HiGHS solve error" in text
+    assert "2 MILPs ended in a HiGHS solve error" in text
     assert "solve error" not in disclose(df.drop(columns="relaxations_solver_error"))
-    # none solved: said as a feasible point of local search, no "proved" count, no MILP
+    # none solved: said as a local optimum of a search, no "proved" count, no MILP
     none = df.assign(relaxations_optimal=[0, 0, None], order_changed_by_search=[3, 1, None],
-                     order_changed_by_milp=[0, 0, None], plans=[10, 5, None])
+                     order_changed_by_milp=[0, 0, None], plans=[10, 5, None],
+                     search_capped=[1, 0, None])
     text = disclose(none)
-    assert "feasible point of the relaxation in each of 15 plans" in text
+    assert "local optimum of the relaxation in each of 15 plans" in text
+    assert "the search's cap cut 1 short" in text and "proved" not in text
     assert "local search changed step 2's order in 4 of 15 plans" in text
     assert "optimal (" not in text and "MILP in" not in text and "MILP off" in text
 
@@ -267,6 +269,7 @@ def test_the_hlas_verdict_is_computed_from_its_tolerance_and_says_which_side():
     ("fig15", "200 jobs", "fig12", "160 GPUs, 200 jobs"),
     ("fig18", "25 Gbps", "fig12", "testbed 15 GPUs, 40 jobs"),
     ("fig19", "B0", "fig12", "testbed 15 GPUs, 40 jobs"),
+    ("fig13", "testbed", "fig12", "testbed 15 GPUs, 40 jobs"),
     ("ours-hlas", "testbed", "fig12", "testbed 15 GPUs, 40 jobs")])
 def test_items_that_simulate_the_same_runs_share_their_cells(name, label, source, theirs):
     """A cell holds what is simulated, not its names: two items that list one run (under

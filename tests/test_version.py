@@ -21,10 +21,10 @@ def _deps(store: Store, cell: Cell) -> dict[str, str]:
 
 def test_a_policy_cell_is_keyed_on_its_own_policy_only(tmp_path):
     cells = [Cell("simulate", {"seed": 0, "policy": p, "n_jobs": 4, "regime": "compressed"})
-             for p in ("gavel-fifo", "hare", "hlas")]
+             for p in ("gavel-fifo", "hare", "hlas", "hare-paper")]
     store = Store(tmp_path)
     run_cells(cells, store, workers=1, progress=False)
-    fifo, hare, hlas = (set(_deps(store, c)) for c in cells)
+    fifo, hare, hlas, paper = (set(_deps(store, c)) for c in cells)
     assert "hare_opt.sim.simulator" in fifo and "hare_opt.sim.simulator" in hare
     assert "data:gpu_profiles.csv" in fifo                      # data read are keyed
     assert "hare_opt.heuristics.hare" in hare
@@ -32,6 +32,12 @@ def test_a_policy_cell_is_keyed_on_its_own_policy_only(tmp_path):
                   "hare_opt.sim.policies.allox", "hare_opt.sim.policies.tiresias"):
         assert other not in fifo, other                          # never loaded by it
     assert "hare_opt.heuristics.hare" not in hlas
+    # the paper's Algorithm 1 runs none of our heuristic's code, nor any gang policy's
+    assert "hare_opt.heuristics.relaxation" in paper
+    for other in ("hare_opt.heuristics.hare", "hare_opt.heuristics.planning",
+                  "hare_opt.heuristics.rounds", "hare_opt.sim.policies.gang",
+                  "hare_opt.sim.policies.hlas"):
+        assert other not in paper, other
     assert not {m for m in fifo | hare | hlas if m.startswith(("hare_opt.cli",
                                                                "hare_opt.sweeps.items",
                                                                "hare_opt.sweeps.verdicts"))}

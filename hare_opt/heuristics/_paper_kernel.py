@@ -37,21 +37,37 @@ def _better(a0, a1, a2, a3, b0, b1, b2, b3):
 
 
 @_jit
+def _past(left, barrier, free, srt, tptr, elig, until):
+    """``paper_step3.past``: no task of a job with positions left can start before
+    ``until`` (its barrier and its types' earliest free GPUs are there or later)."""
+    ntypes = tptr.size - 1
+    for j in range(left.size):
+        if left[j] <= 0 or barrier[j] >= until:
+            continue
+        for k in range(ntypes):
+            if elig[j, k] and tptr[k + 1] > tptr[k] and free[srt[tptr[k]]] < until:
+                return False
+    return True
+
+
+#: Positions between two horizon tests (each O(jobs x types)).
+CHECK_EVERY = 32
+
+
+@_jit
 def list_schedule(order, rule_start, gtype, tptr, srt, ptab, stab, kpr, release, overhead,
-                  free, last, barrier, rnd, placed, round_end, buf, until):
+                  free, last, barrier, rnd, placed, round_end, buf, until, left, elig):
     """Place one task of job ``order[i]`` for each i, by the rule (``rule_start``: the
     earliest start, ties by end then index; else the smallest free time, ties by start,
-    end, index), stopping before the first position when every GPU is free from
-    ``until`` on (no later position can then start before it). Returns the number of
-    rows written to ``buf``."""
+    end, index), stopping before the first position from which no task can start before
+    ``until`` (``_past``, tested every ``CHECK_EVERY`` positions: a later stop places
+    tasks that start after ``until``, nothing else). ``left``: per job, positions left in
+    the whole list, counted down. Returns the number of rows written to ``buf``."""
     ntypes = tptr.size - 1
     nb = 0
     for i in range(order.size):
-        low = _BIG
-        for k in range(ntypes):
-            if tptr[k + 1] > tptr[k]:
-                low = min(low, free[srt[tptr[k]]])
-        if low >= until:
+        if until < _BIG and i % CHECK_EVERY == 0 and _past(left, barrier, free, srt, tptr,
+                                                           elig, until):
             break
         j = order[i]
         r, o, b = release[j], overhead[j], barrier[j]
@@ -85,6 +101,7 @@ def list_schedule(order, rule_start, gtype, tptr, srt, ptab, stab, kpr, release,
                     bk0, bk1, bk2, bg, bst = f0, tst, tst + p, tg, tst
         g = bg
         k = gtype[g]
+        left[j] -= 1
         end = bst + ptab[j, k]
         buf[nb, 0], buf[nb, 1], buf[nb, 2], buf[nb, 3], buf[nb, 4] = j, rnd[j], placed[j], g, bst
         nb += 1

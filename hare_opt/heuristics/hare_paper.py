@@ -155,7 +155,7 @@ class OrderChunks:
     def __init__(self, inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0,
                  started: np.ndarray | None = None, size: int = 4096):
         t = relax.tasks
-        self.job, self.task = t.job, t.task
+        self.job, self.task, self.jobs = t.job, t.task, inst.num_jobs
         pmax = np.where(inst.eligible, inst.proc, 0).max(axis=1)
         self.half = pmax[t.job] / 2.0
         self.x0, self.span, self.size, self.round0 = batch_lines(inst, relax, b, origin)
@@ -167,6 +167,11 @@ class OrderChunks:
             self.next[drop] = 1
         self.total = int((self.size - self.next).sum())
         self.chunk = max(1, int(size))
+
+    def left_by_job(self) -> np.ndarray:
+        """Per job, the positions of the chunks not yet read."""
+        return np.bincount(self.job, weights=self.size - self.next,
+                           minlength=self.jobs).astype(np.int64)
 
     def _h(self, i: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(x, H) of batch k of coarse task i, as ``batch_priorities`` computes them."""

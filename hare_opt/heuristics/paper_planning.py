@@ -35,17 +35,17 @@ import numpy as np
 
 from hare_opt.heuristics.hare_paper import OrderChunks, order_change
 from hare_opt.heuristics.listsched import ClusterState
-from hare_opt.heuristics.paper_step3 import check_step3, from_warm, list_schedule
+from hare_opt.heuristics.paper_step3 import check_step3, from_warm, list_schedule, past
 from hare_opt.heuristics.relaxation import pair_count, solve_relaxation
-from hare_opt.heuristics.relaxation_points import MODES
+from hare_opt.heuristics.relaxation_points import MODES, SEARCH_EVALS
 from hare_opt.model import Instance, OptionError, Schedule
 from hare_opt.model.planning import Warm
 
 #: Deterministic limits of one plan's relaxation: B&B nodes, OA rounds (0: no MILP; its
-#: root changed no plan's order and cost 10-20 s a plan, docs/simulator.md), start search.
+#: root changed no plan's order and cost 10-20 s a plan, docs/simulator.md); the start
+#: search runs to its local optimum (``SEARCH_EVALS`` caps it).
 NODE_LIMIT = 0
 MAX_ROUNDS = 0
-SEARCH_EVALS = 20
 #: (task, machine) pairs of one plan's relaxation by default, per model: about a CPU
 #: second a plan at 160 GPUs for ``per-type`` (docs/simulator.md).
 PAIRS = {"per-gpu": 2000, "per-type": 12000}
@@ -139,7 +139,8 @@ class HarePaperPlanner:
         self.limits = {"node_limit": node_limit, "max_rounds": max_rounds,
                        "search_evals": search_evals}
         self.blocks: list[int] = []
-        self.plans = self.optimal = self.solver_errors = 0
+        self.plans = self.optimal = self.solver_errors = self.capped = 0
+        self.evals = 0
         self.gaps: list[float] = []
         self.relax_cpu = self.plan_cpu = 0.0
         self.placed = self.to_place = 0  # step 3's positions placed / of the residuals
@@ -193,6 +194,8 @@ class HarePaperPlanner:
         self.relax_cpu += time.process_time() - c0
         self.optimal += bool(rel.optimal)
         self.solver_errors += rel.stats.get("stopped_by") == "solver_error"
+        self.capped += not rel.stats.get("search_done", True)
+        self.evals = max(self.evals, int(rel.stats.get("search_evals", 0)))
         if np.isfinite(rel.bound):
             self.gaps.append((rel.objective - rel.bound) / max(1.0, abs(rel.objective)))
         for phase, (a, z) in (("search", (rel.first, rel.start)), ("milp", (rel.start, None))):
@@ -208,9 +211,10 @@ class HarePaperPlanner:
         chunks = OrderChunks(residual, rel, b, origin, started,
                              size=CHUNK if until is not None else MAX_CHUNK)
         state = from_warm(residual, warm)
-        for jobs in chunks:
-            list_schedule(state, jobs, self.step3, until=until)
-            if until is not None and int(state.free.min()) >= until:
+        for jobs in chunks:  # positions left: this chunk's and every later chunk's
+            left = np.bincount(jobs, minlength=residual.num_jobs) + chunks.left_by_job()
+            list_schedule(state, jobs, self.step3, until=until, left=left)
+            if until is not None and past(state, left, until):
                 break
         self.placed += len(state.rows())
         self.to_place += chunks.total
@@ -222,6 +226,7 @@ class HarePaperPlanner:
         return {"planner": self.name, "step3": self.step3, "relaxation": self.relaxation,
                 "relaxations": self.plans, "relaxations_optimal": self.optimal,
                 "relaxations_solver_error": self.solver_errors,
+                "search_capped": self.capped, "search_evals_max": self.evals,
                 "relaxation_gap_max": max(self.gaps) if self.gaps else None,
                 "relaxation_cpu_s": round(self.relax_cpu, 3),
                 "plan_cpu_s": round(self.plan_cpu, 3),

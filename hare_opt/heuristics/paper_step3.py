@@ -50,16 +50,33 @@ def from_warm(inst: Instance, warm: Warm | None) -> ClusterState:
     return state
 
 
+def past(state: ClusterState, left: np.ndarray, until: int) -> bool:
+    """Whether no task of a job with positions ``left`` can start before ``until``: a task
+    starts no earlier than its job's barrier (which only grows) and than the earliest free
+    GPU of a type it can use (free times only grow)."""
+    inst = state.inst
+    live = np.asarray(left) > 0
+    if not live.any():
+        return True
+    typefree = np.full(len(inst.gpu_types), np.iinfo(np.int64).max)
+    np.minimum.at(typefree, inst.gpu_type_index, state.free)
+    soonest = np.where(inst.eligible_by_type, typefree, np.iinfo(np.int64).max).min(axis=1)
+    return bool((np.maximum(state.barrier, soonest)[live] >= until).all())
+
+
 def list_schedule_reference(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
-                            until: int | None = None) -> ClusterState:
+                            until: int | None = None, left: np.ndarray | None = None
+                            ) -> ClusterState:
     """Step 3 in plain Python: the next task of ``jobs[0]``, ``jobs[1]``, ... in turn
-    (``until``: as ``list_schedule``)."""
+    (``until``, ``left``: as ``list_schedule``)."""
     inst = state.inst
     index = np.arange(inst.num_gpus)
     big = np.iinfo(np.int64).max
+    left = np.bincount(jobs, minlength=inst.num_jobs) if left is None else left
     for n in np.asarray(jobs).tolist():
-        if until is not None and int(state.free.min()) >= until:
+        if until is not None and past(state, left, until):
             break
+        left[n] -= 1
         starts = state.starts(n)
         ends = starts + inst.proc[n]
         if step3 == "start":
@@ -71,27 +88,32 @@ def list_schedule_reference(state: ClusterState, jobs: np.ndarray, step3: str = 
 
 
 def list_schedule(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
-                  compiled: bool | None = None, until: int | None = None) -> ClusterState:
+                  compiled: bool | None = None, until: int | None = None,
+                  left: np.ndarray | None = None) -> ClusterState:
     """Step 3 on ``state`` (updated in place): compiled from ``COMPILED_FROM`` positions
     on, or as ``compiled`` says.
 
-    ``until``: stop before the first position at which every GPU is free from ``until``
-    on. A task starts no earlier than its GPU's free time, free times only grow, so every
-    later position would start at ``until`` or after: the tasks placed that start before
-    ``until`` are exactly those of the full list schedule that do (an online plan needs
-    no more than the work that can start before its next re-plan).
+    ``until``: stop before the first position from which no task can start before
+    ``until`` (``past``): every job with positions left in the whole list (``left``, per
+    job, counted down in place; default: ``jobs`` is the whole list) has its barrier and
+    the earliest free GPU of each type it can use at ``until`` or later. Both only grow,
+    so every later position would start at ``until`` or after: the tasks placed that start
+    before ``until`` are exactly those of the full list schedule that do (an online plan
+    needs no more than the work that can start before its next re-plan).
     """
     check_step3(step3)
     jobs = np.ascontiguousarray(jobs, dtype=np.int64)
+    if left is None:
+        left = np.bincount(jobs, minlength=state.inst.num_jobs).astype(np.int64)
     if not (len(jobs) >= COMPILED_FROM if compiled is None else compiled):
-        return list_schedule_reference(state, jobs, step3, until)
+        return list_schedule_reference(state, jobs, step3, until, left)
     from hare_opt.heuristics._paper_kernel import list_schedule as kernel
 
     inst = state.inst
-    left = inst.rounds - state.round
+    can = (inst.rounds - state.round) * inst.tasks_per_round - state.placed
     need = np.bincount(jobs, minlength=inst.num_jobs)
-    if (need > left * inst.tasks_per_round - state.placed).any():
-        bad = int(np.flatnonzero(need > left * inst.tasks_per_round - state.placed)[0])
+    if (need > can).any():
+        bad = int(np.flatnonzero(need > can)[0])
         raise ValueError(f"job {inst.jobs[bad].id!r} has fewer tasks left than positions")
     gtype = inst.gpu_type_index
     order = np.lexsort((np.arange(inst.num_gpus), state.free, gtype))  # by type, free, index
@@ -101,7 +123,8 @@ def list_schedule(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
                 inst.proc_by_type, inst.sync_by_type, inst.tasks_per_round, inst.release,
                 inst.overhead, state.free, state.last, state.barrier, state.round,
                 state.placed, state.round_end, buf,
-                np.int64(np.iinfo(np.int64).max if until is None else until))
+                np.int64(np.iinfo(np.int64).max if until is None else until),
+                left, np.ascontiguousarray(inst.eligible_by_type, dtype=np.bool_))
     state.append(buf[:nb])
     return state
 

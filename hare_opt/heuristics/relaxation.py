@@ -20,12 +20,13 @@ aggregated into one machine with a weaker, still valid row f_m(L_m) <= R_m
   through a and a + 1, a an integer. A geometric ladder of them is added up front, the
   others lazily (outer approximation): solve the MILP, add the secant at
   a = L_m* for every GPU whose inequality its solution breaks, solve again.
-* any assignment becomes a feasible point of the relaxation through an LP
-  over x with y fixed (``AssignmentLP``): the EFT and ``hare`` schedules', a
-  local search's from there, every MILP round's. The best is the incumbent
-  and MIP start; every round's proved MILP bound (and the chain bound) bounds
-  the relaxation from below. Optimal = a round proved optimal whose solution
-  breaks no inequality.
+* any assignment becomes a feasible point of the relaxation through the LP
+  over x with y fixed, solved in closed form (``AssignmentSearch``): the EFT
+  schedule's (and ``hare``'s with ``hare_start``), a local search's from there to
+  a local optimum, every MILP round's. The best is the incumbent and MIP start;
+  every round's proved MILP bound (and the chain bound) bounds the relaxation
+  from below. Optimal = a round proved optimal whose solution breaks no
+  inequality.
 
 Barriers (7) use one variable per round; the identical tasks of a round are
 put on non-decreasing GPU indices and identical GPUs take non-increasing
@@ -46,17 +47,15 @@ import numpy as np
 
 from hare_opt.heuristics.relaxation_points import (
     MODES,
-    AssignmentLP,
+    SEARCH_EVALS,
+    AssignmentSearch,
     LinearModel,
-    LPFailed,
-    LPTimeLimit,
     Machines,
     Point,
     RelaxedTasks,
     canonical,
     eft_start,
     hare_assignment,
-    local_search,
     to_highs,
 )
 from hare_opt.model import HareOptError, Instance, OptionError
@@ -411,12 +410,7 @@ def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
             gpu = model.assignment(run["values"])
             if gpu.tobytes() not in tried:
                 tried.add(gpu.tobytes())
-                left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-                try:
-                    fixed = AssignmentLP(model.mach, tasks, gpu, time_limit=left).point()
-                except LPTimeLimit:
-                    stopped = "time_limit"
-                    break
+                fixed = AssignmentSearch(model.mach, tasks, gpu).point()
                 if fixed.objective < best.objective:
                     best = fixed
         if not run["optimal"]:
@@ -479,7 +473,7 @@ def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
 def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: float | None = None,
                      threads: int | None = None, node_limit: int | None = None,
                      max_rounds: int | None = None, gpu_available=None,
-                     ladder_ratio: float = 1.05, search_evals: int = 400,
+                     ladder_ratio: float = 1.05, search_evals: int = SEARCH_EVALS,
                      max_assignments: int = MAX_ASSIGNMENTS, log: bool = False,
                      hare_start: bool = False, stop: threading.Event | None = None,
                      relaxation: str = "per-gpu",
@@ -527,40 +521,31 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
         avail = np.ceil(avail)  # integer starts: GPU m's tasks start at >= ceil(A_m)
     mach = Machines.of(inst, avail, relaxation)
     tasks = RelaxedTasks.of(inst)
-    start, evals, search_clock, lp_failed = eft_start(mach, tasks), 0, False, False
+    start, evals, search_clock, done = eft_start(mach, tasks), 0, False, False
     first = start
     if backend == "highs":  # the better of two assignments, each with its optimal x, then
         starts = [start.gpu, hare_assignment(mach)] if hare_start else [start.gpu]
-        try:  # a time limit also bounds the first LP (from scratch: seconds at 10^5 columns)
-            lps = [AssignmentLP(mach, tasks, g, time_limit=None if time_limit is None else
-                                time_limit - (time.perf_counter() - t0)) for g in starts]
-        except LPTimeLimit:  # no LP point in time: the EFT point, x at its EFT starts
-            lps, search_clock = [], True
-        except LPFailed:  # HiGHS cannot hold the numbers: the EFT point, said in the stats
-            lps, lp_failed = [], True
-        if lps:  # a local search
-            lp = min(lps, key=lambda a: a.objective)
-            first = lp.point()
-            deadline = None if time_limit is None else t0 + time_limit / 4
-            try:
-                start, evals = local_search(lp, search_evals, deadline=deadline, stop=stop)
-            except LPFailed:  # a move HiGHS could not solve: the point before the search
-                start, lp_failed = first, True
-            search_clock = deadline is not None and time.perf_counter() >= deadline
+        search = min((AssignmentSearch(mach, tasks, g) for g in starts),
+                     key=lambda a: a.objective)
+        first = search.point()
+        deadline = None if time_limit is None else t0 + time_limit / 4
+        evals = search.search(search_evals, deadline=deadline, stop=stop)  # a local search
+        start, done = search.point(), search.done
+        search_clock = not done and deadline is not None and time.perf_counter() >= deadline
     # The MILP's build cannot be stopped (about 15 us a column, 10^5 columns at 200 jobs
     # on 15 GPUs) and HiGHS does not stop in a MIP's root LP: with too little time left for
     # both, the starting point is the answer (a time limit is honoured like the others').
     late = time_limit is not None and time.perf_counter() - t0 + \
         MILP_S_PER_PAIR * pairs * 2 >= time_limit
-    if late or lp_failed:  # no time for the MILP, or numbers HiGHS cannot hold
-        max_rounds = 0  # no time left to build the MILP (seconds at 10^5 columns)
+    if late:  # no time left to build the MILP (seconds at 10^5 columns)
+        max_rounds = 0
     chain = chain_bound(inst)  # a bound of the relaxation before any MILP
     if on_start is not None:
         on_start(Relaxation(tasks, start.x, start.gpu, start.objective, chain, False, backend,
                             time.perf_counter() - t0, {"stopped_by": "start"}, mach))
     if max_rounds == 0:  # the starting point is the answer: no model to build
         best, bound, optimal = start, -INF, False
-        why = "solver_error" if lp_failed else "time_limit" if late else "round_limit"
+        why = "time_limit" if late else "round_limit"
         stats = {"status": f"stopped: {why}", "stopped_by": why, "rounds": 0,
                  "nodes": 0, "last_milp_status": "not run"}
         model = None
@@ -582,7 +567,8 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
     if optimal:  # equal up to the backends' tolerances
         bound = min(bound, best.objective)
     gap = (best.objective - bound) / max(1.0, abs(best.objective))
-    stats.update(gap=gap, search_evals=evals, assignments=pairs, model=relaxation,
+    stats.update(gap=gap, search_evals=evals, search_done=done, assignments=pairs,
+                 model=relaxation,
                  columns=0 if model is None else len(model.lm.lb),
                  rows=0 if model is None else len(model.lm.rows),
                  cuts=0 if model is None else len(model.cuts),

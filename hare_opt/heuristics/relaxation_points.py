@@ -22,7 +22,6 @@ import numpy as np
 from hare_opt.heuristics.rules import eft_state
 from hare_opt.model import GPU, HareOptError, Instance
 from hare_opt.util.highs import new_highs
-from hare_opt.util.highs import run as run_highs
 
 INF = math.inf
 #: The relaxation's two models: a column per (task, GPU) (the paper's) or per (task, type).
@@ -261,175 +260,118 @@ def hare_assignment(mach: Machines) -> np.ndarray:
     return mach.of_gpu[_assignment(free, solve_hare(free).schedule)[1]]
 
 
-class LPTimeLimit(HareOptError):
-    """An ``AssignmentLP`` solve stopped by its time limit (no optimal x)."""
+#: Exact evaluations of step 1's local search by default: a cap, not a setting; a search
+#: stops at a local optimum well before it (docs/simulator.md counts the plans it capped).
+SEARCH_EVALS = 5000
+#: Moves evaluated exactly per round of the search: the best by first-order estimate.
+SEARCH_TRIES = 30
+#: Seconds a batch of the search's evaluations should take: it checks the clock and a
+#: stop between batches (a time limit is kept to about a second).
+BATCH_S = 0.05
 
 
-class LPFailed(HareOptError):
-    """An ``AssignmentLP`` solve HiGHS could not finish (no optimal x): at the size
-    limits the machine rows' right-hand sides (squared loads) pass HiGHS's infinity."""
+class AssignmentSearch:
+    """The relaxation with y fixed, solved in closed form, and a local search over y.
 
+    With the assignment fixed the relaxation is an LP in x. Its optimum: given each job's
+    completion, a task may start as late as its round's barrier allows, which only helps
+    the machine rows (their left side grows with x); so every task ends at its barrier,
+    each job's barriers are its earliest chain (``max(barrier before, release, A_m) + p +
+    s`` per task), and what the rows still need is met by delaying whole jobs, a covering
+    LP with one row per machine (``_relaxation_kernel``). tests/test_relaxation.py checks
+    the value against the LP in x solved by HiGHS. The point: those starts, each job's
+    delayed by its delta.
 
-class AssignmentLP:
-    """The relaxation with y fixed: an LP in x, whose optimum is a feasible point.
-
-    Kept in one HiGHS object so that moving a task to another machine changes a few
-    coefficients and re-solves from the previous basis (the local search).
+    ``search`` moves one task at a time to another machine while that lowers the value
+    (first improvement among the ``SEARCH_TRIES`` moves of best first-order estimate, each
+    evaluated exactly), until no such move does: a local optimum of the relaxation over
+    single-task moves, or the evaluation cap.
     """
 
-    def __init__(self, mach: Machines, tasks: RelaxedTasks, gpu: np.ndarray,
-                 time_limit: float | None = None):
+    def __init__(self, mach: Machines, tasks: RelaxedTasks, gpu: np.ndarray):
+        from hare_opt.heuristics import _relaxation_kernel as kern
+
         inst = mach.inst
-        self.mach, self.inst, self.tasks = mach, inst, tasks
-        self.gpu = gpu.copy()
-        self.proc = np.where(inst.eligible, inst.proc, 0)[tasks.job].astype(float)  # (T, M)
-        self.span = (inst.proc + inst.sync)[tasks.job].astype(float)
-        p = self.proc[np.arange(len(gpu)), gpu]
-        self.load = np.bincount(gpu, weights=p, minlength=inst.num_gpus)
-        self.square = np.bincount(gpu, weights=p * p, minlength=inst.num_gpus)
-        self.h = self._build(gpu, p)
-        if time_limit is not None:  # the first solve is from scratch: seconds at 10^5 columns
-            self.h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
-        self.objective = self.solve()
-        if time_limit is not None:  # re-solves from its basis are the caller's to bound
-            self.h.setOptionValue("time_limit", math.inf)
-
-    def _build(self, gpu: np.ndarray, p: np.ndarray):
-        """The LP as HiGHS arrays, built in one pass of NumPy (a plan's relaxation has 10^4
-        tasks; a Python row per task cost a tenth of a testbed plan). Columns: x per task,
-        then b per (job, round). Rows, per task in ``tasks`` order: b - x_i >= d_i, then
-        x_i - b_prev >= 0 unless its round is its job's first; then one per machine:
-        sum_i p_i x_i >= (f(L) - Q) / 2 over its tasks in index order (empty rows too).
-        ``tests/test_relaxation.py`` checks it against a row-by-row build."""
-        inst, tasks, mach = self.inst, self.tasks, self.mach
-        t = len(gpu)
-        start = np.zeros(t, dtype=np.int64)
+        self.mach, self.inst, self.tasks, self.kern = mach, inst, tasks, kern
+        self.gpu = np.ascontiguousarray(gpu, dtype=np.int64).copy()
+        f64, i64 = np.float64, np.int64
+        tt = len(tasks.job)
         cut = np.flatnonzero(np.diff(tasks.job) | np.diff(tasks.round)) + 1
-        start[cut] = 1
-        rid = np.cumsum(start)  # round of each task (columns t + rid)
-        first = np.r_[0, cut]
-        nr = len(first)
-        rjob = tasks.job[first]
-        last = tasks.round[first] == inst.rounds[rjob] - 1
-        prev = (tasks.round > 0).astype(np.int64)  # a task's round has one before it
-        per_task = 1 + prev
-        row0 = np.cumsum(per_task) - per_task  # its barrier row; the precedence row next
-        self.xcol = list(range(t))
-        self.brow = row0.copy()
-        nb = int(per_task.sum())
-        lower = np.maximum(inst.release[tasks.job], mach.amin[gpu]).astype(float)
-        col_lower = np.r_[lower, np.zeros(nr)]
-        cost = np.r_[np.zeros(t), np.where(last, inst.weight[rjob], 0).astype(float)]
-        # two non-zeros per barrier / precedence row
-        idx = np.empty((nb, 2), dtype=np.int64)
-        val = np.empty((nb, 2))
-        row_lo = np.empty(nb)
-        idx[row0, 0], idx[row0, 1] = t + rid, np.arange(t)
-        val[row0] = (1.0, -1.0)
-        row_lo[row0] = self.span[np.arange(t), gpu]
-        pr = row0[prev == 1] + 1
-        idx[pr, 0], idx[pr, 1] = np.flatnonzero(prev), t + rid[prev == 1] - 1
-        val[pr] = (1.0, -1.0)
-        row_lo[pr] = 0.0
-        m = inst.num_gpus
-        self.qrow = np.arange(nb, nb + m)
-        on = np.argsort(gpu, kind="stable")
-        need = [self._need(g) for g in range(m)]
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = t + nr, nb + m
-        lp.col_cost_ = cost
-        lp.col_lower_ = col_lower
-        lp.col_upper_ = np.full(t + nr, INF)
-        lp.row_lower_ = np.r_[row_lo, need]
-        lp.row_upper_ = np.full(nb + m, INF)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.start_ = np.r_[np.arange(0, 2 * nb + 1, 2),
-                                    2 * nb + np.cumsum(np.bincount(gpu, minlength=m))]
-        lp.a_matrix_.index_ = np.r_[idx.ravel(), on].astype(np.int32)
-        lp.a_matrix_.value_ = np.r_[val.ravel(), p[on]].astype(float)
-        h = new_highs(None)
-        # Primal simplex: a move changes one task's machine rows, after which HiGHS's
-        # default (dual) re-solve took about 3x the CPU (a testbed plan, 40 jobs); the
-        # optimum is the same LP's, possibly another optimal vertex.
-        h.setOptionValue("simplex_strategy", 4)
-        h.passModel(lp)
-        return h
+        self.rptr = np.r_[0, cut, tt].astype(i64) if tt else np.zeros(1, i64)
+        nr = len(self.rptr) - 1
+        self.trnd = np.repeat(np.arange(nr, dtype=i64), np.diff(self.rptr))
+        self.jptr = np.r_[0, np.cumsum(inst.rounds)].astype(i64)
+        self.tjob = tasks.job.astype(i64)
+        self.p = np.ascontiguousarray(np.where(inst.eligible, inst.proc, 0), dtype=f64)
+        self.d = np.ascontiguousarray(np.where(inst.eligible, inst.proc + inst.sync, 0),
+                                      dtype=f64)  # C order: one compiled signature
+        self.elig = np.ascontiguousarray(inst.eligible, dtype=np.bool_)
+        self.rel, self.w = inst.release.astype(f64), inst.weight.astype(f64)
+        self.env = tuple(np.ascontiguousarray(v, dtype=f64)
+                         for v in (mach.cap, mach.amin, mach.amean, mach.gamma))
+        self.done = False
+        self.value = np.array(self._setup(self.gpu))
+        self.ranked, self.ranked_mv = np.zeros(SEARCH_TRIES), np.zeros(SEARCH_TRIES, i64)
+        self.cursor = np.zeros(2, dtype=i64)  # moves ranked, next to evaluate
 
-    def _lower(self, i: int, m: int) -> float:
-        return float(max(self.inst.release[self.tasks.job[i]], self.mach.amin[m]))
+    def _setup(self, gpu: np.ndarray) -> tuple[float, float]:
+        """Fresh state at assignment ``gpu``: (value, its part sum_n w_n C_n)."""
+        nn, mm, tt = self.inst.num_jobs, self.inst.num_gpus, len(gpu)
+        nr = len(self.rptr) - 1
+        self.bar, self.dr = np.zeros(nr), np.zeros(nr)
+        self.x, self.comp = np.zeros(tt), np.zeros(nn)
+        self.work, self.jlhs = np.zeros((mm, nn)), np.zeros((mm, nn))
+        self.load, self.square, self.lhs, self.g = (np.zeros(mm) for _ in range(4))
+        self.delta, self.lam = np.zeros(nn), np.zeros(mm)
+        base, lp = self.kern.setup(gpu, self.tjob, self.jptr, self.rptr, self.p, self.d,
+                                   self.rel, self.w, *self.env, self.bar, self.dr, self.x,
+                                   self.comp, self.work, self.jlhs, self.load, self.square,
+                                   self.lhs, self.g, self.delta, self.lam)
+        return base + lp, base
 
-    def _need(self, m: int) -> float:
-        """(f_m(L) - Q) / 2: what sum_i p x on machine m must reach."""
-        return float(self.mach.f(m, self.load[m]) - self.square[m]) / 2
+    @property
+    def objective(self) -> float:
+        return float(self.value[0])
 
-    def solve(self) -> float:
-        run_highs(self.h)
-        if self.h.getModelStatus() not in (highspy.HighsModelStatus.kOptimal,
-                                           highspy.HighsModelStatus.kTimeLimit):
-            # primal simplex has called a bounded LP (costs >= 0, starts bounded below)
-            # unbounded (testbed, seed 3000): solved again from scratch by the default
-            self.h.setOptionValue("simplex_strategy", 1)
-            self.h.clearSolver()
-            run_highs(self.h)
-            self.h.setOptionValue("simplex_strategy", 4)
-        if self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
-            raise LPTimeLimit("the LP with the assignment fixed reached its time limit")
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            raise LPFailed("the LP with the assignment fixed ended with "
-                               f"{self.h.modelStatusToString(self.h.getModelStatus())}")
-        self.objective = float(self.h.getInfo().objective_function_value)
-        return self.objective
-
-    def move(self, i: int, m: int) -> None:
-        """Put task i on machine m (call ``solve`` after)."""
-        old = int(self.gpu[i])
-        p, q = self.proc[i, old], self.proc[i, m]
-        self.gpu[i] = m
-        self.load[old] -= p
-        self.square[old] -= p * p
-        self.load[m] += q
-        self.square[m] += q * q
-        self.h.changeCoeff(int(self.qrow[old]), self.xcol[i], 0.0)
-        self.h.changeCoeff(int(self.qrow[m]), self.xcol[i], q)
-        for g in (old, m):
-            self.h.changeRowBounds(int(self.qrow[g]), self._need(g), INF)
-        self.h.changeRowBounds(int(self.brow[i]), self.span[i, m], INF)
-        self.h.changeColBounds(self.xcol[i], self._lower(i, m), INF)
+    def search(self, evaluations: int, deadline: float | None = None, stop=None) -> int:
+        """Up to ``evaluations`` exact evaluations, in batches sized to take about
+        ``BATCH_S`` each, so that ``deadline`` (a perf_counter time) and a set ``stop``
+        event are seen between them (the batches change nothing else: the kernel resumes
+        where it stopped); returns how many were used. ``done``: the search reached its
+        local optimum."""
+        used, batch = 0, 16
+        while used < evaluations and not self.done:
+            if (deadline is not None and time.perf_counter() >= deadline) or \
+                    (stop is not None and stop.is_set()):
+                break
+            t0 = time.perf_counter()
+            step, self.done = self.kern.search(
+                min(batch, evaluations - used), self.gpu, self.tjob, self.trnd, self.jptr,
+                self.rptr, self.p, self.d, self.elig, self.rel, self.w, *self.env, self.bar,
+                self.dr, self.x, self.comp, self.work, self.jlhs, self.load, self.square,
+                self.lhs, self.g, self.delta, self.lam, self.value, self.ranked,
+                self.ranked_mv, self.cursor)
+            used += int(step)
+            if step == 0:
+                break
+            spent = max(time.perf_counter() - t0, 1e-6)
+            batch = int(min(4 * batch, max(1, batch * BATCH_S / spent)))
+        return used
 
     def point(self) -> Point:
-        x = np.array(self.h.getSolution().col_value)[:len(self.xcol)]
+        """The optimum at the current assignment: starts (each job's delay added), machines,
+        value (the state recomputed from scratch, not accumulated over moves; the search
+        ranks its moves again after it)."""
+        self.value[:] = self._setup(self.gpu)
+        self.cursor[:] = 0
+        x = self.x + self.delta[self.tjob]
         return canonical(self.mach, self.tasks, Point(x, self.gpu.copy(), self.objective))
-
-    def estimates(self) -> np.ndarray:
-        """(T, M) first-order change of the objective if task i moved to machine m (duals).
-
-        Leaving m lowers its row's requirement by (f(L_m) - f(L_m - p) - p^2) / 2 and its
-        left side by p x_i; joining m' raises them by (f(L' + p') - f(L') - p'^2) / 2 and
-        p' x_i; the barrier row moves by d' - d.
-        """
-        sol = self.h.getSolution()
-        dual = np.abs(np.array(sol.row_dual))
-        lam, mu = dual[self.qrow], dual[self.brow]
-        x = np.array(sol.col_value)[:len(self.xcol)]
-        t = np.arange(len(self.gpu))
-        g = self.gpu
-        f = self.mach.f
-        p, d = self.proc[t, g], self.span[t, g]
-        leave = lam[g] * ((f(g, self.load[g]) - f(g, self.load[g] - p) - p * p) / 2 - p * x)
-        ms = np.arange(self.inst.num_gpus)[None, :]
-        grow = (f(ms, self.load[None, :] + self.proc) - f(ms, self.load[None, :])
-                - self.proc ** 2) / 2
-        join = lam[None, :] * (grow - self.proc * x[:, None])
-        est = mu[:, None] * (self.span - d[:, None]) + join - leave[:, None]
-        est[~self.inst.eligible[self.tasks.job]] = INF
-        est[t, g] = INF
-        return est
 
 
 def fixed_assignment_lp(inst: Instance, tasks: RelaxedTasks, gpu: np.ndarray,
                         avail) -> Point:
     """The relaxation's best point with y fixed to ``gpu`` (``avail``: see ``as_machines``)."""
-    return AssignmentLP(as_machines(inst, avail), tasks, gpu).point()
+    return AssignmentSearch(as_machines(inst, avail), tasks, gpu).point()
 
 
 def canonical(mach: Machines, tasks: RelaxedTasks, pt: Point) -> Point:
@@ -450,48 +392,6 @@ def canonical(mach: Machines, tasks: RelaxedTasks, pt: Point) -> Point:
     gpu = relabel[pt.gpu]
     key = np.lexsort((pt.x, gpu, tasks.round, tasks.job))
     return Point(pt.x[key], gpu[key], pt.objective)
-
-
-def local_search(lp: AssignmentLP, evaluations: int, tries: int = 30,
-                 deadline: float | None = None, stop=None) -> tuple[Point, int]:
-    """Move one task at a time while the LP improves; moves tried in the duals' order.
-
-    At most ``evaluations`` LP solves (deterministic) and, if given, until
-    ``deadline`` (perf_counter) or a set ``stop`` event. Returns the best point and
-    the solves used.
-    """
-    used, stale = 0, False
-    while used < evaluations and (deadline is None or time.perf_counter() < deadline) \
-            and (stop is None or not stop.is_set()):
-        est = lp.estimates()
-        order = np.argsort(est, axis=None, kind="stable")[:tries]
-        before = lp.objective
-        for flat in order.tolist():
-            i, m = divmod(flat, est.shape[1])
-            if est[i, m] >= 0 or used >= evaluations or \
-                    (deadline is not None and time.perf_counter() >= deadline):
-                break
-            old = int(lp.gpu[i])
-            lp.move(i, m)
-            used += 1
-            if lp.solve() < before - 1e-9 * max(1.0, abs(before)):
-                stale = False
-                break
-            # Undone without a solve: the next move's solve starts from this basis, and
-            # the undone LP (the one before, objective ``before``) is solved again only
-            # if its point is needed. A solve after every undo was half of all solves;
-            # restoring the old basis instead took twice the CPU at 160 GPUs (HiGHS
-            # refactorises from a set basis).
-            lp.move(i, old)
-            lp.objective, stale = before, True
-        if stale:
-            lp.solve()
-            stale = False
-        if lp.objective >= before - 1e-9 * max(1.0, abs(before)):
-            break
-    if stale:
-        lp.solve()
-    return lp.point(), used
 
 
 # --- HiGHS -------------------------------------------------------------------

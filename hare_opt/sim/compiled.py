@@ -32,18 +32,10 @@ POLICIES = {"gavel-fifo": K.FIFO, "srtf": K.SRTF, "tiresias": K.TIRESIAS, "allox
             "gavel-las": K.LAS}
 
 
-#: The built-in gang classes by "module:Class": matched by name so that this engine
-#: imports no policy (a run loads only its own policy's module).
-_CLASSES = {"hare_opt.sim.policies.gang:GavelFifoPolicy": K.FIFO,
-            "hare_opt.sim.policies.gang:SRTFPolicy": K.SRTF,
-            "hare_opt.sim.policies.tiresias:TiresiasPolicy": K.TIRESIAS,
-            "hare_opt.sim.policies.allox:AlloXPolicy": K.ALLOX,
-            "hare_opt.sim.policies.gavel_las:GavelLASPolicy": K.LAS}
-
-
 def _kernel_of(policy: Any) -> int | None:
-    cls = type(policy)
-    return _CLASSES.get(f"{cls.__module__}:{cls.__qualname__}")
+    """A built-in gang class names the kernel that transcribes its rules (its own
+    ``kernel`` attribute: a subclass, which may change a rule, runs in the reference)."""
+    return POLICIES.get(str(type(policy).__dict__.get("kernel")))
 
 
 def supports(policy: Policy) -> bool:

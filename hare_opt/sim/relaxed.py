@@ -36,26 +36,23 @@ POLICIES = ("hare", "hare-paper", "sched-homo", "hlas")
 
 def _kernel_of(policy: Policy) -> int | None:
     """The kernel's policy code, if ``policy`` decides as a built-in plan follower or
-    hlas does: its class may change what the kernel calls back (a plan follower's
-    planning), not the methods the kernel transcribes. The bases are found by name in
-    the class's MRO, so that this engine imports no policy."""
-    for name, code, methods in (("hare_opt.sim.policies.plan:PlanPolicy", RK.PLAN,
-                                 _PLAN_RULES),
-                                ("hare_opt.sim.policies.hlas:HLASPolicy", RK.HLAS,
-                                 _HLAS_RULES)):
-        base = next((c for c in type(policy).__mro__
-                     if f"{c.__module__}:{c.__qualname__}" == name), None)
-        if base is not None and all(getattr(type(policy), m) is getattr(base, m)
-                                    for m in methods):
-            return code
-    return None
+    hlas does: the class in its MRO that names a kernel (its own ``kernel`` attribute)
+    is the one whose rules the kernel transcribes, and a subclass may change what the
+    kernel calls back (a plan follower's planning), not those methods."""
+    cls = type(policy)
+    base = next((c for c in cls.__mro__ if "kernel" in c.__dict__), None)
+    if base is None or base.__dict__["kernel"] not in _RULES:
+        return None
+    code, methods = _RULES[base.__dict__["kernel"]]
+    return code if all(getattr(cls, m) is getattr(base, m) for m in methods) else None
 
 
-#: The methods the kernel transcribes (``relaxed_kernel``); a class overriding one of
-#: them runs in the reference engine.
-_PLAN_RULES = ("decide", "_dispatch", "_dispatch_ready", "_served", "_start_task",
-               "_should_replan", "_unplanned", "_replan", "reset")
-_HLAS_RULES = ("decide", "job_class", "reset")
+#: Per kernel a class may name: its code and the methods it transcribes
+#: (``relaxed_kernel``); a class overriding one of them runs in the reference engine.
+_RULES = {"plan": (RK.PLAN, ("decide", "_dispatch", "_dispatch_ready", "_served",
+                             "_start_task", "_should_replan", "_unplanned", "_replan",
+                             "reset")),
+          "hlas": (RK.HLAS, ("decide", "job_class", "reset"))}
 
 
 def supports(policy: Policy) -> bool:

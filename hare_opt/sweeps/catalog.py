@@ -72,10 +72,11 @@ COMMON_NOTES = [
     "a baseline. Table 3 is the paper's measurement, used as input.",
     "* `hare` is our heuristic in the online simulator (clairvoyant re-planning at arrivals "
     "from the running cluster); `hare-paper` is the paper's Algorithm 1 re-planning at "
-    "the same events from the same running cluster, its relaxation (GPUs of a type "
-    "aggregated) stopped at deterministic limits and, when a residual is too large, solved "
-    "on blocks of consecutive rounds, while steps 2-3 place every batch on its own "
-    "(hare_opt/heuristics/paper_planning.py). The paper leaves step 3's 'earliest "
+    "the same events from the same running cluster, step 1 ordering by a local optimum of "
+    "its relaxation (GPUs of a type aggregated; a deterministic search, not a proved "
+    "optimum) found, when a residual is too large, on blocks of consecutive rounds, while "
+    "steps 2-3 place every batch on its own (hare_opt/heuristics/paper_planning.py, "
+    "docs/simulator.md). The paper leaves step 3's 'earliest "
     "available' GPU open: `hare-paper` reads it as printed (the GPU free first, phi) and "
     "`hare-paper:step3=start` as the GPU giving the earliest start; both are run and judged.",
     "* Semantics `lease` (hare_opt/sim/semantics.py): the gang baselines hold their GPUs, "
@@ -147,7 +148,7 @@ def _register() -> None:
     # round end there (about a minute a run).
     for name, setting, policies, quick in (
             ("fig12", {**testbed(), "label": "testbed 15 GPUs, 40 jobs"}, ALL_POLICIES, True),
-            ("fig13", {**testbed(keep_jct=True), "label": "testbed"}, CDF_POLICIES, True),
+            ("fig13", {**testbed(), "label": "testbed"}, CDF_POLICIES, True),
             ("fig14", {**large(100, 200), "label": "100 GPUs"}, PAPER_POLICIES, False),
             ("fig15", {**large(160, 100), "label": "100 jobs"}, PAPER_POLICIES, False),
             ("fig16", {**testbed(cluster=HETEROGENEITY["middle"], max_gpus=4),

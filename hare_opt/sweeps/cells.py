@@ -30,13 +30,16 @@ class CellSpec:
     """A cell function: ``target`` is ``"module:function"``. ``group``: the parameter
     whose value gets a process of its own (``simulate``: ``policy``), so that a cell is
     keyed on its own code only; ``measured``: row fields that are measurements of the
-    machine (wall times), left out when a cell is recomputed and compared."""
+    machine (wall times), left out when a cell is recomputed and compared; ``size``: the
+    parameter its cost grows with as a power (``sweeps.preview`` scales estimates by it;
+    solves bounded by work limits have none)."""
 
     name: str
     target: str
     group: str | None = None
     measured: tuple[str, ...] = ()
     description: str = ""
+    size: str | None = None
 
 
 CELLS: Registry[CellSpec] = Registry("cell function", UnknownCellError)
@@ -46,7 +49,7 @@ for _spec in (
     CellSpec("arith", "hare_opt.sweeps.cells:arith",
              description="a cheap deterministic cell that tests the machinery itself"),
     CellSpec("simulate", "hare_opt.sweeps.simulate:simulate_cell", group="policy",
-             measured=("wall_s", "plan_cpu_s_mean"),
+             measured=("wall_s", "plan_cpu_s_mean"), size="n_jobs",
              description="one policy on one paper-like workload"),
     CellSpec("fig1", "hare_opt.sweeps.offline:fig1_cell", group="solver",
              description="the Fig. 1 toy: the paper's schedules, or one exact solver"),

@@ -26,7 +26,8 @@ from hare_opt.sim.simulator import simulate
 DISCLOSED = ("relaxations", "relaxations_optimal", "relaxations_solver_error",
              "relaxation_gap_max", "block_rounds_max", "step3", "relaxation",
              "blocks_per_job_median_min", "pairs_max", "pairs_over_budget",
-             "order_changed_by_search", "order_changed_by_milp", "plan_cpu_s_mean")
+             "order_changed_by_search", "order_changed_by_milp", "search_capped",
+             "search_evals_max", "plan_cpu_s_mean")
 #: Parameters that do not change a relaxed policy's run (only gang policies hold leases):
 #: left out of its cell, so that a setting under another semantics reuses it.
 GANG_ONLY = ("semantics", "lease_switching")

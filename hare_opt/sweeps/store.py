@@ -28,6 +28,9 @@ from hare_opt.sweeps.executors import SweepError
 from hare_opt.util.version import code_version, dependency_hashes
 
 FORMAT = "hare-opt/cell@2"
+#: Earlier formats still read: their files are sound, from older code, so stale (their
+#: recorded costs still estimate a run); @1 keyed a cell on the static import closure.
+OLDER = ("hare-opt/cell@1",)
 #: The largest cell file read (a cell's rows are kilobytes; a per-job CDF a few hundred).
 MAX_BYTES = 64 * 2**20
 
@@ -65,8 +68,9 @@ class Store:
     def path(self, cell: Cell) -> Path:
         return self.root / f"{cell.key}.json"
 
-    def _read(self, path: Path) -> dict[str, Any] | None:
-        """The payload of a sound file at ``path``, None when absent or corrupt."""
+    def _read(self, path: Path) -> tuple[str, dict[str, Any]] | None:
+        """(format, payload) of a sound file at ``path`` (this format or an ``OLDER``
+        one), None when absent or corrupt."""
         try:
             plain_file(path, f"cell store {path}")
         except OutputError as exc:
@@ -75,10 +79,11 @@ class Store:
             if path.stat().st_size > MAX_BYTES:
                 return None
             doc = json.loads(path.read_text(encoding="utf-8"))
-            payload = doc["payload"]
-            if doc.get("format") != FORMAT or doc.get("checksum") != _checksum(payload):
+            payload, fmt = doc["payload"], doc.get("format")
+            if fmt not in (FORMAT, *OLDER) or doc.get("checksum") != _checksum(payload) \
+                    or not isinstance(payload, dict):
                 return None
-            return payload
+            return fmt, payload
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
@@ -86,9 +91,14 @@ class Store:
         path = self.path(cell)
         if not os.path.lexists(path):
             return State("missing")
-        payload = self._read(path)
-        if payload is None or payload.get("key") != cell.key or not isinstance(
-                payload.get("deps"), dict) or not isinstance(payload.get("rows"), list):
+        read = self._read(path)
+        if read is None or read[1].get("key") != cell.key:
+            return State("corrupt")
+        fmt, payload = read
+        if fmt != FORMAT:  # sound, but keyed the old way: recomputed, its cost still known
+            return State("stale", (f"format {fmt}",), payload)
+        if not isinstance(payload.get("deps"), dict) or not isinstance(payload.get("rows"),
+                                                                        list):
             return State("corrupt")
         deps: dict[str, str] = payload["deps"]
         modules = [k for k in deps if not k.startswith("data:")]
@@ -139,14 +149,15 @@ class Store:
         return {fn: "/".join(sorted(v)) for fn, v in found.items()}
 
     def payloads(self) -> Iterator[dict[str, Any]]:
-        """Every sound cell file's payload (for cost estimates), in name order."""
+        """Every sound cell file's payload, older formats too (for cost estimates), in
+        name order."""
         for path in sorted(self.root.glob("*.json")):
             try:
-                payload = self._read(path)
+                read = self._read(path)
             except StoreError:
                 continue
-            if payload is not None:
-                yield payload
+            if read is not None:
+                yield read[1]
 
     def prune(self, keep: Iterable[Cell]) -> int:
         """Remove the cell files not in ``keep``; returns how many."""

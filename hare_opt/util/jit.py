@@ -93,14 +93,15 @@ class PinnedJit:
     """``njit(cache=True)`` while the pins hold and a cache folder is writable, else ``njit``.
 
     numba raises at decoration when no cache folder is writable; a read-only install
-    must still run, so the decorator then compiles in every process (one warning).
+    must still run, so the decorator then compiles in every process (one warning). A
+    kernel that compiles in no other module's rule passes ``()`` (the pin of nothing).
     """
 
     def __init__(self, rule: Callable[..., Any] | tuple[Callable[..., Any], ...], pin: str,
                  owner: str):
         self.rules = rule if isinstance(rule, tuple) else (rule,)
         self.cache = source_pin(*self.rules) == pin
-        self.rule, self.pin, self.owner = self.rules[0], pin, owner
+        self.pin, self.owner = pin, owner
         if not self.cache:
             names = ", ".join(getattr(r, "__qualname__", str(r)) for r in self.rules)
             warnings.warn(f"hare_opt: {names} differ from their pin in {owner}: "

@@ -19,10 +19,9 @@ FULL_OUT, QUICK_OUT = "paper_figs", "paper_figs/quick"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true",
-                   help=f"3 seeds and fewer points (from an empty cell cache 28 CPU-minutes, "
-                        f"15 minutes on 2 workers, measured 2026-12-03; --plan estimates a run "
-                        f"from the cells at hand); writes to {QUICK_OUT} unless --out-dir "
-                        f"says otherwise")
+                   help=f"3 seeds and fewer points (from an empty cell cache 12 CPU-minutes, "
+                        f"measured 2026-12-05; --plan estimates a run from the cells at hand); "
+                        f"writes to {QUICK_OUT} unless --out-dir says otherwise")
     p.add_argument("--out-dir", type=a.path, default=None, metavar="DIR",
                    help=f"output folder (default {FULL_OUT}, or {QUICK_OUT} with --quick; "
                         "with --regime, its regime-NAME subfolder)")
@@ -43,7 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--plan", action="store_true",
                    help="do no work: per item, the cells current and to compute, why, and "
-                        "the estimated CPU (from the costs recorded in stored cells)")
+                        "the estimated CPU (from the costs recorded in stored cells, scaled "
+                        "by job count where no cell of that size is stored)")
     p.add_argument("--verify", action="store_true",
                    help="do no reproduction: recompute the cheapest current cell of each "
                         "cell function and of each policy or solver, and exit 1 if any row "

@@ -62,6 +62,7 @@ def allox_pairs(inst: Instance, waiting: np.ndarray, remaining: np.ndarray, fits
 
 class AlloXPolicy(GangPolicy):
     name = "allox"
+    kernel = "allox"  # sim/compiled.py transcribes these rules
     Options: ClassVar[type[GangOptions]] = AlloXOptions
 
     def __init__(self, **options):

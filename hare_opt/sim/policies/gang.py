@@ -187,6 +187,7 @@ class GavelFifoPolicy(GangPolicy):
     """
 
     name = "gavel-fifo"
+    kernel = "gavel-fifo"  # sim/compiled.py transcribes these rules
     blocking = True
     lease_fits = True  # Gavel's round runs the steps that end within it
     Options: ClassVar[type[GangOptions]] = GavelOptions
@@ -230,6 +231,7 @@ class SRTFPolicy(GangPolicy):
     """
 
     name = "srtf"
+    kernel = "srtf"  # sim/compiled.py transcribes these rules
 
     def reset(self, sim: Simulator) -> None:
         super().reset(sim)

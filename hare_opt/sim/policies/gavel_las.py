@@ -71,6 +71,7 @@ def las_allocation(inst: Instance, jobs: list[int], thr: np.ndarray,
 class GavelLASPolicy(GangPolicy):
     name = "gavel-las"
     lease_fits = True  # Gavel's round runs the steps that end within it
+    kernel = "gavel-las"  # sim/compiled.py transcribes these rules
     Options: ClassVar[type[GangOptions]] = GavelOptions
 
     def __init__(self, **options):

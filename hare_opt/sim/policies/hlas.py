@@ -46,6 +46,7 @@ class HLASOptions(PolicyOptions):
 class HLASPolicy:
     name = "hlas"
     mode = "relaxed"
+    kernel = "hlas"  # sim/relaxed_kernel.py transcribes these rules
 
     Options: ClassVar[type[HLASOptions]] = HLASOptions
 

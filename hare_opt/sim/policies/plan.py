@@ -104,6 +104,7 @@ class PlanPolicy:
 
     name = "plan"
     mode = "relaxed"
+    kernel = "plan"  # sim/relaxed_kernel.py transcribes these rules
     solver = "hare"
     Options: ClassVar[type[PlanOptions]] = PlanOptions
 
@@ -147,7 +148,7 @@ class PlanPolicy:
         self.water = inst.num_gpus if self.low_water is None else self.low_water
         typical = int(np.median(inst.min_task_time))
         self.gap = (typical if lazy else 0) if self.min_gap is None else self.min_gap
-        # None: the planner's own default (a planner's code is then loaded only by its runs)
+        # None: the planner's own default (each planner knows how many candidates it has)
         self.evals = self.plan_evals or (1 if lazy else None)
         self.planner: Planner = get_planner(self.solver, evals=self.evals,
                                             **self.solver_options)

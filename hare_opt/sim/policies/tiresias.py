@@ -57,6 +57,7 @@ class TiresiasOptions(GangOptions):
 
 class TiresiasPolicy(GangPolicy):
     name = "tiresias"
+    kernel = "tiresias"  # sim/compiled.py transcribes these rules
     Options: ClassVar[type[GangOptions]] = TiresiasOptions
 
     def __init__(self, **options):
