@@ -31,10 +31,13 @@ def toy(second_release: int = 0) -> Instance:
 
 
 def serial_toy() -> tuple[Instance, Schedule]:
-    """The round engine's interleaved dispatcher on the toy released together: it runs
-    a's five rounds first and the V100 idles through each of a's syncs while b waits."""
+    """The round engine's interleaved dispatcher in its ``-hold`` form (the engine before
+    it conserved work, ``hare:work_conserving=false``) on the toy released together: it
+    runs a's five rounds first and the V100 idles through each of a's syncs while b
+    waits. The work-conserving form gives the V100 to b during those syncs (8287, as
+    ``hlas``): tests/test_work_conserving.py."""
     inst = toy()
-    return inst, run_interleaved(inst, np.array([0, 1])).schedule()
+    return inst, run_interleaved(inst, np.array([0, 1]), conserve=False).schedule()
 
 
 def test_the_toy_shows_the_idle_v100_while_b_waits():
