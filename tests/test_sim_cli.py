@@ -107,3 +107,28 @@ def test_the_table_names_each_policy_s_switching(capsys):
     head, rows = out.splitlines()[1], out.splitlines()[3:]
     assert head.split()[0] == "switching"
     assert {r.split()[0]: r.split()[1] for r in rows} == {"hlas": "hare", "srtf": "default"}
+
+
+def test_python_and_the_command_give_one_workload_the_same_numbers(capsys):
+    """``simulate_workload`` is what ``simulate --workload`` runs: each policy on the jobs
+    built with its column, the same numbers, and every result names the column. The
+    instance-level call differs for a gang policy given Hare's switching, and the result
+    of the workload-level one says why (its column)."""
+    from hare_opt.generators import workload_instance
+    from hare_opt.sim.workload import simulate_workload
+
+    policies = ["hare", "gavel-fifo", "allox"]
+    code, out, _ = run_cli(["simulate", "--workload", "paper", "--jobs", "6", "--policies",
+                            ",".join(policies), "--json", "--no-progress"], capsys)
+    assert code == 0
+    cli = json.loads(out)
+    runs = simulate_workload("paper", policies, n_jobs=6)
+    for run in runs:
+        assert {**run.summary(), "switching_model": run.metrics["switching_model"]} \
+            == cli[run.policy]
+    assert [r.metrics["switching_model"] for r in runs] == ["hare", "default", "default"]
+    as_built = workload_instance("paper", n_jobs=6, switching="hare")
+    fifo = simulate(as_built, "gavel-fifo")  # the instance as built: Hare's switching
+    assert fifo.summary() != runs[1].summary()
+    assert simulate(workload_instance("paper", n_jobs=6, switching="default"),
+                    "gavel-fifo").summary() == runs[1].summary()

@@ -48,13 +48,15 @@ from hare_opt.model.options import Options, Run, option
 from hare_opt.solvers.base import SOLVERS, checked_report, suggest, warm_kernels
 from hare_opt.util import interrupt
 
-#: Share of the time left that the start may take (the search gets the rest).
+#: Share of the time left that the start's rules may take (the search gets the rest).
 START_SHARE = 0.25
-#: Seconds the start's heuristic may take at most.
-START_HEURISTIC_S = 5.0
-#: ``start_heuristic="auto"``: the heuristic runs only on instances with more tasks than
-#: this; below, the rules start the search, which costs less than loading the heuristic.
-AUTO_HEURISTIC_TASKS = 100
+#: Share of the time left that the start's heuristic may take. Without a time limit it
+#: runs as it would alone (its own budget ends it), so the start scores at most what the
+#: heuristic scores alone; with one, ``stats.start_cut`` says when this share cut it.
+START_HEURISTIC_SHARE = 0.1
+#: What ``start_heuristic="auto"`` runs: the best fast heuristic, so that an exact
+#: solver's incumbent is never worse than it (tests/test_start.py).
+AUTO_HEURISTIC = "hare"
 #: Seconds this process has spent loading kernels in the middle of solves (``load_kernels``).
 _loaded_s = [0.0]
 
@@ -75,9 +77,9 @@ class ExactOptions(Options):
     special: bool = option(True, doc="return the closed-form optimum of a special case "
                                      "at once (solvers/special.py)")
     start_heuristic: str | None = option("auto", doc="solver tried for the start besides "
-                                                     "the rules ('auto': hare above "
-                                                     f"{AUTO_HEURISTIC_TASKS} tasks; null: "
-                                                     "rules only)")
+                                                     f"the rules ('auto': {AUTO_HEURISTIC}, "
+                                                     "so the result is never worse than "
+                                                     "its schedule; null: rules only)")
     work_limit: float | None = option(None, lo=0.0, doc="a reproducible limit in the "
                                                         "backend's unit of work: CP-SAT "
                                                         "deterministic seconds, bnb nodes, "
@@ -156,6 +158,15 @@ class Backend(Protocol):
         """The schedule of the best solution ``search`` found (``Found.solution``)."""
 
 
+def start_kernels(options: Options, hint: Result | None) -> tuple[str, ...]:
+    """The kernel groups the start's heuristic runs (none with a hint): ``solve`` loads
+    them with the backend's own, in its thread and before the run's clock."""
+    name = getattr(options, "start_heuristic", None)
+    if hint is not None or not name:
+        return ()
+    return SOLVERS.spec(AUTO_HEURISTIC if name == "auto" else name).kernels
+
+
 def rules_and_heuristics(kind: str) -> list[str]:
     return SOLVERS.names(lambda s: s.kind == kind)
 
@@ -190,30 +201,35 @@ def best_start(instance: Instance, run: Run, *, heuristic: str | None = "auto",
                stats: Stats | None = None) -> Result:
     """``run.hint`` if given, else the best of the registered rules and the ``heuristic``.
 
-    Not checked here (see the module docstring). Time: at most ``START_SHARE`` of the
-    time left (the heuristic at most ``START_HEURISTIC_S`` of it). The heuristic runs
-    first (it is the fastest at scale and always returns a schedule); a rule that cannot
-    finish within the phase is skipped once some start exists. A failing heuristic is
-    recorded in ``stats.extra["start_error"]``; the rules still give a start.
+    Not checked here (see the module docstring). Time: the heuristic at most
+    ``START_HEURISTIC_SHARE`` of the time left (without a limit, as much as it takes
+    alone: the start then scores at most what the heuristic scores alone), the rules at
+    most ``START_SHARE``. The heuristic runs first (it is the fastest at scale and always
+    returns a schedule); a rule that cannot finish within its phase is skipped once some
+    start exists. A failing heuristic is recorded in ``stats.extra["start_error"]``; the
+    rules still give a start.
     """
     stats = stats if stats is not None else Stats()
     if run.hint is not None:  # the caller's start is taken as it is
         return run.hint
     if heuristic == "auto":
-        heuristic = "hare" if instance.num_tasks > AUTO_HEURISTIC_TASKS else None
-    phase = run.phase(START_SHARE)
+        heuristic = AUTO_HEURISTIC
     found: list[Result] = []
     if heuristic:
         spec = SOLVERS.spec(heuristic)
         load_kernels(run, spec.kernels)
-        phase = run.phase(START_SHARE)
         try:
             if run.stop.is_set():  # its load let go: it would wait for the compile
                 raise OutOfTime("stopped while its kernels loaded")
-            sub = phase.phase(1.0, START_HEURISTIC_S)
-            found.append(SOLVERS.load(heuristic)(instance, sub, spec.parse_options({})))
+            sub = run.phase(START_HEURISTIC_SHARE)
+            got = SOLVERS.load(heuristic)(instance, sub, spec.parse_options({}))
+            found.append(got)
+            stats["start_heuristic_s"] = round(sub.elapsed(), 4)
+            if sub.time_limit is not None and sub.expired():
+                stats["start_cut"] = f"{heuristic} stopped by its share of the time limit"
         except Exception as exc:  # noqa: BLE001 - optional improver, see docstring
             stats["start_error"] = f"{heuristic}: {exc!r}"
+    phase = run.phase(START_SHARE)
     skipped: list[str] = []
     for rule in rules_and_heuristics("rule"):
         got = SOLVERS.load(rule)(instance, phase if found else None, None)  # one must finish
@@ -278,13 +294,13 @@ def run_exact(instance: Instance, run: Run, options: ExactOptions, backend: Back
         stats.quick = "bounds"
         return leave(ctx, backend, None, Found(bound=ctx.floor))
     model = None
-    try:
-        t0 = time.perf_counter()
+    try:  # on the run's clock, as runtime_s: kernels loaded meanwhile are left out of both
+        t0 = run.elapsed()
         model = backend.build(ctx)
-        stats.build_s = round(time.perf_counter() - t0, 4)
-        t0 = time.perf_counter()
+        stats.build_s = round(run.elapsed() - t0, 4)
+        t0 = run.elapsed()
         found = backend.search(ctx, model)
-        stats.search_s = round(time.perf_counter() - t0, 4)
+        stats.search_s = round(run.elapsed() - t0, 4)
     except OutOfTime as exc:  # no time for the model: the start is the answer
         stats.stopped_in = "model building"
         found = Found(stopped="interrupted" if run.stop.is_set() else str(exc))
@@ -301,6 +317,9 @@ def leave(ctx: Context, backend: Backend, model: Any, found: Found) -> Result:
     own = found.solution and (found.status == Status.OPTIMAL or found.value is None
                               or found.value <= start.objective)
     schedule = backend.extract(ctx, model) if own else start.schedule
+    if own and found.status != Status.OPTIMAL and found.value is None \
+            and score(inst, schedule) > start.objective:  # no value: never worse than the start
+        own, schedule = False, start.schedule
     who = found.source or backend.name if own else "start"
     report = None
     if ctx.run.verify:
@@ -336,8 +355,8 @@ def leave(ctx: Context, backend: Backend, model: Any, found: Found) -> Result:
         stats.proved_by = stats.proved_by or ("bounds" if stats.bound_from == "bounds"
                                               else f"{stats.bound_from} (bound)")
         status, lower = Status.OPTIMAL, objective
-    else:  # a float as before where it is exact, else the integer
-        status, lower = Status.FEASIBLE, (float(bound) if float(bound) == bound else bound)
+    else:  # the proved bound, an integer as every bound that leaves a solve
+        status, lower = Status.FEASIBLE, bound
     if report is None:
         return Result(ctx.name, status, schedule, objective, lower, ctx.run.elapsed(),
                       inst.name, stats)

@@ -33,6 +33,8 @@ from hare_opt.util.ortools import cp_model, solve_stoppable
 
 #: Budget (s) when the run has no time limit.
 DEFAULT_BUDGET_S = 10.0
+#: Share of a time limit the start may take.
+START_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,13 @@ class LnsOptions(Options):
     window: int = option(40, lo=2, doc="tasks freed per step at first (then adapted)")
     max_window: int = option(160, lo=2, doc="largest window the adaptation may reach")
     step_time: float = option(2.0, lo=0.01, doc="CP-SAT seconds per step")
+    step_work: float | None = option(None, lo=0.001, doc="CP-SAT deterministic seconds per "
+                                                         "step (one worker) instead of "
+                                                         "step_time: with work_limit and no "
+                                                         "time limit the run depends on "
+                                                         "nothing but its inputs")
     work_limit: int | None = option(None, lo=1, doc="stop after this many steps "
-                                                    "(reproducible)")
+                                                    "(reproducible with step_work)")
 
     owner = "solver 'lns'"
 
@@ -130,11 +137,13 @@ def _window(inst: Instance, plan: Plan, size: int, rng: np.random.Generator
 
 
 def _reoptimise(inst: Instance, plan: Plan, free: np.ndarray, gpus: np.ndarray,
-                limit: float, run: Run) -> tuple[Plan | None, bool]:
+                limit: float, run: Run, work: float | None = None
+                ) -> tuple[Plan | None, bool]:
     """Re-place the ``free`` rows on ``gpus`` with everything else fixed (CP-SAT).
 
     Returns (the plan with the rows moved, or None if CP-SAT found nothing; whether CP-SAT
-    proved the neighbourhood optimal).
+    proved the neighbourhood optimal). ``work``: CP-SAT's deterministic seconds on one
+    worker (reproducible), ``limit`` then only a safety net.
     """
     m = cp_model.CpModel()
     is_free = np.zeros(len(plan.job), dtype=bool)
@@ -235,6 +244,9 @@ def _reoptimise(inst: Instance, plan: Plan, free: np.ndarray, gpus: np.ndarray,
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(0.01, limit)
     solver.parameters.num_workers = run.threads or 2
+    if work is not None:
+        solver.parameters.max_deterministic_time = work
+        solver.parameters.num_workers = 1
     solver.parameters.random_seed = run.seed
     solver.parameters.catch_sigint_signal = False  # hare_opt.util.interrupt handles signals
     code = solve_stoppable(solver, m, run.stop)
@@ -302,18 +314,25 @@ def solve_lns(instance: Instance, run: Run | None = None,
               options: LnsOptions | None = None) -> Result:
     """Improve the run's hint (else ``start``'s schedule) until the time limit.
 
-    Without a time limit it runs ``DEFAULT_BUDGET_S`` seconds (or ``work_limit`` steps).
+    Without a time limit it runs ``DEFAULT_BUDGET_S`` seconds (or ``work_limit`` steps);
+    with ``work_limit`` and ``step_work`` only the steps count (reproducible).
     """
     run = run or Run()
     opts = options or LnsOptions()
-    budget = run.time_limit if run.time_limit is not None else DEFAULT_BUDGET_S
-    deadline = run.started + budget
+    # reproducible (steps of deterministic work, no time limit): no wall-clock budget
+    steady = opts.work_limit is not None and opts.step_work is not None
+    budget = (run.time_limit if run.time_limit is not None else None if steady
+              else DEFAULT_BUDGET_S)
+    deadline = math.inf if budget is None else run.started + budget
     if run.hint is not None:
         base = run.hint
     else:  # not checked here: the schedule that leaves is, once
+        # without a time limit the start runs as it would alone, so lns never returns a
+        # schedule worse than its start's own (tests/test_start.py)
         spec = SOLVERS.spec(opts.start)
-        base = SOLVERS.load(opts.start)(instance, Run(max(0.1, 0.2 * budget), seed=run.seed,
-                                                      stop=run.stop), spec.parse_options({}))
+        limit = None if run.time_limit is None else max(0.1, START_SHARE * run.time_limit)
+        base = SOLVERS.load(opts.start)(instance, Run(limit, seed=run.seed, stop=run.stop),
+                                        spec.parse_options({}))
         if not base.status.has_schedule:
             raise SolverError(f"lns: the start {opts.start!r} gave no schedule")
     best = Plan.of(instance, base.schedule)
@@ -330,7 +349,9 @@ def solve_lns(instance: Instance, run: Run | None = None,
         free, gpus = _window(instance, best, size, rng)
         if len(free) == 0:
             continue
-        cand, done = _reoptimise(instance, best, free, gpus, min(opts.step_time, left), run)
+        step = opts.step_time if opts.step_work is None else max(opts.step_time, 60.0)
+        cand, done = _reoptimise(instance, best, free, gpus, min(step, left), run,
+                                 opts.step_work)
         if done and cand is not None and len(free) == instance.num_tasks and len(
                 gpus) == instance.num_gpus:  # CP-SAT solved the whole instance exactly
             best = left_shift(instance, cand)

@@ -296,5 +296,17 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, **kwargs: Any) -> pd.DataFrame:
     out = Path(out_dir)
     csv = results_path(sweep, out)
     df = run_cells(sweep.cells(), Store(out / "cells" / sweep.name), desc=sweep.name, **kwargs)
-    atomic_write_text(csv, df.to_csv(index=False))
+    atomic_write_text(csv, csv_text(df))
     return df
+
+
+def csv_text(df: pd.DataFrame) -> str:
+    """``df`` as CSV, a list or mapping in a cell (a parameter such as ``solvers``) as JSON
+    (``["hare", "wspt"]``, which ``json.loads`` reads back), not as Python's repr."""
+    def cell(value: Any) -> Any:
+        return json.dumps(value) if isinstance(value, (list, tuple, dict)) else value
+
+    out = df.copy()
+    for col in out.select_dtypes(include="object").columns:
+        out[col] = out[col].map(cell)
+    return out.to_csv(index=False)

@@ -6,8 +6,9 @@ pandas costs about 0.5-0.7 s of CPU to import: more than a small CP-SAT solve. W
 ``cp_model`` imports, ``pandas`` is a stand-in whose attributes are placeholder classes
 (the annotations read ``pd.Index``, ``pd.Series``); afterwards ``cp_model.pd`` is a
 proxy that imports the real pandas on first use, so its pandas helpers still work. If
-pandas is already loaded, other threads run (one could import pandas meanwhile), or
-anything in this goes wrong, ``cp_model`` is imported as usual.
+pandas is already loaded, other threads run (one could import pandas meanwhile; the
+command line's own listener threads import nothing and do not count), or anything in
+this goes wrong, ``cp_model`` is imported as usual.
 """
 
 from __future__ import annotations
@@ -39,9 +40,16 @@ class _LazyModule(types.ModuleType):
         return getattr(importlib.import_module(self.__name__), name)
 
 
+#: hare-opt's own threads that import nothing (the signal listener, the progress line,
+#: a child's lifeline): they cannot import pandas while the stand-in is in place.
+QUIET_THREADS = ("hare-opt-signals", "hare-opt-progress", "hare-opt-lifeline")
+
+
 def _import_cp_model() -> types.ModuleType:
     name = "ortools.sat.python.cp_model"
-    if name in sys.modules or "pandas" in sys.modules or threading.active_count() > 1:
+    others = [t for t in threading.enumerate()
+              if t is not threading.current_thread() and t.name not in QUIET_THREADS]
+    if name in sys.modules or "pandas" in sys.modules or others:
         # Another thread could import pandas while the stand-in is in place: not here.
         return importlib.import_module(name)
     stand_in = _Placeholders("pandas")

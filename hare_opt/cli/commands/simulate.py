@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from hare_opt.model import OptionError
 
@@ -64,12 +65,12 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from hare_opt.cli import args as a
-    from hare_opt.generators import instance_switching, workload_instance
+    from hare_opt.generators import instance_switching
     from hare_opt.io import atomic_path, load_instance
     from hare_opt.model import Instance
     from hare_opt.sim import compare, policy_names, simulate
-    from hare_opt.sim.policy import UnknownPolicyError, get_policy, policy_mode
-    from hare_opt.sim.semantics import switching_for
+    from hare_opt.sim.policy import UnknownPolicyError, get_policy
+    from hare_opt.sim.workload import simulate_workload
 
     policies = args.policies
     unknown = [p for p in policies if p.partition(":")[0] not in policy_names()]
@@ -90,31 +91,25 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         a.check_output(args.out, [args.instance, args.trace], owner="simulate")
     folder = a.check_folder(args.out_dir, owner="simulate") if args.out_dir else None
-    built: dict[str, Instance] = {}
-    columns: dict[str, str] = {}  # the switching each policy ran with, said in the output
 
-    def instance_for(policy: str) -> Instance:
-        """The instance file as it is; a workload built with the policy's switching."""
-        column = "instance" if args.instance else switching_for(
-            policy_mode(policy), args.semantics, args.switching or "hare")
-        columns[policy] = column if args.switching is None or not args.instance \
-            else args.switching
-        if column not in built:
-            built[column] = (instance_switching(load_instance(args.instance), args.switching)
-                             if args.instance else
-                             workload_instance(args.workload, seed=args.seed or 0,
-                                               n_jobs=args.jobs or 40,
-                                               cluster=args.cluster or "testbed",
-                                               switching=column, trace=args.trace,
-                                               regime=args.regime))
-        return built[column]
+    def bar(name: str, inst: Instance) -> Any:
+        return tqdm(total=inst.num_jobs, desc=name, unit="job", file=sys.stderr,
+                    disable=args.no_progress or not sys.stderr.isatty(), leave=False)
 
-    runs = []
-    for name in policies:
-        inst = instance_for(name)
-        with tqdm(total=inst.num_jobs, desc=name, unit="job", file=sys.stderr,
-                  disable=args.no_progress or not sys.stderr.isatty(), leave=False) as bar:
-            runs.append(simulate(inst, name, progress=bar, semantics=args.semantics))
+    if args.instance:  # the file as it is (or without setups), for every policy
+        inst = instance_switching(load_instance(args.instance), args.switching)
+        runs = []
+        for name in policies:
+            with bar(name, inst) as progress:
+                run = simulate(inst, name, progress=progress, semantics=args.semantics)
+            run.metrics["switching_model"] = args.switching or "instance"
+            runs.append(run)
+    else:  # each policy on the workload built with its column (as in Python)
+        runs = simulate_workload(args.workload, policies, seed=args.seed or 0,
+                                 n_jobs=args.jobs or 40, cluster=args.cluster or "testbed",
+                                 switching=args.switching or "hare", semantics=args.semantics,
+                                 regime=args.regime, trace=args.trace, bars=bar)
+    columns = {r.policy: r.metrics["switching_model"] for r in runs}
     if args.out:
         with atomic_path(args.out) as tmp:
             pd.concat([r.jobs for r in runs]).to_csv(tmp, index=False)

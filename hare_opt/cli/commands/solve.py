@@ -77,6 +77,8 @@ def bound_label(result) -> str:
     label = result.stats.get("lower_bound_from")  # a heuristic's own bound
     if label:
         return label
+    if result.stats.get("relaxation_bound") is not None:  # hare-paper: its step 1's bound
+        return "its relaxation's proved bound (step 1)"
     source = result.stats.get("bound_from")  # an exact run: its own proof or the bounds
     if source == "bounds":
         return "from hare_opt.bounds (critical path, load)"

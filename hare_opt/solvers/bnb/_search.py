@@ -120,7 +120,7 @@ def _load(q, w, v, s, nj):
     The float twin of ``hare_opt.bounds.combinatorial.preemptive_wspt`` (exact, in
     Fractions, which numba cannot run); here it runs at every node.
     """
-    order = np.argsort(q[:nj])
+    order = np.argsort(q[:nj], kind="mergesort")  # stable: the same order compiled or not
     left = v[:nj].copy()
     acc = np.zeros(nj)
     t = 0.0
@@ -290,7 +290,7 @@ def expand(row, d, chj, chg, nch, proc, fix, gtype, n, m):
             keys[cnt] = s + proc[j, g] / (proc[j, g] + fix[0, j])
             js[cnt], gs[cnt] = j, g
             cnt += 1
-    order = np.argsort(keys[:cnt])
+    order = np.argsort(keys[:cnt], kind="mergesort")  # stable: ties keep their index order
     for a in range(cnt):
         chj[d, a] = js[order[a]]
         chg[d, a] = gs[order[a]]

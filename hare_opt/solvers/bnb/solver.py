@@ -12,13 +12,14 @@ Correctness, bounds and dominance: docs/formulations.md, "Branch and bound".
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from hare_opt.bounds.combinatorial import min_sync
-from hare_opt.model import GPU, Instance, Job, Result, Schedule, Stats, Status
+from hare_opt.model import GPU, Instance, Job, Result, Schedule, Stats, Status, ceil_bound
 from hare_opt.model.options import Run
 from hare_opt.solvers import incumbent
 from hare_opt.solvers.bnb import _search as k
@@ -225,7 +226,7 @@ class BnbBackend:
                          "nodes": int(s.counts[0]), "dominated": int(s.counts[1]),
                          "pruned_by_bound": int(s.counts[3]), "improvements": int(s.counts[2]),
                          "memo_labels": int(s.memo.count[0]), "memo_full": s.memo.full,
-                         "root_bound": round(s.root, 3),
+                         "root_bound": ceil_bound(s.root) if math.isfinite(s.root) else None,
                          "search_bound_from_shared": int(best[0]) < s.own_value})
 
     def _open_bound(self, ctx: Context, s: _Search) -> float:

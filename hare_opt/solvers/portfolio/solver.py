@@ -121,8 +121,8 @@ def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue,
 
 
 def _brief(result: Result) -> dict[str, Any]:
-    return {"status": str(result.status), "objective": result.objective,
-            "lower_bound": result.lower_bound, "runtime_s": round(result.runtime_s, 3)}
+    """A member's result as the portfolio's own is printed (``Result.summary``)."""
+    return result.summary()
 
 
 def members(opts: PortfolioOptions, *, quick: bool = False,
