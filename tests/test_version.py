@@ -48,12 +48,12 @@ def test_a_cell_goes_stale_with_what_it_loaded_and_names_it(tmp_path, monkeypatc
     store = Store(tmp_path)
     run_cells([cell], store, workers=1, progress=False)
     assert store.state(cell).current
-    real = version.file_hash
+    real = version.code_hash
 
     def edited(path):
         return "edited" if path is not None and path.name == "cells.py" else real(path)
 
-    monkeypatch.setattr(version, "file_hash", edited)
+    monkeypatch.setattr(version, "code_hash", edited)
     st = store.state(cell)
     assert st.status == "stale" and st.changed == ("hare_opt.sweeps.cells",)
     assert store.load(cell) is None
@@ -64,12 +64,12 @@ def test_an_edit_to_one_policy_recomputes_that_policy_only(tmp_path, monkeypatch
              for p in ("gavel-fifo", "hlas")]
     store = Store(tmp_path)
     run_cells(cells, store, workers=2, progress=False)
-    real = version.file_hash
+    real = version.code_hash
 
     def edited(path):  # as if a comment were appended to hlas.py
         return "edited" if path is not None and path.name == "hlas.py" else real(path)
 
-    monkeypatch.setattr(version, "file_hash", edited)
+    monkeypatch.setattr(version, "code_hash", edited)
     fifo, hlas = (store.state(c) for c in cells)
     assert fifo.current
     assert hlas.status == "stale" and hlas.changed == ("hare_opt.sim.policies.hlas",)
@@ -147,3 +147,48 @@ def test_the_portfolio_reports_the_modules_its_children_ran():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120).stdout.split()
     assert "hare_opt.solvers.milp.formulation" in out, out
+
+
+def test_a_comment_docstring_or_layout_stales_nothing_a_code_edit_does(tmp_path):
+    """Keys are of code: the syntax tree without docstrings."""
+    base = tmp_path / "m.py"
+    base.write_text('"""Doc."""\n\nX = 1\n\n\ndef f(a, b):\n    """Doc."""\n    return a + b\n')
+    h = version.code_hash(base)
+    same = tmp_path / "same.py"
+    same.write_text("'''Other doc.'''\nX = 1  # a comment\n\n\ndef f(\n    a,\n    b,\n):\n"
+                    "    return (a + b)\n")
+    assert version.code_hash(same) == h and h.startswith(version.CODE)
+    other = tmp_path / "other.py"
+    other.write_text('"""Doc."""\n\nX = 1\n\n\ndef f(a, b):\n    """Doc."""\n    return a - b\n')
+    assert version.code_hash(other) != h
+    string = tmp_path / "string.py"  # a string that is not a docstring is code
+    string.write_text('"""Doc."""\n\nX = "1"\n\n\ndef f(a, b):\n    return a + b\n')
+    assert version.code_hash(string) != version.code_hash(same)
+
+
+def test_a_byte_keyed_cell_still_matches_and_is_rekeyed_by_code(tmp_path):
+    cell = Cell("arith", {"seed": 3, "n": 5})
+    store = Store(tmp_path)
+    run_cells([cell], store, workers=1, progress=False)
+    deps = _deps(store, cell)
+    assert all(h.startswith(version.CODE) for k, h in deps.items() if not k.startswith("data:"))
+    assert not version.KEYING & set(deps)
+    # as an older run stored it: byte hashes, the keying module named
+    old = {k: version.file_hash(version.module_file(k)) for k in deps}
+    old["hare_opt.util.version"] = "0123456789abcdef"
+    path = store.path(cell)
+    doc = json.loads(path.read_text())
+    doc["payload"]["deps"] = old
+    from hare_opt.sweeps.store import _checksum
+
+    doc["checksum"] = _checksum(doc["payload"])
+    path.write_text(json.dumps(doc))
+    assert store.state(cell).current                 # the same bytes: current
+    assert store.rekey(cell) and _deps(store, cell) == deps and store.state(cell).current
+    assert not store.rekey(cell)                     # nothing left to rewrite
+    old["hare_opt.sweeps.cells"] = "fedcba9876543210"  # a byte hash that no longer matches
+    doc["payload"]["deps"] = old
+    doc["checksum"] = _checksum(doc["payload"])
+    path.write_text(json.dumps(doc))
+    assert store.state(cell).changed == ("hare_opt.sweeps.cells",)
+    assert not store.rekey(cell)                     # a stale key is never rewritten

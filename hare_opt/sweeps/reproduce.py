@@ -107,6 +107,8 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
     listed, store, plan = plan_items(out, quick=quick, only=only, cache=cache, regime=regime)
     if announce is not None:
         announce(plan)
+    for cell in {c.key: c for cs in listed.values() for c in cs}.values():
+        store.rekey(cell)  # a current cell keyed by bytes: by code from now on
 
     def cost(cell: Cell) -> float:
         return plan.estimates.get(cell.key, 1.0)

@@ -25,7 +25,8 @@ from hare_opt.io import OutputError, atomic_write_text
 from hare_opt.io.output import plain_file
 from hare_opt.sweeps.cells import Cell
 from hare_opt.sweeps.executors import SweepError
-from hare_opt.util.version import code_version, dependency_hashes
+from hare_opt.util.version import changed as changed_deps
+from hare_opt.util.version import code_version, rekey
 
 FORMAT = "hare-opt/cell@2"
 #: Earlier formats still read: their files are sound, from older code, so stale (their
@@ -100,11 +101,7 @@ class Store:
         if not isinstance(payload.get("deps"), dict) or not isinstance(payload.get("rows"),
                                                                         list):
             return State("corrupt")
-        deps: dict[str, str] = payload["deps"]
-        modules = [k for k in deps if not k.startswith("data:")]
-        data = [k[5:] for k in deps if k.startswith("data:")]
-        now = dependency_hashes(modules, data)
-        changed = tuple(sorted(k for k in deps if now.get(k) != deps[k]))
+        changed = changed_deps(payload["deps"])
         return State("stale" if changed else "current", changed, payload)
 
     def load(self, cell: Cell) -> list[dict[str, Any]] | None:
@@ -130,6 +127,22 @@ class Store:
         except OSError as exc:
             raise StoreError(f"cell store {path}: cannot be written "
                              f"({exc.strerror or exc})") from None
+
+    def rekey(self, cell: Cell) -> bool:
+        """Rewrite a current cell's key in today's form (``util.version.rekey``: byte
+        hashes as code hashes, the same code); its rows untouched. Returns whether it did."""
+        st = self.state(cell)
+        deps = rekey(st.payload["deps"]) if st.current and st.payload is not None else None
+        if deps is None or st.payload is None:
+            return False
+        payload = {**st.payload, "deps": deps}
+        doc = {"format": FORMAT, "checksum": _checksum(payload), "payload": payload}
+        path = self.path(cell)
+        try:
+            atomic_write_text(path, json.dumps(doc, sort_keys=True, default=str))
+        except OutputError as exc:
+            raise StoreError(str(exc)) from None
+        return True
 
     def cost(self, cell: Cell) -> tuple[float, float] | None:
         """(wall s, CPU s) the stored cell took, current or stale (CPU: nan if unknown)."""
