@@ -28,7 +28,11 @@ PLUGIN = textwrap.dedent('''
 
     from hare_opt.model import Result, Status
     from hare_opt.model.options import Options, Run, option
+    from hare_opt.bounds import BoundSpec, register_bound
     from hare_opt.sim import register_policy
+    from hare_opt.sweeps.catalog import ITEMS
+    from hare_opt.sweeps.items import sim_item, testbed
+    from hare_opt.sweeps.verdicts import Best
     from hare_opt.solvers import SolverSpec, register, solve
 
 
@@ -80,13 +84,30 @@ PLUGIN = textwrap.dedent('''
 
     register(SolverSpec("toy", solve_toy, "exact", ToyOptions))
     register_policy("toy-policy", HeavyFirst)
+
+
+    def toy_bound(instance) -> int:
+        """Each job ends no earlier than its release plus its fastest task (a wrong one
+        claims ten times that)."""
+        return TIMES * sum(j.weight * (j.release + min(j.task_time.values()))
+                           for j in instance.jobs)
+
+
+    TIMES = 1
+    register_bound(BoundSpec("toy-bound", toy_bound, exact=True, cheap=False))
+
+    # a reproduction item: hare against gavel-fifo on a 4-job testbed
+    ITEMS["toy-item"] = sim_item("toy: hare and gavel-fifo on 4 jobs", "hare is best",
+                                 [{**testbed(n_jobs=4), "label": "4 jobs"}], [Best()],
+                                 policies=["hare", "gavel-fifo"])
 ''')
 
 
 def run_pytest(tmp_path: Path, *args: str, honest: bool = True) -> subprocess.CompletedProcess:
     source = PLUGIN if honest else PLUGIN.replace("honest: bool = option(True)",
                                                    "honest: bool = option(False)").replace(
-        "def __init__(self, lazy=False)", "def __init__(self, lazy=True)")
+        "def __init__(self, lazy=False)", "def __init__(self, lazy=True)").replace(
+        "TIMES = 1", "TIMES = 10")
     (tmp_path / "toy_plugin.py").write_text(source)
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{TESTS}", "CI": "true"}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "toy_plugin", "-v",
@@ -103,6 +124,44 @@ def test_a_registered_toy_solver_and_policy_are_cross_checked(tmp_path):
                  "test_exact.py::test_fig1_beats_paper[toy]",
                  "test_sim.py::test_every_policy_gives_checked_schedules[toy-policy]"):
         assert f"{test} PASSED" in out.stdout, out.stdout[-3000:]
+
+
+def test_the_recipes_toy_bound_and_item_and_the_engines_contract(tmp_path):
+    """docs/contributing.md's recipes as a user follows them, in a plugin (no file of the
+    package edited): a bound registered with one call is checked against the brute
+    force; an item added to ``ITEMS`` is drawn and read by the figure test and runs
+    end to end; a policy without a kernel leaves the engines' tests green (it runs in
+    the reference engine)."""
+    out = run_pytest(tmp_path, "tests/test_bounds.py", "tests/test_figures.py",
+                     "tests/test_relaxed.py", "tests/test_compiled.py", "-k",
+                     "brute_force or toy-item or has_a_kernel")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    for test in ("test_bounds.py::test_bounds_below_brute_force_optimum_below_heuristics",
+                 "test_figures.py::test_each_item_figure_reads[toy-item]",
+                 "test_relaxed.py::test_every_built_in_relaxed_policy_has_a_kernel",
+                 "test_compiled.py::test_every_built_in_gang_policy_has_a_kernel"):
+        assert f"{test} PASSED" in out.stdout, out.stdout[-3000:]
+    (tmp_path / "toy_plugin.py").write_text(PLUGIN)
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{TESTS}", "CI": "true"}
+    script = ("import toy_plugin, sys\n"
+              "from hare_opt.sweeps.reproduce import run_items\n"
+              "[o] = run_items(sys.argv[1], only=['toy-item'], workers=1, progress=False)\n"
+              "print(o.verdict)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "figs")],
+                          cwd=TESTS.parent, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "figs" / "toy-item.csv").is_file()
+    assert (tmp_path / "figs" / "toy-item.png").is_file()
+    assert "toy-item" in (tmp_path / "figs" / "README.md").read_text()
+    assert "FAILED" not in done.stdout and done.stdout.strip()
+
+
+def test_a_wrong_toy_bound_is_caught(tmp_path):
+    out = run_pytest(tmp_path, "tests/test_bounds.py", "-k", "brute_force", honest=False)
+    assert out.returncode == 1, out.stdout[-3000:]
+    assert "test_bounds_below_brute_force_optimum_below_heuristics FAILED" in out.stdout
+    assert "toy-bound" in out.stdout
 
 
 def test_a_wrong_toy_solver_and_policy_are_caught(tmp_path):
