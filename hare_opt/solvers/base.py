@@ -234,18 +234,6 @@ def warm_kernels(groups: tuple[str, ...]) -> float:
     return time.perf_counter() - t0
 
 
-def kernel_groups(spec: SolverSpec, options: Options, hint: Result | None
-                  ) -> tuple[str, ...]:
-    """The kernel groups a solve with ``spec`` runs: its own and, for an exact solver, its
-    start's heuristic's (``solvers.exact.start_kernels``); ``solve`` loads them before
-    the run's clock, so a first compile is not search time."""
-    if spec.kind != "exact":
-        return spec.kernels
-    from hare_opt.solvers.exact import start_kernels
-
-    return (*spec.kernels, *start_kernels(options, hint))
-
-
 def check_hint(instance: Instance, hint: Result) -> Result:
     """A hint as a verified ``feasible`` result (its report attached), or a named error."""
     if not isinstance(hint, Result):
@@ -287,8 +275,7 @@ def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None 
     opts = spec.parse_options(options)
     check_size(f"solver {solver!r}", instance.name, instance.num_tasks, MAX_TASKS,
                advice="a schedule holds one row per task")
-    # before the clock: a one-off, not search time
-    compile_s = warm_kernels(kernel_groups(spec, opts, hint))
+    compile_s = warm_kernels(spec.kernels)  # before the clock: a one-off, not search time
     run = Run(time_limit=time_limit, seed=seed, threads=threads, log=log, progress=progress,
               verify=verify_result)
     if run.time_limit is not None and verify_result:

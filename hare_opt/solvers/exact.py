@@ -158,15 +158,6 @@ class Backend(Protocol):
         """The schedule of the best solution ``search`` found (``Found.solution``)."""
 
 
-def start_kernels(options: Options, hint: Result | None) -> tuple[str, ...]:
-    """The kernel groups the start's heuristic runs (none with a hint): ``solve`` loads
-    them with the backend's own, in its thread and before the run's clock."""
-    name = getattr(options, "start_heuristic", None)
-    if hint is not None or not name:
-        return ()
-    return SOLVERS.spec(AUTO_HEURISTIC if name == "auto" else name).kernels
-
-
 def rules_and_heuristics(kind: str) -> list[str]:
     return SOLVERS.names(lambda s: s.kind == kind)
 
