@@ -124,6 +124,8 @@ def refused(argv: list[str]) -> str:
 def test_special_files_are_refused_before_any_work(tmp_path, kind):
     if kind == "device":
         target = "/dev/zero"
+        if not stat.S_ISCHR(os.stat(target).st_mode):  # what the case assumes
+            pytest.skip("/dev/zero is not a character device on this machine")
     elif kind == "link loop":
         target = str(tmp_path / "loop")
         os.symlink(target, target)

@@ -14,6 +14,7 @@ import io
 import json
 import lzma
 import os
+import stat
 import zipfile
 from pathlib import Path
 
@@ -124,6 +125,8 @@ LATE = [
 @pytest.mark.parametrize("argv", CASES + LATE, ids=lambda a: " ".join(a)[:60])
 def test_bad_arguments_are_refused_in_one_line(argv, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing may be written; if it were, not in the repo
+    if "/dev/zero" in argv and not stat.S_ISCHR(os.stat("/dev/zero").st_mode):
+        pytest.skip("/dev/zero is not a character device on this machine")  # assumed
     refused(argv)
     assert not any(tmp_path.iterdir())
 
