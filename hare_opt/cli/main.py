@@ -139,6 +139,13 @@ def _quiet_stdout() -> None:
     os.close(null)
 
 
+def _say(line: str) -> None:
+    """One line on stderr in one write: another thread's output (an import trace, a
+    progress line) cannot land inside it."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``hare-opt`` (``argv``: the arguments; None: this process's command line).
 
@@ -156,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sig = interrupt.requested()
             what = signal.Signals(sig).name if sig else "SIGINT"
             note = _compiling(exc)
-            print(f"{_usage_prefix(argv)}: interrupted by {what}{note}", file=sys.stderr)
+            _say(f"{_usage_prefix(argv)}: interrupted by {what}{note}")
             code = interrupt.EXIT_INTERRUPTED
             if note and argv is None:
                 # LLVM's state, cut mid-compile, can crash the interpreter's clean-up
@@ -267,7 +274,7 @@ def _run(argv: Sequence[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
     except HareOptError as exc:  # UsageError, or a deprecated spelling's own complaint
-        print(f"{_usage_prefix(argv)}: error: {exc}", file=sys.stderr)
+        _say(f"{_usage_prefix(argv)}: error: {exc}")
         return EXIT_USAGE
     if not hasattr(args, "_run"):  # bare ``hare-opt``: the list of commands, and why 2
         parser.print_help()
@@ -281,7 +288,7 @@ def _run(argv: Sequence[str] | None) -> int:
         code = int(args._run(args) or 0)
         sig = interrupt.requested()
         if sig is not None:
-            print(f"{name}: stopped by {signal.Signals(sig).name}", file=sys.stderr)
+            _say(f"{name}: stopped by {signal.Signals(sig).name}")
             return interrupt.EXIT_INTERRUPTED
         return code
     except BrokenPipeError:
@@ -300,13 +307,13 @@ def _refusal(name: str, exc: Exception) -> int:
     its traceback is the report."""
     if isinstance(exc, HareOptError):
         text = _one_line(exc).removeprefix(f"{name.split()[-1]}: ")  # said once is enough
-        print(f"{name}: error: {text}{_pointer(exc)}", file=sys.stderr)
+        _say(f"{name}: error: {text}{_pointer(exc)}")
     elif isinstance(exc, MemoryError):
         print(f"{name}: error: out of memory (instance or option too large; limits: "
               f"{SPEC})", file=sys.stderr)
     elif isinstance(exc, (OSError, ValueError, OverflowError)):
         # Files that cannot be written, numbers a user typed wrong.
-        print(f"{name}: error: {_one_line(exc)}", file=sys.stderr)
+        _say(f"{name}: error: {_one_line(exc)}")
     else:
         raise exc
     return EXIT_USAGE
