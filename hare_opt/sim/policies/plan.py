@@ -25,10 +25,10 @@ make it cheap (docs/simulator.md has the full story):
   default): an idle GPU takes the first entry of its type's queue that can start
   now (its job's previous round has synced; planned times are ignored), so no GPU
   is held for a future barrier or a planned time; the plan gives the order only.
-  A plan is kept as runs of tasks, not task by task (``plans.PlanRuns``);
+  A plan is kept as runs of tasks, not task by task (``engine.plans.PlanRuns``);
   ``make_plan`` is the re-plan both engines share, and the compiled engine
-  (``sim/relaxed_kernel.py``) transcribes ``decide``, ``_dispatch``,
-  ``_dispatch_ready`` and ``_should_replan``.
+  (``sim/engine/relaxed_kernel.py``, handed ``kernel_state()``) transcribes
+  ``decide``, ``_dispatch``, ``_dispatch_ready`` and ``_should_replan``.
 * ``replan="arrival"`` re-plans at every arrival time (the paper's rule; the
   ``auto`` default up to 500 jobs). ``replan="lazy"`` re-plans only when fewer
   than ``low_water`` tasks are queued, or new jobs arrived while a GPU type idles
@@ -59,13 +59,14 @@ from hare_opt.model import Instance, Job, OptionError
 from hare_opt.model.instance import MAX_COUNT
 from hare_opt.model.options import UnknownOptionError, option
 from hare_opt.model.planning import Planner, Warm
+from hare_opt.sim.engine.plans import PlanRuns
+from hare_opt.sim.engine.state import RelaxedKernel, keeps_rules
 from hare_opt.sim.events import Events, SimulationError
-from hare_opt.sim.policies.plans import PlanRuns
 from hare_opt.sim.policy import PolicyOptions
 from hare_opt.solvers.planners import get_planner
 
 if TYPE_CHECKING:
-    from hare_opt.sim.simulator import Simulator
+    from hare_opt.sim.engine.reference import Simulator
 
 AUTO_JOBS = 500  # "auto" re-plans at every arrival up to this many jobs
 BUSY = "~busy-gpu-"
@@ -104,7 +105,6 @@ class PlanPolicy:
 
     name = "plan"
     mode = "relaxed"
-    kernel = "plan"  # sim/relaxed_kernel.py transcribes these rules
     solver = "hare"
     Options: ClassVar[type[PlanOptions]] = PlanOptions
 
@@ -176,6 +176,26 @@ class PlanPolicy:
     def stats(self) -> dict[str, Any]:
         return {"plans": self.num_plans, "replan": self.mode_, "plan_tasks": self.budget,
                 **self.planner.stats()}
+
+    #: What ``engine/relaxed_kernel.py`` transcribes: a subclass overriding one of these
+    #: runs in the reference engine (one changing ``make_plan`` or
+    #: ``planning_instance`` is called back from the compiled loop).
+    TRANSCRIBED = ("decide", "_dispatch", "_dispatch_ready", "_served", "_start_task",
+                   "_should_replan", "_unplanned", "_replan", "reset")
+
+    def kernel_state(self, sim: Simulator) -> RelaxedKernel | None:
+        """The compiled core's state (after ``reset``); None if a transcribed rule changed."""
+        if not keeps_rules(self, PlanPolicy, PlanPolicy.TRANSCRIBED):
+            return None
+        return RelaxedKernel("plan", arrival=self.mode_ == "arrival",
+                             conserving=self.conserving, gap=self.gap, water=self.water,
+                             last_plan=self.last_plan, planned_until=self.planned_until,
+                             replan=self._kernel_replan)
+
+    def _kernel_replan(self, view: Any) -> tuple[PlanRuns, int]:
+        """The compiled loop's re-plan: the plan, and when it was made."""
+        plan = self.make_plan(view)
+        return plan, self.last_plan
 
     # --- events -------------------------------------------------------------------
     def decide(self, sim: Simulator, events: Events) -> None:

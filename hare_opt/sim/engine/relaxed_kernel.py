@@ -38,7 +38,7 @@ import numpy as np
 
 from hare_opt.heuristics import _kernels as R
 from hare_opt.model.rules import earliest_start
-from hare_opt.sim import kernel as K
+from hare_opt.sim.engine import kernel as K
 from hare_opt.util.jit import PinnedJit
 
 _BIG = R._BIG
