@@ -120,8 +120,12 @@ class PlanPolicy:
         self.plan_evals = o.plan_evals
         self.solver_options = o.planner_options
         self.conserving = o.follow == "work-conserving"
-        try:  # the planner's own options fail here, by name, not mid-run
-            get_planner(self.solver, evals=self.plan_evals, **self.solver_options)
+        # The planner's own options fail here, by name, not mid-run; the planner built to
+        # check them is the first run's (``reset``) when that run asks for the same evals.
+        evals = self.plan_evals or (1 if self.replan == "lazy" else None)
+        try:
+            self._spare: tuple[int | None, Planner] | None = (evals, get_planner(
+                self.solver, evals=evals, **self.solver_options))
         except TypeError as exc:  # "... got an unexpected keyword argument 'x'"
             name = str(exc).rsplit(" ", 1)[-1]
             raise UnknownOptionError(f"has no option {name} (neither has its planner "
@@ -150,8 +154,9 @@ class PlanPolicy:
         self.gap = (typical if lazy else 0) if self.min_gap is None else self.min_gap
         # None: the planner's own default (each planner knows how many candidates it has)
         self.evals = self.plan_evals or (1 if lazy else None)
-        self.planner: Planner = get_planner(self.solver, evals=self.evals,
-                                            **self.solver_options)
+        spare, self._spare = self._spare, None
+        self.planner: Planner = spare[1] if spare is not None and spare[0] == self.evals \
+            else get_planner(self.solver, evals=self.evals, **self.solver_options)
         self.last_plan = -self.gap - 1
         self.types = inst.gpu_type_index
         self.of_type = [np.flatnonzero(self.types == k) for k in range(len(inst.gpu_types))]
