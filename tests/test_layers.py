@@ -223,6 +223,18 @@ def test_sim_layers_only_point_down():
     assert not wrong, "imports pointing up or sideways:\n" + "\n".join(sorted(wrong))
 
 
+def test_only_the_policies_import_policies_and_the_registry_no_compiled_core():
+    """An engine takes a policy's state object, and the entry point resolves the engine
+    through the registry: neither imports a policy module; the registry names policies
+    by string and its one engine import is the Protocol's home, the reference loop."""
+    g = sim_graph()
+    into_policies = sorted(src for src, dst in g.edges
+                           if sim_part(dst) == "policies" and sim_part(src) != "policies")
+    assert not into_policies, into_policies
+    assert {d for d in g.successors("hare_opt.sim.policy") if sim_part(d) == "engine"} \
+        == {"hare_opt.sim.engine.reference"}
+
+
 def test_no_import_cycle_in_the_simulator_counting_annotations():
     g = sim_graph()
     assert len(g) > 20 and g.number_of_edges() > 40  # the scan sees the package

@@ -59,8 +59,8 @@ def test_every_built_in_relaxed_policy_has_a_kernel():
 #: plans), per-job horizons, a least gap, and a solver without warm starts (busy GPUs
 #: as stand-in jobs, partly started rounds planned whole).
 PLAN_OPTIONS = [{}, {"replan": "lazy"}, {"plan_tasks": 6}, {"horizon_rounds": 2},
-                {"replan": "lazy", "min_gap": 3, "low_water": 2}, {"solver": "wspt"},
-                {"solver": "eft", "plan_tasks": 5}]
+                {"replan": "lazy", "min_gap": 3, "low_water": 2}, {"planner": "wspt"},
+                {"planner": "eft", "plan_tasks": 5}]
 
 
 #: Plan followers under both rules (sched-homo's default is work-conserving), and hlas.

@@ -26,7 +26,7 @@ from hare_opt.model.options import Options, UnknownOptionError, parse_spec
 from hare_opt.sim.engine.reference import Mode, Policy
 from hare_opt.util.registry import Registry, resolve
 
-__all__ = ["POLICIES", "Engine", "Mode", "Policy", "PolicyOptions", "PolicySpec",
+__all__ = ["POLICIES", "Engine", "PolicyOptions", "PolicySpec",
            "UnknownPolicyError", "compiled_policies", "engine_of", "get_policy",
            "parse_policy_spec", "policy_mode", "policy_names", "register_policy"]
 

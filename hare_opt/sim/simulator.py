@@ -16,12 +16,11 @@ from hare_opt.model import Instance, OptionError
 from hare_opt.sim.engine import compiled, relaxed
 from hare_opt.sim.engine.reference import Policy, Simulator
 from hare_opt.sim.engine.state import GangKernel, RelaxedKernel
-from hare_opt.sim.events import Events, SimulationError
 from hare_opt.sim.policy import compiled_policies, engine_of, get_policy
 from hare_opt.sim.results import SimResult
 from hare_opt.sim.semantics import DEFAULT_SEMANTICS
 
-__all__ = ["ENGINES", "Events", "SimulationError", "Simulator", "run", "simulate"]
+__all__ = ["ENGINES", "run", "simulate"]
 
 #: ``auto``: the compiled core for the policies it has, else the reference.
 ENGINES = ("auto", "compiled", "python")

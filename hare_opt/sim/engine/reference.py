@@ -48,7 +48,7 @@ from hare_opt.sim.semantics import (
     lease_units,
 )
 
-__all__ = ["Events", "Mode", "Policy", "SimulationError", "Simulator"]
+__all__ = ["Mode", "Policy", "Simulator"]
 
 Mode = Literal["relaxed", "gang"]
 
