@@ -1,6 +1,6 @@
 """numba kernels of the compiled engine for relaxed policies; ``relaxed.py`` drives them.
 
-A transcription of the reference event loop (``simulator.Simulator.run``, relaxed
+A transcription of the reference event loop (``reference.Simulator.loop``, relaxed
 ``start``) and of two policies' decisions over int64 arrays: the plan followers'
 dispatch (``policies/plan.py``: ``decide``, ``_dispatch``, ``_should_replan``) and
 ``hlas`` (``policies/hlas.py``). Same events, same order, same ties, hence the same
