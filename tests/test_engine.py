@@ -26,7 +26,7 @@ from hare_opt.heuristics.rounds import (
 from hare_opt.model import GPU, Instance, Job
 from hare_opt.model.planning import Warm
 from hare_opt.model.rules import earliest_start
-from hare_opt.sim import relaxed_kernel
+from hare_opt.sim.engine import relaxed_kernel
 from hare_opt.solvers.bnb import _search
 from hare_opt.util import jit as jit_module
 

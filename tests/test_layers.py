@@ -2,9 +2,11 @@
 
 Read with ``ast`` (nothing is imported): every ``import`` of a hare_opt module,
 at module level or inside a function, counts; imports under ``if TYPE_CHECKING:``
-are annotations only and do not. A module may import from its own package and
-from lower layers; the registries name higher layers by string (``"module:attr"``),
-which is how a lower layer may point at an implementation above it.
+are annotations only and do not between the package's parts. A module may import
+from its own part and from lower layers; the registries name higher layers by string
+(``"module:attr"``), which is how a lower layer may point at an implementation above
+it. Inside the simulator (``hare_opt.sim``) annotations count too: its modules have
+layers of their own (``SIM_LAYERS``) and form no cycle even for the type checker.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import networkx as nx
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "hare_opt"
@@ -44,18 +47,20 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def imports(path: Path) -> set[str]:
-    """hare_opt modules the file imports at run time (TYPE_CHECKING blocks skipped)."""
-    return imports_in(path.read_text(), module_name(path), path.name == "__init__.py")
+def imports(path: Path, typing: bool = False) -> set[str]:
+    """hare_opt modules the file imports at run time (``typing``: under TYPE_CHECKING too)."""
+    return imports_in(path.read_text(), module_name(path), path.name == "__init__.py", typing)
 
 
-def imports_in(source: str, me: str, is_package: bool = False) -> set[str]:
-    """hare_opt modules that ``source`` (module ``me``) imports at run time."""
+def imports_in(source: str, me: str, is_package: bool = False,
+               typing: bool = False) -> set[str]:
+    """hare_opt modules that ``source`` (module ``me``) imports at run time (``typing``:
+    and for annotations, under ``if TYPE_CHECKING:``)."""
     tree = ast.parse(source)
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not typing:
             for child in node.orelse:
                 visit(child)
             return
@@ -92,11 +97,11 @@ def part(name: str) -> str | None:
     return bits[1] if len(bits) > 1 else None
 
 
-def graph() -> dict[str, set[str]]:
-    """Module -> the hare_opt modules it imports."""
+def graph(under: Path = PACKAGE, typing: bool = False) -> dict[str, set[str]]:
+    """Module -> the hare_opt modules it imports (the modules under ``under``)."""
     g: dict[str, set[str]] = {}
-    for path in PACKAGE.rglob("*.py"):
-        g[module_name(path)] = {dst for dst in imports(path) if module_path(dst)}
+    for path in under.rglob("*.py"):
+        g[module_name(path)] = {dst for dst in imports(path, typing) if module_path(dst)}
     return g
 
 
@@ -164,6 +169,88 @@ def test_no_import_cycle():
     assert not found, f"import cycles: {found[:5]}"
 
 
+#: Layers inside the simulator, lowest first: what a run records, the engines (the
+#: reference loop and the compiled cores, which import no policy and no registry), the
+#: registry (which names policies by string and imports no compiled core), the
+#: policies, the entry point that picks an engine, and what builds workloads for it.
+#: The package's ``__init__`` is its facade.
+SIM_LAYERS = {
+    "events": 0, "semantics": 0, "results": 0,
+    "engine": 1,
+    "policy": 2,
+    "policies": 3,
+    "simulator": 4,
+    "workload": 5,
+}
+SIM = PACKAGE / "sim"
+
+
+def sim_part(name: str) -> str | None:
+    """``hare_opt.sim.x...``'s ``x`` (None: the package itself or outside it)."""
+    bits = name.split(".")
+    return bits[2] if len(bits) > 2 and bits[1] == "sim" else None
+
+
+def sim_graph() -> nx.DiGraph:
+    """The simulator's modules and their imports among each other: at module level,
+    inside functions and under ``TYPE_CHECKING`` (the facade ``__init__`` left out)."""
+    g = nx.DiGraph()
+    for src, dsts in graph(SIM, typing=True).items():
+        if sim_part(src) is None:
+            continue
+        g.add_node(src)
+        g.add_edges_from((src, d) for d in dsts if sim_part(d) is not None)
+    return g
+
+
+def test_every_sim_module_has_a_layer():
+    parts = {sim_part(n) for n in sim_graph()}
+    assert parts <= set(SIM_LAYERS), f"give these a layer: {sorted(parts - set(SIM_LAYERS))}"
+
+
+def test_sim_layers_only_point_down():
+    """Inside the package too: an engine never imports a policy or the registry, the
+    registry never a compiled core, a policy never the entry point."""
+    wrong = [f"{src} -> hare_opt.sim (the facade imports every layer)"
+             for src, dsts in graph(SIM, typing=True).items()
+             if sim_part(src) is not None and "hare_opt.sim" in dsts]
+    for src, dst in sim_graph().edges:
+        a, b = sim_part(src), sim_part(dst)
+        assert a is not None and b is not None
+        if a != b and SIM_LAYERS[b] >= SIM_LAYERS[a]:
+            wrong.append(f"{src} -> {dst} ({a}: layer {SIM_LAYERS[a]}, {b}: "
+                         f"layer {SIM_LAYERS[b]})")
+    assert not wrong, "imports pointing up or sideways:\n" + "\n".join(sorted(wrong))
+
+
+def test_only_the_policies_import_policies_and_the_registry_no_compiled_core():
+    """An engine takes a policy's state object, and the entry point resolves the engine
+    through the registry: neither imports a policy module; the registry names policies
+    by string and its one engine import is the Protocol's home, the reference loop."""
+    g = sim_graph()
+    into_policies = sorted(src for src, dst in g.edges
+                           if sim_part(dst) == "policies" and sim_part(src) != "policies")
+    assert not into_policies, into_policies
+    assert {d for d in g.successors("hare_opt.sim.policy") if sim_part(d) == "engine"} \
+        == {"hare_opt.sim.engine.reference"}
+
+
+def test_no_import_cycle_in_the_simulator_counting_annotations():
+    g = sim_graph()
+    assert len(g) > 20 and g.number_of_edges() > 40  # the scan sees the package
+    found = sorted(sorted(c) for c in nx.simple_cycles(g))
+    assert nx.is_directed_acyclic_graph(g), f"import cycles: {found[:5]}"
+
+
+def test_the_sim_scan_counts_function_and_annotation_imports():
+    g = sim_graph()
+    # an annotation-only import (TYPE_CHECKING) and a top-level one are both edges
+    assert g.has_edge("hare_opt.sim.engine.compiled", "hare_opt.sim.engine.reference")
+    assert g.has_edge("hare_opt.sim.simulator", "hare_opt.sim.engine.compiled")
+    cyclic = nx.DiGraph([("a", "b"), ("b", "a")])
+    assert not nx.is_directed_acyclic_graph(cyclic)
+
+
 def test_the_cycle_finder_finds_cycles():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
@@ -180,6 +267,11 @@ def test_the_cycle_finder_finds_cycles():
 ])
 def test_the_scanner_sees_what_python_imports(source, expected):
     assert imports_in(source, "hare_opt.model.result") == expected
+
+
+def test_the_scanner_sees_annotation_imports_when_asked():
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import hare_opt.sim\n"
+    assert imports_in(source, "hare_opt.model.result", typing=True) == {"hare_opt.sim"}
 
 
 def test_an_upward_import_would_fail():

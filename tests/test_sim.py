@@ -67,7 +67,7 @@ def offline_twin(inst: Instance, solver: str, evals: int = PLAN_EVALS):
 def test_plan_policy_reproduces_offline_heuristic(solver, evals, inst):
     """All jobs at time 0, no setups: one plan, executed exactly as the offline heuristic."""
     inst = at_zero(inst)
-    run = simulate(inst, "hare", solver=solver, plan_evals=evals)
+    run = simulate(inst, "hare", planner=solver, plan_evals=evals)
     assert run.result.objective == offline_twin(inst, solver, evals or 1).objective
     assert run.result.stats["plans"] == 1
 

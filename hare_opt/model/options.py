@@ -291,11 +291,6 @@ class Run:
                    else self.hint, self.seed, self.threads, self.log, stop=self.stop,
                    progress=self.progress)
 
-    def with_hint(self, hint: Result | None) -> Run:
-        """The same run (same clock) with another starting schedule."""
-        return Run(self.time_limit, hint, self.seed, self.threads, self.log, self.started,
-                   self.stop, self.progress)
-
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``NAME`` or ``NAME:KEY=VALUE[,KEY=VALUE]`` as the name and its options; values are

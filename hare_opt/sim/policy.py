@@ -1,48 +1,38 @@
-"""The policy extension point: one small Protocol and a registry of policy specs.
+"""The policy extension point: the registry of policy specs, and policies' options.
 
 A policy is any object with ``name``, ``mode`` (``"relaxed"`` or ``"gang"``),
-``reset(sim)``, ``decide(sim, events)`` and ``stats()``. At every event time the
-simulator calls ``decide``; the policy starts work through ``sim.start`` (one task)
-or ``sim.start_gang`` (a whole round), and may ``sim.wake_at`` a later time. The
-simulator enforces every rule, so a policy cannot produce an invalid schedule; it
-can only leave work undone, which the simulator reports as an error.
+``reset(sim)``, ``decide(sim, events)`` and ``stats()`` (the ``Policy`` Protocol,
+defined with the reference loop it is the contract of, ``engine.reference``). At every
+event time the simulator calls ``decide``; the policy starts work through
+``sim.start`` (one task) or ``sim.start_gang`` (a whole round), and may
+``sim.wake_at`` a later time. The simulator enforces every rule, so a policy cannot
+produce an invalid schedule; it can only leave work undone, which the simulator
+reports as an error.
 
 What a policy *is* (its mode, whether it knows remaining work, whether its gang
-rounds stay on one GPU type, whether it is cheap enough for every test workload)
-is its ``PolicySpec``; the tests parametrise over the registry, so a registered
-policy is cross-checked with no test edit.
+rounds stay on one GPU type, whether it is cheap enough for every test workload,
+which compiled core transcribes it) is its ``PolicySpec``; the tests parametrise over
+the registry, so a registered policy is cross-checked with no test edit.
 """
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 from hare_opt.model import HareOptError, OptionError
 from hare_opt.model.options import Options, UnknownOptionError, parse_spec
+from hare_opt.sim.engine.reference import Mode, Policy
 from hare_opt.util.registry import Registry, resolve
 
-if TYPE_CHECKING:
-    from hare_opt.sim.events import Events
-    from hare_opt.sim.simulator import Simulator
+__all__ = ["POLICIES", "Engine", "PolicyOptions", "PolicySpec",
+           "UnknownPolicyError", "compiled_policies", "engine_of", "get_policy",
+           "parse_policy_spec", "policy_mode", "policy_names", "register_policy"]
 
-Mode = Literal["relaxed", "gang"]
-
-
-class Policy(Protocol):
-    name: str
-    mode: Mode
-
-    def reset(self, sim: Simulator) -> None:
-        """Called once before the first event (pre-compute per-instance tables here)."""
-
-    def decide(self, sim: Simulator, events: Events) -> None:
-        """Start work on idle GPUs at ``events.time``."""
-
-    def stats(self) -> dict[str, Any]:
-        """Figures reported with the run (re-plans made, ...); may be empty."""
-
+#: The compiled cores (``hare_opt.sim.engine``): ``gang`` (``compiled.py``) and
+#: ``relaxed`` (``relaxed.py``).
+Engine = Literal["gang", "relaxed"]
 
 
 @dataclass(frozen=True)
@@ -69,11 +59,6 @@ def parse_policy_options(cls: type, name: str, raw: dict[str, Any]) -> Any:
     return raw
 
 
-def option_values(options: PolicyOptions) -> dict[str, Any]:
-    """The parsed options as keyword arguments."""
-    return {f.name: getattr(options, f.name) for f in fields(options)}
-
-
 class UnknownPolicyError(HareOptError, ValueError):
     pass
 
@@ -83,7 +68,9 @@ class PolicySpec:
     """``target``: the policy class (or ``"module:Class"``); ``clairvoyant``: it reads
     remaining work; ``single_type``: every job must fit on the GPUs of one type, and
     its gang rounds use one type (``gavel-fifo``'s ``per-round`` reading excepted); ``fast``:
-    cheap enough to run at every event of the test workloads."""
+    cheap enough to run at every event of the test workloads; ``engine``: the compiled
+    core that transcribes its rules (None: the reference loop only). A policy the spec
+    gives a core runs there when it hands it a state (``kernel_state()``)."""
 
     name: str
     target: str | type
@@ -92,31 +79,43 @@ class PolicySpec:
     single_type: bool = False
     fast: bool = True
     description: str = ""
+    engine: Engine | None = None
+
+    def __post_init__(self) -> None:
+        if self.engine not in (None, "gang", "relaxed"):
+            raise UnknownPolicyError(f"policy {self.name!r}: engine must be 'gang', "
+                                     f"'relaxed' or None, got {self.engine!r}")
+        if self.engine is not None and self.engine != self.mode:
+            raise UnknownPolicyError(f"policy {self.name!r}: a {self.mode} policy cannot run "
+                                     f"in the {self.engine} core")
 
 
 POLICIES: Registry[PolicySpec] = Registry("policy", UnknownPolicyError)
 
 for _spec in (
     PolicySpec("hare", "hare_opt.sim.policies.plan:HarePolicy", "relaxed", clairvoyant=True,
-               description="re-plans with our offline heuristic hare"),
+               engine="relaxed", description="re-plans with our offline heuristic hare"),
     PolicySpec("hare-paper", "hare_opt.sim.policies.plan:HarePaperPolicy", "relaxed",
-               clairvoyant=True, fast=False,
+               clairvoyant=True, fast=False, engine="relaxed",
                description="re-plans with the paper's Algorithm 1"),
     PolicySpec("sched-homo", "hare_opt.sim.policies.plan:SchedHomoPolicy", "relaxed",
-               clairvoyant=True, description="the paper's Sched_Homo: heterogeneity-blind"),
-    PolicySpec("hlas", "hare_opt.sim.policies.hlas:HLASPolicy", "relaxed",
+               clairvoyant=True, engine="relaxed",
+               description="the paper's Sched_Homo: heterogeneity-blind"),
+    PolicySpec("hlas", "hare_opt.sim.policies.hlas:HLASPolicy", "relaxed", engine="relaxed",
                description="heterogeneity-aware least attained service (ours)"),
     PolicySpec("gavel-fifo", "hare_opt.sim.policies.gang:GavelFifoPolicy", "gang",
-               single_type=True,
+               single_type=True, engine="gang",
                description="Gavel FIFO: arrival order, fastest type with room, Gavel's rounds"),
     PolicySpec("srtf", "hare_opt.sim.policies.gang:SRTFPolicy", "gang", clairvoyant=True,
-               description="shortest remaining time first, backfilling"),
-    PolicySpec("tiresias", "hare_opt.sim.policies.tiresias:TiresiasPolicy", "gang",
+               engine="gang", description="shortest remaining time first, backfilling"),
+    PolicySpec("tiresias", "hare_opt.sim.policies.tiresias:TiresiasPolicy", "gang", engine="gang",
                description="Tiresias 2D-LAS, discretised queues"),
     PolicySpec("allox", "hare_opt.sim.policies.allox:AlloXPolicy", "gang", clairvoyant=True,
-               single_type=True, description="AlloX min-cost matching, one type per round"),
+               single_type=True, engine="gang",
+               description="AlloX min-cost matching, one type per round"),
     PolicySpec("gavel-las", "hare_opt.sim.policies.gavel_las:GavelLASPolicy", "gang",
-               single_type=True, description="Gavel max-min fairness LP, Gavel's rounds"),
+               single_type=True, engine="gang",
+               description="Gavel max-min fairness LP, Gavel's rounds"),
 ):
     POLICIES.add(_spec)
 
@@ -136,6 +135,19 @@ def register_policy(name: str, target: str | type, *, mode: Mode | None = None,
 def policy_names(*, mode: Mode | None = None, fast: bool | None = None) -> list[str]:
     return POLICIES.names(lambda s: (mode is None or s.mode == mode)
                           and (fast is None or s.fast == fast))
+
+
+def compiled_policies(engine: Engine | None = None) -> list[str]:
+    """Registered policies a compiled core runs (``engine``: that core's only)."""
+    return POLICIES.names(lambda s: s.engine is not None
+                          and (engine is None or s.engine == engine))
+
+
+def engine_of(policy: Policy) -> Engine | None:
+    """The compiled core the spec registered under the policy's name names (a variant's
+    name, ``"name:key=value"``, counts as its base's); None: the reference loop."""
+    base = policy.name.split(":", 1)[0]
+    return POLICIES.spec(base).engine if base in POLICIES else None
 
 
 def policy_mode(name: str) -> Mode:

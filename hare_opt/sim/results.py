@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,9 +23,6 @@ import pandas as pd
 from hare_opt.checker import verify
 from hare_opt.io.output import atomic_path
 from hare_opt.model import Instance, Result, Schedule, Status
-
-if TYPE_CHECKING:
-    from hare_opt.sim.simulator import Simulator
 
 JOB_COLUMNS = ("policy", "job", "weight", "arrival", "first_start", "completion", "jct",
                "rounds", "tasks_per_round", "setup_time", "semantics")
@@ -64,26 +61,15 @@ class SimResult:
     idle: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_simulator(cls, sim: Simulator, wall_s: float) -> SimResult:
-        """The reference engine's run."""
-        st = sim.state
-        rec = RunRecord(st.schedule(), st.barrier.copy(), sim.first_start.copy(),
-                        sim.setup_time.copy(), sim.gpu_busy.copy(), sim.num_events,
-                        sim.reserved_idle, sim.lease_idle, sim.num_leases)
-        return cls.from_record(sim, rec, wall_s, "python")
-
-    @classmethod
-    def from_record(cls, sim: Simulator, rec: RunRecord, wall_s: float,
-                    engine: str) -> SimResult:
-        """Checked result, per-job records and metrics of one run of ``sim``'s policy."""
-        inst, policy = sim.inst, sim.policy
-        name = policy.name
+    def from_record(cls, inst: Instance, name: str, mode: str, stats: dict[str, Any],
+                    rec: RunRecord, semantics: str, wall_s: float, engine: str) -> SimResult:
+        """Checked result, per-job records and metrics of one run of policy ``name``
+        (its ``mode`` and ``stats``) by ``engine``."""
         objective = int((inst.weight * rec.completion).sum())
         result = Result(solver=f"sim:{name}", status=Status.FEASIBLE, schedule=rec.schedule,
                         objective=objective, runtime_s=wall_s, instance_name=inst.name,
-                        stats={"mode": policy.mode, "events": rec.num_events,
-                               "semantics": sim.semantics, "engine": engine,
-                               **policy.stats()})
+                        stats={"mode": mode, "events": rec.num_events,
+                               "semantics": semantics, "engine": engine, **stats})
         verify(inst, result)  # the independent checker, on every run
         completion = rec.completion
         jobs = pd.DataFrame({
@@ -91,10 +77,10 @@ class SimResult:
             "arrival": inst.release, "first_start": rec.first_start, "completion": completion,
             "jct": completion - inst.release, "rounds": inst.rounds,
             "tasks_per_round": inst.tasks_per_round, "setup_time": rec.setup_time,
-            "semantics": sim.semantics,
+            "semantics": semantics,
         }, columns=list(JOB_COLUMNS))
         out = cls(name, inst, result, jobs, rec.gpu_busy, rec.num_events, wall_s,
-                  semantics=sim.semantics, engine=engine,
+                  semantics=semantics, engine=engine,
                   idle={"reserved": rec.reserved_idle, "lease": rec.lease_idle,
                         "leases": rec.leases})
         out.metrics = out._metrics()

@@ -23,13 +23,10 @@ its own overheads are used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hare_opt.model import Instance, OptionError
 from hare_opt.model.units import unit_seconds
-
-if TYPE_CHECKING:
-    from hare_opt.sim.policy import Policy
 
 SEMANTICS = ("lease", "per-round")
 DEFAULT_SEMANTICS = "lease"
@@ -74,8 +71,9 @@ def lease_units(seconds: float | None, instance: Instance, policy: str) -> int |
     return max(1, round(seconds / unit))
 
 
-def lease_of(policy: Policy) -> float | None:
-    """The policy's lease in seconds (the anchor's when it declares none)."""
+def lease_of(policy: object) -> float | None:
+    """The policy's lease in seconds (the anchor's when it declares none): its ``lease``
+    attribute, which only gang policies have."""
     return getattr(policy, "lease", LEASE_S)
 
 

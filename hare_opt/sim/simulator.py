@@ -1,313 +1,53 @@
-"""The event-driven simulator: time, events, and the rules a policy's decisions must obey.
+"""Run a policy on an instance: the engine its ``PolicySpec`` names, or the reference.
 
-The authoritative state is a ``ClusterState`` (the list-scheduling engine the
-heuristics share), so the spec's placement rules live in one place and the
-executed schedule comes out of it. The simulator adds what a list scheduler
-does not have: a clock. A policy may only start work on a GPU that is idle
-*now*, on a job that has *arrived*; setups begin no earlier than the decision.
-Events are job arrivals, GPU frees (task ends), round barriers (round ends)
-and wake-ups a policy asks for (periodic ticks).
-
-Under the ``lease`` semantics (``hare_opt.sim.semantics``) a gang start holds its GPUs
-for the policy's lease: the lease's rounds are placed in one step
-(``ClusterState.place_rounds``, each round at the previous barrier), the GPUs stay
-held until the last barrier, and that barrier is the lease's only event.
-
-This is the reference engine; gang policies also run in the compiled one
-(``hare_opt.sim.compiled``, chosen by ``engine``), which gives the same schedules.
+``engine.reference.Simulator`` is the definition (the rules and the event loop);
+a registered policy whose spec names a compiled core (``PolicySpec.engine``) runs
+there when it hands one a state (``kernel_state()`` after ``reset``: the built-in
+classes do, a subclass that changes a transcribed rule does not). Every engine gives
+the same schedules; ``engine="python"`` insists on the reference loop, ``"compiled"``
+on a core.
 """
 
 from __future__ import annotations
 
-import heapq
 import time
 
-import numpy as np
-
-from hare_opt.heuristics.listsched import INF, ClusterState
 from hare_opt.model import Instance, OptionError
-from hare_opt.model.limits import MAX_TASKS, check_size
-from hare_opt.sim.events import (
-    ARRIVE,
-    BARRIER,
-    FREE,
-    WAKE,
-    Events,
-    SimulationError,
-    waiting_forever,
-)
-from hare_opt.sim.policy import Policy, get_policy
+from hare_opt.sim.engine import compiled, relaxed
+from hare_opt.sim.engine.reference import Policy, Simulator
+from hare_opt.sim.engine.state import GangKernel, RelaxedKernel
+from hare_opt.sim.policy import compiled_policies, engine_of, get_policy
 from hare_opt.sim.results import SimResult
-from hare_opt.sim.semantics import (
-    DEFAULT_SEMANTICS,
-    check_semantics,
-    holds_leases,
-    lease_of,
-    lease_rounds,
-    lease_units,
-)
+from hare_opt.sim.semantics import DEFAULT_SEMANTICS
 
-__all__ = ["ENGINES", "Events", "SimulationError", "Simulator", "simulate"]
+__all__ = ["ENGINES", "run", "simulate"]
 
-#: ``auto``: the compiled engine for the policies it has, else the reference.
+#: ``auto``: the compiled core for the policies it has, else the reference.
 ENGINES = ("auto", "compiled", "python")
 
 
-class Simulator:
-    """One run of one policy on one instance. Policies call ``start``/``start_gang``."""
-
-    def __init__(self, instance: Instance, policy: Policy, *, max_events: int | None = None,
-                 max_time: int | None = None, semantics: str = DEFAULT_SEMANTICS):
-        check_size("simulator", instance.name, instance.num_tasks, MAX_TASKS,
-                   advice="every task is an event")
-        self.inst = instance
-        self.policy = policy
-        self.semantics = check_semantics(semantics)
-        self.leases = holds_leases(policy.mode, self.semantics)
-        #: lease length in time units (None: whole jobs); only under leases
-        self.lease_len = (lease_units(lease_of(policy), instance, policy.name)
-                          if self.leases else None)
-        #: a lease runs the rounds that end within it (else: that start within it)
-        self.lease_fits = bool(getattr(policy, "lease_fits", False))
-        self.state = ClusterState(instance)
-        self.now = 0
-        n = instance.num_jobs
-        self.arrived = np.zeros(n, dtype=bool)
-        self.finished = np.zeros(n, dtype=bool)
-        self.first_start = np.full(n, -1, dtype=np.int64)
-        self.tasks_done = np.zeros(n, dtype=np.int64)   # tasks placed (started or reserved)
-        self.busy = np.zeros(n, dtype=np.int64)         # processing time placed so far
-        self.gpu_busy = np.zeros(instance.num_gpus, dtype=np.int64)
-        self.setup_time = np.zeros(n, dtype=np.int64)   # GPU time spent setting the job up
-        self.hold = np.zeros(instance.num_gpus, dtype=np.int64)  # a lease holds it until
-        self.reserved_idle = 0  # GPU time reserved at a decision before it could process
-        self.lease_idle = 0     # GPU time a lease held without processing (syncs, gang waits)
-        self.num_leases = 0
-        self.active: set[int] = set()                   # arrived, not finished
-        self.num_events = 0
-        self._heap: list[tuple[int, int, int]] = []
-        # Guards: every schedule that keeps the cluster busy ends long before these.
-        serial = int(instance.release.max()) + int(
-            (instance.rounds * instance.tasks_per_round
-             * (instance.proc.max(axis=1) + instance.sync.max(axis=1)
-                + instance.overhead)).sum())
-        self.max_time = max_time if max_time is not None else 4 * serial + 1000
-        self.max_events = (max_events if max_events is not None
-                           else 20 * instance.num_tasks + 4 * n + 10_000)
-
-    # --- queries for policies ----------------------------------------------
-    def idle(self, gpu: int) -> bool:
-        return bool(max(self.state.free[gpu], self.hold[gpu]) <= self.now)
-
-    def idle_gpus(self) -> np.ndarray:
-        return np.flatnonzero(np.maximum(self.state.free, self.hold) <= self.now)
-
-    def ready(self, job: int) -> bool:
-        """Arrived, unfinished, and past the barrier before its current round (some tasks
-        of that round may already be placed)."""
-        return bool(self.arrived[job] and not self.finished[job]
-                    and not self.state.done(job) and self.state.barrier[job] <= self.now)
-
-    def gang_ready(self, job: int) -> bool:
-        """Ready with no task of the current round placed: a gang may start it."""
-        return self.ready(job) and self.state.placed[job] == 0
-
-    def remaining_rounds(self, job: int) -> int:
-        """Rounds not yet placed (clairvoyant policies only)."""
-        return int(self.inst.rounds[job] - self.state.round[job])
-
-    def start_time(self, job: int, gpu: int) -> int:
-        """When ``job``'s next task would start on ``gpu`` if started now."""
-        s = self.state
-        earliest = s.start_on(job, gpu)
-        setup = int(self.inst.overhead[job]) if s.last[gpu] != job else 0
-        return max(earliest, self.now + setup)
-
-    def start_times(self, job: int) -> np.ndarray:
-        """(M,) ``start_time(job, g)`` for every GPU (``INF`` where it cannot run)."""
-        inst, st = self.inst, self.state
-        start = st.starts(job)
-        floor = self.now + np.where(st.last == job, 0, inst.overhead[job])
-        return np.where(start < INF, np.maximum(start, floor), INF)
-
-    def finishes(self, job: int) -> np.ndarray:
-        """(M,) processing end of the job's next task on every GPU if started as soon as
-        the GPU is free, never before now (``INF`` where it cannot run)."""
-        return np.where((s := self.start_times(job)) < INF, s + self.inst.proc[job], INF)
-
-    # --- decisions ------------------------------------------------------------
-    def _check(self, job: int, gpu: int) -> None:
-        inst = self.inst
-        if not (0 <= job < inst.num_jobs) or not (0 <= gpu < inst.num_gpus):
-            raise SimulationError(f"policy {self.policy.name!r}: no job {job} or gpu {gpu}")
-        jid, gid = inst.jobs[job].id, inst.gpus[gpu].id
-        if not self.arrived[job]:
-            raise SimulationError(f"policy {self.policy.name!r} started job {jid!r} at "
-                                  f"{self.now}, before its arrival {inst.release[job]}")
-        if self.state.done(job):
-            raise SimulationError(f"policy {self.policy.name!r}: job {jid!r} has no task left")
-        if not self.idle(gpu):
-            raise SimulationError(f"policy {self.policy.name!r}: gpu {gid!r} is busy until "
-                                  f"{max(self.state.free[gpu], self.hold[gpu])} at time "
-                                  f"{self.now}")
-        if not inst.eligible[job, gpu]:
-            raise SimulationError(f"policy {self.policy.name!r}: job {jid!r} cannot run on "
-                                  f"gpu {gid!r}")
-
-    def start(self, job: int, gpu: int) -> int:
-        """Start (relaxed) the job's next task on an idle GPU; returns the processing start.
-
-        The start may lie in the future when a setup runs first or the job's round
-        barrier has not passed yet; the GPU is reserved until then.
-        """
-        if self.leases:
-            raise SimulationError(f"policy {self.policy.name!r} (gang) starts rounds with "
-                                  "start_gang under the lease semantics")
-        self._check(job, gpu)
-        return self._place(job, gpu, self.start_time(job, gpu))
-
-    def start_gang(self, job: int, gpus: list[int] | np.ndarray) -> int:
-        """Start a whole round on K distinct idle GPUs at one common time; returns it.
-        Under leases: the lease's rounds, back to back on these GPUs."""
-        gpus = self._gang_check(job, gpus)
-        start = max(self.start_time(job, g) for g in gpus)
-        if self.leases:
-            self._lease(job, gpus, start)
-            return start
-        for g in gpus:
-            self._place(job, g, start)
-        return start
-
-    def _gang_check(self, job: int, gpus: list[int] | np.ndarray) -> list[int]:
-        gpus = [int(g) for g in gpus]
-        k = int(self.inst.tasks_per_round[job])
-        jid = self.inst.jobs[job].id
-        if len(gpus) != k or len(set(gpus)) != k:
-            raise SimulationError(f"policy {self.policy.name!r}: a gang round of job {jid!r} "
-                                  f"needs {k} distinct GPUs, got {gpus}")
-        if self.state.placed[job] != 0:
-            raise SimulationError(f"policy {self.policy.name!r}: round of job {jid!r} is "
-                                  "already partly started")
-        for g in gpus:
-            self._check(job, g)
-        return gpus
-
-    def _lease(self, job: int, gpus: list[int], start: int) -> None:
-        """The lease's rounds on ``gpus`` from ``start``, each at the previous barrier (no
-        setup after the first): those starting before the lease ends, at least one (a
-        policy with ``lease_fits``: those ending by then, as Gavel's rounds)."""
-        inst, st = self.inst, self.state
-        g = np.asarray(gpus, dtype=np.int64)
-        p = inst.proc[job, g]
-        span = int((p + inst.sync[job, g]).max())
-        left = self.remaining_rounds(job)
-        n = left if self.lease_len is None else \
-            min(left, max(1, lease_rounds(self.now + self.lease_len - start, span,
-                                          self.lease_fits)))
-        setups = np.where(st.last[g] == job, 0, inst.overhead[job])
-        self.setup_time[job] += int(setups.sum())
-        reserved = int((start - setups - self.now).sum())
-        st.place_rounds(job, gpus, start, span, n)
-        end = start + n * span  # the last barrier: the lease ends
-        self.hold[g] = end
-        self.gpu_busy[g] += n * p
-        work = n * int(p.sum())
-        self.busy[job] += work
-        self.tasks_done[job] += n * len(gpus)
-        if self.first_start[job] < 0:
-            self.first_start[job] = start
-        self.reserved_idle += reserved
-        self.lease_idle += len(gpus) * (end - self.now) - work - int(setups.sum()) - reserved
-        self.num_leases += 1
-        heapq.heappush(self._heap, (end, BARRIER, job))
-
-    def wake_at(self, t: int) -> None:
-        """Ask to be called at time ``t`` (a periodic tick)."""
-        if t > self.now:
-            heapq.heappush(self._heap, (int(t), WAKE, -1))
-
-    def _place(self, job: int, gpu: int, start: int) -> int:
-        s = self.state
-        r_before = int(s.round[job])
-        setup = int(self.inst.overhead[job]) if s.last[gpu] != job else 0
-        self.setup_time[job] += setup
-        self.reserved_idle += max(0, start - setup - self.now)
-        s.place(job, gpu, start)
-        p = int(self.inst.proc[job, gpu])
-        self.gpu_busy[gpu] += p
-        if self.first_start[job] < 0:
-            self.first_start[job] = start
-        self.tasks_done[job] += 1
-        self.busy[job] += p
-        heapq.heappush(self._heap, (start + p, FREE, gpu))
-        if s.round[job] != r_before:  # the round is complete: its barrier is known
-            heapq.heappush(self._heap, (int(s.barrier[job]), BARRIER, job))
-        return start
-
-    # --- the loop ---------------------------------------------------------------
-    def run(self, progress=None, engine: str = "auto") -> SimResult:
-        """Simulate to the end; ``engine``: ``python`` (this reference loop), ``compiled``
-        (gang policies it has kernels for) or ``auto`` (compiled where it exists)."""
-        from hare_opt.sim import compiled, relaxed
-
-        if engine not in ENGINES:
-            raise OptionError(f"must be one of {', '.join(ENGINES)}, got {engine!r}",
-                              option="engine", owner="simulate")
-        for core in (compiled, relaxed) if engine != "python" else ():
-            if core.supports(self.policy):
-                return core.run(self, progress)
-        if engine == "compiled":
-            has = (*compiled.POLICIES, *relaxed.POLICIES)
-            raise OptionError(f"the compiled engine has no policy {self.policy.name!r} "
-                              f"(it has {', '.join(has)})", option="engine",
-                              owner="simulate")
-        t0 = time.perf_counter()
-        inst = self.inst
-        for j in np.argsort(inst.release, kind="stable"):
-            heapq.heappush(self._heap, (int(inst.release[j]), ARRIVE, int(j)))
-        self.policy.reset(self)
-        remaining = inst.num_jobs
-        heap = self._heap
-        while remaining:
-            if not heap:
-                self._stuck("no event is left")
-            t = heap[0][0]
-            if t > self.max_time:
-                self._stuck(f"simulated time passed the guard {self.max_time}")
-            self.now = t
-            ev = Events(t)
-            while heap and heap[0][0] == t:  # popped in (time, kind, index) order
-                _, kind, x = heapq.heappop(heap)
-                if kind == ARRIVE:
-                    self.arrived[x] = True
-                    self.active.add(x)
-                    ev.arrived.append(x)
-                elif kind == FREE:
-                    ev.freed.append(x)
-                elif kind == BARRIER:
-                    # Later rounds may already be placed (reserved): the job is finished
-                    # only at its last barrier.
-                    if self.state.done(x) and self.state.barrier[x] == t:
-                        self.finished[x] = True
-                        self.active.discard(x)
-                        ev.finished.append(x)
-                        remaining -= 1
-                        if progress is not None:
-                            progress.update(1)
-                    elif not self.state.done(x):
-                        ev.opened.append(x)
-                else:
-                    ev.woken = True
-            self.num_events += 1
-            if self.num_events > self.max_events:
-                self._stuck(f"the number of events passed the guard {self.max_events}")
-            if remaining:
-                self.policy.decide(self, ev)
-        return SimResult.from_simulator(self, time.perf_counter() - t0)
-
-    def _stuck(self, why: str) -> None:
-        raise waiting_forever(self.inst, self.policy.name, self.finished, self.state.round,
-                              why, self.now)
+def run(sim: Simulator, progress=None, engine: str = "auto") -> SimResult:
+    """Simulate ``sim`` to the end; ``engine``: ``python`` (the reference loop),
+    ``compiled`` (the core the policy's spec names) or ``auto`` (compiled where it exists)."""
+    if engine not in ENGINES:
+        raise OptionError(f"must be one of {', '.join(ENGINES)}, got {engine!r}",
+                          option="engine", owner="simulate")
+    core = engine_of(sim.policy) if engine != "python" else None
+    if core is None and engine != "compiled":
+        return sim.run(progress)
+    t0 = time.perf_counter()
+    sim.policy.reset(sim)  # the reference's checks and per-instance tables
+    make = getattr(sim.policy, "kernel_state", None)
+    ks = make(sim) if core is not None and make is not None else None
+    if core == "gang" and isinstance(ks, GangKernel):
+        return compiled.run(sim, ks, progress, t0)
+    if core == "relaxed" and isinstance(ks, RelaxedKernel):
+        return relaxed.run(sim, ks, progress, t0)
+    if engine == "compiled":
+        raise OptionError(f"the compiled engine has no policy {sim.policy.name!r} "
+                          f"(it has {', '.join(compiled_policies())})", option="engine",
+                          owner="simulate")
+    return sim.loop(progress, t0)
 
 
 def simulate(instance: Instance, policy: str | Policy, *, progress=None,
@@ -318,7 +58,8 @@ def simulate(instance: Instance, policy: str | Policy, *, progress=None,
 
     ``semantics``: ``lease`` (gang policies hold GPUs for their lease) or ``per-round``
     (docs/simulator.md); relaxed policies run alike under both. ``engine``: ``auto``
-    runs gang policies compiled (the same schedules as the ``python`` reference)."""
+    runs the built-in policies compiled (the same schedules as the ``python`` reference)."""
     pol = get_policy(policy, **options) if isinstance(policy, str) else policy
-    return Simulator(instance, pol, max_events=max_events, max_time=max_time,
-                     semantics=semantics).run(progress, engine)
+    sim = Simulator(instance, pol, max_events=max_events, max_time=max_time,
+                    semantics=semantics)
+    return run(sim, progress, engine)

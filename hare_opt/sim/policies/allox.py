@@ -24,11 +24,12 @@ from scipy.optimize import linear_sum_assignment
 
 from hare_opt.model import Instance
 from hare_opt.model.options import option
+from hare_opt.sim.engine.state import GangKernel
 from hare_opt.sim.events import Events
 from hare_opt.sim.policies.gang import GangOptions, GangPolicy, single_type_fits
 
 if TYPE_CHECKING:
-    from hare_opt.sim.simulator import Simulator
+    from hare_opt.sim.engine.reference import Simulator
 
 BIG = 1e18
 
@@ -62,7 +63,6 @@ def allox_pairs(inst: Instance, waiting: np.ndarray, remaining: np.ndarray, fits
 
 class AlloXPolicy(GangPolicy):
     name = "allox"
-    kernel = "allox"  # sim/compiled.py transcribes these rules
     Options: ClassVar[type[GangOptions]] = AlloXOptions
 
     def __init__(self, **options):
@@ -91,3 +91,12 @@ class AlloXPolicy(GangPolicy):
         free = self.idle_by_type(sim)
         for job, gpu_type in pairs:
             self.start_on_type(sim, job, gpu_type, free)
+
+    def kernel_state(self, sim: Simulator) -> GangKernel | None:
+        """``engine/kernel.py`` transcribes this class's rules (a subclass: none); the
+        assignment is called back, as ``decide`` calls it."""
+        if type(self) is not AlloXPolicy:
+            return None
+        inst, fits, span, most = sim.inst, self.fits, self.span, self.max_jobs
+        return GangKernel("allox", fits=fits, pairs=lambda waiting, remaining: allox_pairs(
+            inst, waiting, remaining, fits, span, most))

@@ -8,7 +8,7 @@ under ``lease`` (the default) the job keeps them, syncs included, for its lease
 it gives each GPU back when its task ends and the policy decides again at every
 round end.
 
-The compiled engine (``hare_opt.sim.compiled``) transcribes these decisions; this
+The compiled engine (``hare_opt.sim.engine.compiled``) transcribes these decisions; this
 module is the reference it is tested against, schedule for schedule.
 """
 
@@ -20,18 +20,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from hare_opt.model.options import option
+from hare_opt.sim.engine.state import GangKernel
 from hare_opt.sim.events import Events, SimulationError
 from hare_opt.sim.policies.gavel import (
     GavelRounds,
-    RoundState,
     fifo_perf_allocation,
     gavel_rounds,
+    round_state,
 )
 from hare_opt.sim.policy import PolicyOptions
 from hare_opt.sim.semantics import LEASE_S
 
 if TYPE_CHECKING:
-    from hare_opt.sim.simulator import Simulator
+    from hare_opt.sim.engine.reference import Simulator
 
 
 def check_gang_feasible(sim: Simulator, policy: str) -> None:
@@ -187,7 +188,6 @@ class GavelFifoPolicy(GangPolicy):
     """
 
     name = "gavel-fifo"
-    kernel = "gavel-fifo"  # sim/compiled.py transcribes these rules
     blocking = True
     lease_fits = True  # Gavel's round runs the steps that end within it
     Options: ClassVar[type[GangOptions]] = GavelOptions
@@ -212,12 +212,19 @@ class GavelFifoPolicy(GangPolicy):
             return super().decide(sim, events)
         gavel_decide(sim, self.rounds)
 
+    def kernel_state(self, sim: Simulator) -> GangKernel | None:
+        """``engine/kernel.py`` transcribes this class's rules (a subclass: none)."""
+        if type(self) is not GavelFifoPolicy:
+            return None
+        return GangKernel("gavel-fifo", fits=self.fits,
+                          rounds=None if self.rounds is None else self.rounds.decide)
+
 
 def gavel_decide(sim: Simulator, rounds: GavelRounds) -> None:
     """Gavel's round start, when every GPU is idle (the last round ended)."""
     if sim.idle_gpus().size < sim.inst.num_gpus:
         return
-    for job, gpus in rounds.decide(RoundState.of(sim)):
+    for job, gpus in rounds.decide(round_state(sim)):
         sim.start_gang(job, gpus)
 
 
@@ -231,7 +238,6 @@ class SRTFPolicy(GangPolicy):
     """
 
     name = "srtf"
-    kernel = "srtf"  # sim/compiled.py transcribes these rules
 
     def reset(self, sim: Simulator) -> None:
         super().reset(sim)
@@ -240,3 +246,8 @@ class SRTFPolicy(GangPolicy):
     def key(self, sim: Simulator, job: int):
         return (sim.remaining_rounds(job) * int(self.round_span[job]),
                 int(sim.inst.release[job]), job)
+
+    def kernel_state(self, sim: Simulator) -> GangKernel | None:
+        """``engine/kernel.py`` transcribes this class's rules (a subclass: none)."""
+        return GangKernel("srtf", round_span=self.round_span) \
+            if type(self) is SRTFPolicy else None

@@ -13,8 +13,9 @@ changed; between two computations the mechanism picks a round's jobs by priority
 allocated share over the share of time received since the last computation. What
 follows transcribes that loop over our simulator's state, in our own code:
 
-* ``RoundState`` is what a decision reads (both engines fill it); ``GavelRounds.decide``
-  returns the gangs to start, each on GPUs of one type, for a lease of one Gavel round.
+* ``RoundState`` (``engine.state``) is what a decision reads (both engines fill it);
+  ``GavelRounds.decide`` returns the gangs to start, each on GPUs of one type, for a
+  lease of one Gavel round.
 * Time received: each job is credited ``lease / 2`` on every type when it arrives and at
   every recomputation (Gavel's initial value), and a round's time when the round ends,
   measured from the end of the round before (Gavel's ``current_round_start_time``, which
@@ -42,17 +43,17 @@ best type).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import sparse
 
 from hare_opt.model import Instance
+from hare_opt.sim.engine.state import RoundState
 from hare_opt.sim.semantics import lease_units
 
 if TYPE_CHECKING:
-    from hare_opt.sim.simulator import Simulator
+    from hare_opt.sim.engine.reference import Simulator
 
 #: Gavel's public repository and the commit its defaults were read at.
 GAVEL_SOURCE = "stanford-futuredata/gavel@c4fa40097339e9608ab71fd64c8bdea96a5e4a4c"
@@ -62,20 +63,10 @@ GAVEL_ROUND_S = 360.0
 GAVEL_RESET_S = 1920.0
 
 
-@dataclass
-class RoundState:
-    """What a round decision reads from an engine (arrays indexed by job / GPU)."""
-
-    now: int
-    arrived: np.ndarray    # (N,) bool
-    finished: np.ndarray   # (N,) bool
-    barrier: np.ndarray    # (N,) a job's last barrier: where its last lease ended
-    idle: np.ndarray       # (M,) bool: neither processing nor held by a lease
-
-    @classmethod
-    def of(cls, sim: Simulator) -> RoundState:
-        idle = np.maximum(sim.state.free, sim.hold) <= sim.now
-        return cls(sim.now, sim.arrived, sim.finished, sim.state.barrier, idle)
+def round_state(sim: Simulator) -> RoundState:
+    """The reference loop's ``RoundState`` (the compiled core fills its own)."""
+    idle = np.maximum(sim.state.free, sim.hold) <= sim.now
+    return RoundState(sim.now, sim.arrived, sim.finished, sim.state.barrier, idle)
 
 
 def throughputs(inst: Instance) -> np.ndarray:

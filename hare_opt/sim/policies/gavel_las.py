@@ -20,6 +20,7 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from hare_opt.model import Instance
+from hare_opt.sim.engine.state import GangKernel
 from hare_opt.sim.events import Events
 from hare_opt.sim.policies.gang import (
     GangOptions,
@@ -36,7 +37,7 @@ from hare_opt.sim.policies.gavel import (
 from hare_opt.sim.semantics import lease_units
 
 if TYPE_CHECKING:
-    from hare_opt.sim.simulator import Simulator
+    from hare_opt.sim.engine.reference import Simulator
 
 
 def las_allocation(inst: Instance, jobs: list[int], thr: np.ndarray,
@@ -71,7 +72,6 @@ def las_allocation(inst: Instance, jobs: list[int], thr: np.ndarray,
 class GavelLASPolicy(GangPolicy):
     name = "gavel-las"
     lease_fits = True  # Gavel's round runs the steps that end within it
-    kernel = "gavel-las"  # sim/compiled.py transcribes these rules
     Options: ClassVar[type[GangOptions]] = GavelOptions
 
     def __init__(self, **options):
@@ -81,6 +81,17 @@ class GavelLASPolicy(GangPolicy):
     def stats(self) -> dict[str, Any]:
         rounds = getattr(self, "rounds", None)
         return dict(rounds.stats) if rounds is not None else {}
+
+    def kernel_state(self, sim: Simulator) -> GangKernel | None:
+        """``engine/kernel.py`` transcribes this class's rules (a subclass: none); the
+        round decision (leases) or the LP is called back, as ``decide`` calls it."""
+        if type(self) is not GavelLASPolicy:
+            return None
+        if self.rounds is not None:
+            return GangKernel("gavel-las", fits=self.fits, rounds=self.rounds.decide)
+        inst, thr, fits = sim.inst, self.thr, self.fits
+        return GangKernel("gavel-las", fits=fits, realloc=self.gap,
+                          allocation=lambda active: las_allocation(inst, active, thr, fits))
 
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst

@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from hare_opt.model.options import option
+from hare_opt.sim.engine.state import RelaxedKernel, keeps_rules
 from hare_opt.sim.events import Events
 from hare_opt.sim.policy import PolicyOptions
 
 if TYPE_CHECKING:
-    from hare_opt.sim.simulator import Simulator
+    from hare_opt.sim.engine.reference import Simulator
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,6 @@ class HLASOptions(PolicyOptions):
 class HLASPolicy:
     name = "hlas"
     mode = "relaxed"
-    kernel = "hlas"  # sim/relaxed_kernel.py transcribes these rules
 
     Options: ClassVar[type[HLASOptions]] = HLASOptions
 
@@ -62,6 +62,13 @@ class HLASPolicy:
 
     def stats(self) -> dict[str, Any]:
         return {}
+
+    def kernel_state(self, sim: Simulator) -> RelaxedKernel | None:
+        """``engine/relaxed_kernel.py`` transcribes ``decide``, ``job_class`` and
+        ``reset``; a subclass overriding one hands no state."""
+        if not keeps_rules(self, HLASPolicy, ("decide", "job_class", "reset")):
+            return None
+        return RelaxedKernel("hlas", quantum=self.q)
 
     def job_class(self, sim: Simulator, job: int) -> int:
         service = int(sim.tasks_done[job]) * int(sim.inst.min_task_time[job])

@@ -6,7 +6,7 @@ make it cheap (docs/simulator.md has the full story):
 
 * A plan is the offline solver's schedule of a *residual instance*: the arrived
   jobs' remaining rounds, released at max(now, their barrier). Our heuristic
-  (``solver="hare"``) plans it from the running cluster (``model.planning.Warm``: each
+  (``planner="hare"``) plans it from the running cluster (``model.planning.Warm``: each
   GPU's free time and last job, each partly started round's missing tasks and
   its end so far), so nothing running is counted twice. Other solvers see an
   instance only: a partly started round is planned whole and its surplus
@@ -25,10 +25,10 @@ make it cheap (docs/simulator.md has the full story):
   default): an idle GPU takes the first entry of its type's queue that can start
   now (its job's previous round has synced; planned times are ignored), so no GPU
   is held for a future barrier or a planned time; the plan gives the order only.
-  A plan is kept as runs of tasks, not task by task (``plans.PlanRuns``);
+  A plan is kept as runs of tasks, not task by task (``engine.plans.PlanRuns``);
   ``make_plan`` is the re-plan both engines share, and the compiled engine
-  (``sim/relaxed_kernel.py``) transcribes ``decide``, ``_dispatch``,
-  ``_dispatch_ready`` and ``_should_replan``.
+  (``sim/engine/relaxed_kernel.py``, handed ``kernel_state()``) transcribes
+  ``decide``, ``_dispatch``, ``_dispatch_ready`` and ``_should_replan``.
 * ``replan="arrival"`` re-plans at every arrival time (the paper's rule; the
   ``auto`` default up to 500 jobs). ``replan="lazy"`` re-plans only when fewer
   than ``low_water`` tasks are queued, or new jobs arrived while a GPU type idles
@@ -48,6 +48,7 @@ make it cheap (docs/simulator.md has the full story):
 from __future__ import annotations
 
 import time
+import warnings
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -59,13 +60,14 @@ from hare_opt.model import Instance, Job, OptionError
 from hare_opt.model.instance import MAX_COUNT
 from hare_opt.model.options import UnknownOptionError, option
 from hare_opt.model.planning import Planner, Warm
+from hare_opt.sim.engine.plans import PlanRuns
+from hare_opt.sim.engine.state import RelaxedKernel, keeps_rules
 from hare_opt.sim.events import Events, SimulationError
-from hare_opt.sim.policies.plans import PlanRuns
 from hare_opt.sim.policy import PolicyOptions
 from hare_opt.solvers.planners import get_planner
 
 if TYPE_CHECKING:
-    from hare_opt.sim.simulator import Simulator
+    from hare_opt.sim.engine.reference import Simulator
 
 AUTO_JOBS = 500  # "auto" re-plans at every arrival up to this many jobs
 BUSY = "~busy-gpu-"
@@ -78,7 +80,7 @@ PLAN_TIME_S = 60.0
 class PlanOptions(PolicyOptions):
     """A plan follower's options; any other name is its planner's (checked by it)."""
 
-    solver: str | None = option(None, doc="planner: hare, hare-paper or any solver")
+    planner: str | None = option(None, doc="planner: hare, hare-paper or any solver")
     replan: Literal["auto", "arrival", "lazy"] = option("auto", doc="when to re-plan")
     plan_tasks: int | None = option(None, lo=1, doc="most tasks one plan holds")
     horizon_rounds: int | None = option(None, lo=1, doc="most rounds of a job per plan")
@@ -92,25 +94,40 @@ class PlanOptions(PolicyOptions):
                       "future barrier; work-conserving: the first entry ready now")
 
     @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None = None, *,
+              owner: str | None = None) -> PlanOptions:
+        """``solver``, the planner option's old name, is read as ``planner``
+        (``PlanPolicy`` warns that it is deprecated)."""
+        raw = dict(raw or {})
+        if "solver" in raw:
+            if "planner" in raw:
+                raise OptionError("is the old name of 'planner'; give planner only",
+                                  option="solver", owner=owner or cls.owner)
+            raw["planner"] = raw.pop("solver")
+        return super().parse(raw, owner=owner)
+
+    @classmethod
     def take_extra(cls, extra: Mapping[str, Any], owner: str) -> dict[str, Any]:
         return {"planner_options": dict(extra)}
 
 
 class PlanPolicy:
-    """Re-plan with a planner (``solver``: ``hare_opt.solvers.planners.get_planner``) and
+    """Re-plan with a planner (``planner``: ``hare_opt.solvers.planners.get_planner``) and
     follow the plan type by type. ``plan_evals``: candidate plans per re-plan for planners
     that compare candidates (default 20 in ``arrival`` mode, 1 in ``lazy`` mode); other
     keyword arguments are the planner's options (a solver's options for a solver)."""
 
     name = "plan"
     mode = "relaxed"
-    kernel = "plan"  # sim/relaxed_kernel.py transcribes these rules
-    solver = "hare"
+    planner_name = "hare"
     Options: ClassVar[type[PlanOptions]] = PlanOptions
 
     def __init__(self, **options: Any):
+        if "solver" in options:
+            warnings.warn(f"policy {self.name!r}: option 'solver' is deprecated, use "
+                          "'planner'", DeprecationWarning, stacklevel=2)
         o = self.Options.parse(options, owner=f"policy {self.name!r}")
-        self.solver = o.solver or self.solver
+        self.planner_name = o.planner or self.planner_name
         self.replan = o.replan
         self.plan_tasks = o.plan_tasks
         self.horizon_rounds = o.horizon_rounds
@@ -118,14 +135,18 @@ class PlanPolicy:
         self.min_gap = o.min_gap
         self.time_limit = o.time_limit
         self.plan_evals = o.plan_evals
-        self.solver_options = o.planner_options
+        self.planner_options = o.planner_options
         self.conserving = o.follow == "work-conserving"
-        try:  # the planner's own options fail here, by name, not mid-run
-            get_planner(self.solver, evals=self.plan_evals, **self.solver_options)
+        # The planner's own options fail here, by name, not mid-run; the planner built to
+        # check them is the first run's (``reset``) when that run asks for the same evals.
+        evals = self.plan_evals or (1 if self.replan == "lazy" else None)
+        try:
+            self._spare: tuple[int | None, Planner] | None = (evals, get_planner(
+                self.planner_name, evals=evals, **self.planner_options))
         except TypeError as exc:  # "... got an unexpected keyword argument 'x'"
             name = str(exc).rsplit(" ", 1)[-1]
             raise UnknownOptionError(f"has no option {name} (neither has its planner "
-                                     f"{self.solver!r})", owner=f"policy {self.name!r}") \
+                                     f"{self.planner_name!r})", owner=f"policy {self.name!r}") \
                 from None
         except ValueError as exc:  # a planner's own check of a value
             if isinstance(exc, OptionError):
@@ -150,8 +171,10 @@ class PlanPolicy:
         self.gap = (typical if lazy else 0) if self.min_gap is None else self.min_gap
         # None: the planner's own default (each planner knows how many candidates it has)
         self.evals = self.plan_evals or (1 if lazy else None)
-        self.planner: Planner = get_planner(self.solver, evals=self.evals,
-                                            **self.solver_options)
+        spare, self._spare = self._spare, None
+        self.planner: Planner = spare[1] if spare is not None and spare[0] == self.evals \
+            else get_planner(self.planner_name, evals=self.evals,
+                             **self.planner_options)
         self.last_plan = -self.gap - 1
         self.types = inst.gpu_type_index
         self.of_type = [np.flatnonzero(self.types == k) for k in range(len(inst.gpu_types))]
@@ -176,6 +199,26 @@ class PlanPolicy:
     def stats(self) -> dict[str, Any]:
         return {"plans": self.num_plans, "replan": self.mode_, "plan_tasks": self.budget,
                 **self.planner.stats()}
+
+    #: What ``engine/relaxed_kernel.py`` transcribes: a subclass overriding one of these
+    #: runs in the reference engine (one changing ``make_plan`` or
+    #: ``planning_instance`` is called back from the compiled loop).
+    TRANSCRIBED = ("decide", "_dispatch", "_dispatch_ready", "_served", "_start_task",
+                   "_should_replan", "_unplanned", "_replan", "reset")
+
+    def kernel_state(self, sim: Simulator) -> RelaxedKernel | None:
+        """The compiled core's state (after ``reset``); None if a transcribed rule changed."""
+        if not keeps_rules(self, PlanPolicy, PlanPolicy.TRANSCRIBED):
+            return None
+        return RelaxedKernel("plan", arrival=self.mode_ == "arrival",
+                             conserving=self.conserving, gap=self.gap, water=self.water,
+                             last_plan=self.last_plan, planned_until=self.planned_until,
+                             replan=self._kernel_replan)
+
+    def _kernel_replan(self, view: Any) -> tuple[PlanRuns, int]:
+        """The compiled loop's re-plan: the plan, and when it was made."""
+        plan = self.make_plan(view)
+        return plan, self.last_plan
 
     # --- events -------------------------------------------------------------------
     def decide(self, sim: Simulator, events: Events) -> None:
@@ -405,7 +448,7 @@ class PlanPolicy:
             runs = schedule_runs(residual, self.planner.plan(planning, warm, deadline))
         tasks = int(runs[:, 4] @ runs[:, 7])
         if warm is None and until is None and tasks != residual.num_tasks:
-            raise SimulationError(f"policy {self.name!r}: planner {self.solver!r} planned "
+            raise SimulationError(f"policy {self.name!r}: planner {self.planner_name!r} planned "
                                   f"{tasks} of {residual.num_tasks} tasks for {residual.name!r}")
         return runs
 
@@ -451,7 +494,7 @@ class HarePolicy(PlanPolicy):
     """``hare``: clairvoyant; re-plans with our offline heuristic (hare_opt.heuristics.hare)."""
 
     name = "hare"
-    solver = "hare"
+    planner_name = "hare"
 
 
 
@@ -467,7 +510,7 @@ class HarePaperPolicy(PlanPolicy):
     """
 
     name = "hare-paper"
-    solver = "hare-paper"
+    planner_name = "hare-paper"
 
 
 @dataclass(frozen=True)
@@ -494,7 +537,7 @@ class SchedHomoPolicy(PlanPolicy):
     """
 
     name = "sched-homo"
-    solver = "hare"
+    planner_name = "hare"
 
     Options: ClassVar[type[PlanOptions]] = SchedHomoOptions
 

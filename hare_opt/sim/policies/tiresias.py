@@ -26,10 +26,11 @@ import numpy as np
 from hare_opt.model import OptionError
 from hare_opt.model.options import option
 from hare_opt.model.units import unit_seconds
+from hare_opt.sim.engine.state import GangKernel
 from hare_opt.sim.policies.gang import GangOptions, GangPolicy
 
 if TYPE_CHECKING:
-    from hare_opt.sim.simulator import Simulator
+    from hare_opt.sim.engine.reference import Simulator
 
 #: Blox's round length (s), with which it runs its Tiresias.
 BLOX_ROUND_S = 300.0
@@ -57,7 +58,6 @@ class TiresiasOptions(GangOptions):
 
 class TiresiasPolicy(GangPolicy):
     name = "tiresias"
-    kernel = "tiresias"  # sim/compiled.py transcribes these rules
     Options: ClassVar[type[GangOptions]] = TiresiasOptions
 
     def __init__(self, **options):
@@ -84,3 +84,8 @@ class TiresiasPolicy(GangPolicy):
 
     def gpu_keys(self, sim: Simulator, job: int, gpus: np.ndarray) -> np.ndarray:
         return np.zeros(len(gpus), dtype=np.int64)  # the lowest-numbered idle GPUs
+
+    def kernel_state(self, sim: Simulator) -> GangKernel | None:
+        """``engine/kernel.py`` transcribes this class's rules (a subclass: none)."""
+        return GangKernel("tiresias", limits=self._limits) \
+            if type(self) is TiresiasPolicy else None

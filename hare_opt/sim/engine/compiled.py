@@ -1,68 +1,56 @@
 """The compiled engine: gang policies' runs in one numba loop (``kernel.py``).
 
-The reference engine (``simulator.Simulator.run`` with the policy objects) stays the
-definition; this one transcribes it for the built-in gang policies and gives the same
-executed schedules, task for task (tests/test_compiled.py, under both semantics). The
-loop calls back here for the library solves the reference makes: AlloX's assignment
-(``allox_pairs``, scipy) and Gavel-LAS's per-round LP (``las_allocation``, HiGHS), and,
-under leases, for Gavel's round decision of ``gavel-fifo`` and ``gavel-las`` at each
-round start (``GavelRounds.decide``: a few thousand a run, each with an LP or a FIFO
-pass): the very objects and functions the reference policies call. A subclass of a built-in policy
-(its own keys, say) runs in the reference engine.
+The reference engine (``reference.Simulator``) stays the definition; this one
+transcribes it for the built-in gang policies and gives the same executed schedules,
+task for task (tests/test_compiled.py, under both semantics). What it reads of a
+policy is the ``GangKernel`` the policy hands it (``engine.state``): its tables and
+the callbacks for the library solves the reference makes: AlloX's assignment (scipy),
+Gavel-LAS's per-round LP (HiGHS) and, under leases, Gavel's round decision of
+``gavel-fifo`` and ``gavel-las`` at each round start (a few thousand a run, each with
+an LP or a FIFO pass): the very functions the reference policies call. A subclass of a
+built-in gang policy hands none and runs in the reference engine.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hare_opt.model import Schedule
-from hare_opt.sim import kernel as K
+from hare_opt.sim.engine import kernel as K
+from hare_opt.sim.engine.state import GangKernel, RoundState
 from hare_opt.sim.events import ARRIVE, SimulationError, waiting_forever
-from hare_opt.sim.results import RunRecord, SimResult
+from hare_opt.sim.results import RunRecord
 
 if TYPE_CHECKING:
-    from hare_opt.sim.policy import Policy
-    from hare_opt.sim.simulator import Simulator
+    from hare_opt.sim.engine.reference import Simulator
+    from hare_opt.sim.results import SimResult
 
-#: Policy name -> kernel policy code.
-POLICIES = {"gavel-fifo": K.FIFO, "srtf": K.SRTF, "tiresias": K.TIRESIAS, "allox": K.ALLOX,
-            "gavel-las": K.LAS}
-
-
-def _kernel_of(policy: Any) -> int | None:
-    """A built-in gang class names the kernel that transcribes its rules (its own
-    ``kernel`` attribute: a subclass, which may change a rule, runs in the reference)."""
-    return POLICIES.get(str(type(policy).__dict__.get("kernel")))
+#: Gang rule -> the kernel's policy code.
+CODES = {"gavel-fifo": K.FIFO, "srtf": K.SRTF, "tiresias": K.TIRESIAS, "allox": K.ALLOX,
+         "gavel-las": K.LAS}
 
 
-def supports(policy: Policy) -> bool:
-    """Whether ``policy`` (exactly a built-in gang class, not a subclass) runs compiled."""
-    return _kernel_of(policy) is not None
-
-
-def run(sim: Simulator, progress=None) -> SimResult:
-    """Run ``sim`` (its instance, policy, semantics and guards) in the kernel."""
-    t0 = time.perf_counter()
+def run(sim: Simulator, ks: GangKernel, progress=None, t0: float | None = None) -> SimResult:
+    """Run ``sim`` (its instance, semantics and guards; its policy reset, which handed
+    ``ks``) in the kernel; ``t0``: when the run began."""
+    t0 = time.perf_counter() if t0 is None else t0
     inst = sim.inst
-    policy: Any = sim.policy  # a built-in gang policy: its tables are read below
-    code = _kernel_of(policy)
-    if code is None:
-        raise SimulationError(f"policy {policy.name!r} has no compiled kernel")
-    policy.reset(sim)  # the reference's checks and per-instance tables
+    code = CODES[ks.rule]
     n, m, nt = inst.num_jobs, inst.num_gpus, len(inst.gpu_types)
     ctl = np.zeros(K.CTL, dtype=np.int64)
     ctl[K.LEFT], ctl[K.MAXTIME], ctl[K.MAXEVENTS] = n, sim.max_time, sim.max_events
     ctl[K.POLICY] = code
-    rounds = getattr(policy, "rounds", None) if code in (K.FIFO, K.LAS) else None
+    rounds = ks.rounds if code in (K.FIFO, K.LAS) else None
     ctl[K.GAVEL], ctl[K.LEASE_FIT] = rounds is not None, sim.lease_fits
-    ctl[K.REALLOC], ctl[K.SOLVED_AT] = (policy.gap, -1) if code == K.LAS and rounds is None \
+    ctl[K.REALLOC], ctl[K.SOLVED_AT] = (ks.realloc, -1) if code == K.LAS and rounds is None \
         else (0, -1)
     ctl[K.LEASE] = (K.PER_ROUND if not sim.leases else
                     K.WHOLE_JOB if sim.lease_len is None else sim.lease_len)
-    span = policy.round_span if code == K.SRTF else np.zeros(n, dtype=np.int64)
+    span = ks.round_span if ks.round_span is not None and code == K.SRTF \
+        else np.zeros(n, dtype=np.int64)
     jfix = np.stack([inst.release, inst.tasks_per_round, inst.rounds, inst.overhead,
                      span]).astype(np.int64)
     jst = np.zeros((8, n), dtype=np.int64)
@@ -80,9 +68,10 @@ def run(sim: Simulator, progress=None) -> SimResult:
     req = np.zeros(n, dtype=np.int64)
     pairs = np.zeros((max(n * nt, m), 2), dtype=np.int64)
     single = code in (K.ALLOX, K.LAS) or rounds is not None
-    fits = policy.fits if single else np.zeros((n, nt), dtype=bool)
+    fits = ks.fits if single and ks.fits is not None else np.zeros((n, nt), dtype=bool)
     pbt = (inst.proc_by_type + inst.sync_by_type).astype(np.int64)
-    thr = (policy._limits if code == K.TIRESIAS else np.zeros(0)).astype(np.float64)
+    thr = (ks.limits if ks.limits is not None and code == K.TIRESIAS
+           else np.zeros(0)).astype(np.float64)
     alloc = np.zeros((n, nt))
     received = np.zeros((n, nt))
     args = (ctl, jfix, inst.proc.astype(np.int64), inst.sync.astype(np.int64),
@@ -90,27 +79,22 @@ def run(sim: Simulator, progress=None) -> SimResult:
             heap, buf, evb, req, pairs, alloc, received)
     while (rc := K.run(*args)) != K.DONE:
         if rc == K.NEED_ROUND:  # Gavel's round start: the reference's decision
-            from hare_opt.sim.policies.gavel import RoundState
-
             now = int(ctl[K.NOW])
             st = RoundState(now, jst[K.ARRIVED].astype(bool), jst[K.FINISHED].astype(bool),
                             jst[K.BARR], np.maximum(gst[K.GFREE], gst[K.GHOLD]) <= now)
             assert rounds is not None
-            rows = [(j, g) for j, gpus in rounds.decide(st) for g in gpus.tolist()]
+            rows = [(j, g) for j, gpus in rounds(st) for g in gpus.tolist()]
             pairs[:len(rows)] = rows if rows else np.zeros((0, 2), dtype=np.int64)
             ctl[K.NPAIRS] = len(rows)
         elif rc == K.NEED_LP:  # gavel-las: the LP over the active jobs, as the reference
-            from hare_opt.sim.policies.gavel_las import las_allocation
-
             active = np.flatnonzero(jst[K.ARRIVED].astype(bool) & ~jst[K.FINISHED]
                                     .astype(bool)).tolist()
             if active:
-                alloc[active] = las_allocation(inst, active, policy.thr, policy.fits)
+                assert ks.allocation is not None
+                alloc[active] = ks.allocation(active)
         elif rc == K.NEED_PAIRS:  # allox: the assignment of the waiting jobs
-            from hare_opt.sim.policies.allox import allox_pairs
-
-            got = allox_pairs(inst, req[:ctl[K.NREQ]].copy(), inst.rounds - jst[K.RND],
-                              policy.fits, policy.span, policy.max_jobs)
+            assert ks.pairs is not None
+            got = ks.pairs(req[:ctl[K.NREQ]].copy(), inst.rounds - jst[K.RND])
             pairs[:len(got)] = got if got else np.zeros((0, 2), dtype=np.int64)
             ctl[K.NPAIRS] = len(got)
         else:
@@ -142,4 +126,4 @@ def result(sim: Simulator, ctl: np.ndarray, jst: np.ndarray, gst: np.ndarray,
     sim.num_events = rec.num_events
     if progress is not None:
         progress.update(inst.num_jobs)
-    return SimResult.from_record(sim, rec, time.perf_counter() - t0, "compiled")
+    return sim.result(rec, time.perf_counter() - t0, "compiled")

@@ -11,7 +11,7 @@ GPUs: tasks at equal start and round there are of one job and round, so equal qu
 entries). So ordering runs by (start of the next task, round, run index) gives the
 queue task by task. ``PlanRuns.queues`` builds the reference engine's queues (one
 entry per task); the compiled engine keeps a heap of runs per type
-(``hare_opt.sim.relaxed_kernel``). A work-conserving follower takes the first entry of
+(``hare_opt.sim.engine.relaxed_kernel``). A work-conserving follower takes the first entry of
 its type's queue that is ready now, so it keeps each type's queue split by job
 (``PlanRuns.job_queues``; the compiled engine: a heap of runs per type and job).
 """

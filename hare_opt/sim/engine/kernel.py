@@ -1,6 +1,6 @@
 """numba kernels of the compiled gang engine; ``compiled.py`` drives them.
 
-A transcription of the reference event loop (``simulator.Simulator.run``) and of the
+A transcription of the reference event loop (``reference.Simulator.loop``) and of the
 gang policies' decisions (``policies/gang.py``, ``tiresias.py``, ``allox.py``,
 ``gavel_las.py``) over int64 arrays, so that a run is one compiled loop. Same events,
 same order, same ties, hence the same schedules (tested task for task).

@@ -1,63 +1,38 @@
 """The compiled engine for relaxed policies: plan followers and hlas in one numba loop
 (``relaxed_kernel.py``).
 
-The reference engine (``simulator.Simulator.run`` with the policy objects) stays the
-definition; this one transcribes the plan followers' dispatch and hlas's decision and
-gives the same executed schedules, task for task (tests/test_relaxed.py). A plan
-follower's planning is the policy's own code (``PlanPolicy.make_plan``): the loop
-returns when it re-plans, the policy plans from the loop's state, and the plan is
-queued in the loop's arrays as runs (``policies/plans.py``). A subclass that changes
-the rules the kernel transcribes runs in the reference engine.
+The reference engine (``reference.Simulator``) stays the definition; this one
+transcribes the plan followers' dispatch and hlas's decision and gives the same
+executed schedules, task for task (tests/test_relaxed.py). What it reads of a policy
+is the ``RelaxedKernel`` the policy hands it (``engine.state``). A plan follower's
+planning is the policy's own code (the state's ``replan``): the loop returns when it
+re-plans, the policy plans from the loop's state, and the plan is queued in the
+loop's arrays as runs (``engine/plans.py``). A subclass that changes the rules the
+kernel transcribes hands no state and runs in the reference engine.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hare_opt.heuristics.listsched import ClusterState
-from hare_opt.sim import compiled
-from hare_opt.sim import kernel as K
-from hare_opt.sim import relaxed_kernel as RK
+from hare_opt.sim.engine import compiled
+from hare_opt.sim.engine import kernel as K
+from hare_opt.sim.engine import relaxed_kernel as RK
+from hare_opt.sim.engine.state import RelaxedKernel
 from hare_opt.sim.events import ARRIVE, SimulationError
 
 if TYPE_CHECKING:
     from hare_opt.model import Instance
-    from hare_opt.sim.policies.plans import PlanRuns
-    from hare_opt.sim.policy import Policy
+    from hare_opt.sim.engine.plans import PlanRuns
+    from hare_opt.sim.engine.reference import Simulator
     from hare_opt.sim.results import SimResult
-    from hare_opt.sim.simulator import Simulator
 
-#: Policy names this engine runs.
-POLICIES = ("hare", "hare-paper", "sched-homo", "hlas")
-
-
-def _kernel_of(policy: Policy) -> int | None:
-    """The kernel's policy code, if ``policy`` decides as a built-in plan follower or
-    hlas does: the class in its MRO that names a kernel (its own ``kernel`` attribute)
-    is the one whose rules the kernel transcribes, and a subclass may change what the
-    kernel calls back (a plan follower's planning), not those methods."""
-    cls = type(policy)
-    base = next((c for c in cls.__mro__ if "kernel" in c.__dict__), None)
-    if base is None or base.__dict__["kernel"] not in _RULES:
-        return None
-    code, methods = _RULES[base.__dict__["kernel"]]
-    return code if all(getattr(cls, m) is getattr(base, m) for m in methods) else None
-
-
-#: Per kernel a class may name: its code and the methods it transcribes
-#: (``relaxed_kernel``); a class overriding one of them runs in the reference engine.
-_RULES = {"plan": (RK.PLAN, ("decide", "_dispatch", "_dispatch_ready", "_served",
-                             "_start_task", "_should_replan", "_unplanned", "_replan",
-                             "reset")),
-          "hlas": (RK.HLAS, ("decide", "job_class", "reset"))}
-
-
-def supports(policy: Policy) -> bool:
-    """Whether ``policy`` (a plan follower or hlas with the built-in rules) runs compiled."""
-    return _kernel_of(policy) is not None
+#: Relaxed rule -> the kernel's policy code.
+CODES = {"plan": RK.PLAN, "hlas": RK.HLAS}
 
 
 class _View:
@@ -120,27 +95,25 @@ class _Queues:
                                  self.wlo, self.wn))
 
 
-def run(sim: Simulator, progress=None) -> SimResult:
-    """Run ``sim`` (its instance, policy and guards) in the kernel."""
-    t0 = time.perf_counter()
-    inst, policy = sim.inst, cast(Any, sim.policy)  # a plan follower or hlas: their fields
-    code = _kernel_of(policy)
-    if code is None:
-        raise SimulationError(f"policy {policy.name!r} has no compiled kernel")
-    policy.reset(sim)  # the reference's checks and per-instance tables
+def run(sim: Simulator, ks: RelaxedKernel, progress=None,
+        t0: float | None = None) -> SimResult:
+    """Run ``sim`` (its instance and guards; its policy reset, which handed ``ks``) in
+    the kernel; ``t0``: when the run began."""
+    t0 = time.perf_counter() if t0 is None else t0
+    inst, name = sim.inst, sim.policy.name
+    code = CODES[ks.rule]
     n, m, nt = inst.num_jobs, inst.num_gpus, len(inst.gpu_types)
     if nt > 62:
-        raise SimulationError(f"policy {policy.name!r}: the compiled engine handles at most "
+        raise SimulationError(f"policy {name!r}: the compiled engine handles at most "
                               f"62 GPU types, {inst.name!r} has {nt}")
     plan = code == RK.PLAN
     ctl = np.zeros(RK.CTL, dtype=np.int64)
     ctl[K.LEFT], ctl[K.MAXTIME], ctl[K.MAXEVENTS] = n, sim.max_time, sim.max_events
     ctl[K.POLICY] = code
     if plan:
-        ctl[RK.ARRIVAL] = policy.mode_ == "arrival"
-        ctl[RK.CONSERVING] = policy.conserving
-        ctl[RK.GAP], ctl[RK.WATER], ctl[RK.LASTPLAN] = policy.gap, policy.water, \
-            policy.last_plan
+        ctl[RK.ARRIVAL] = ks.arrival
+        ctl[RK.CONSERVING] = ks.conserving
+        ctl[RK.GAP], ctl[RK.WATER], ctl[RK.LASTPLAN] = ks.gap, ks.water, ks.last_plan
     jfix = np.stack([inst.release, inst.tasks_per_round, inst.rounds, inst.overhead,
                      np.zeros(n)]).astype(np.int64)
     jst = np.zeros((RK.JROWS, n), dtype=np.int64)
@@ -171,9 +144,10 @@ def run(sim: Simulator, progress=None) -> SimResult:
         tree[leaves:leaves + inst.type_count[k]] = 0
         for at in range(size[k] - 1, 0, -1):
             tree[toff[k] + at] = min(tree[toff[k] + 2 * at], tree[toff[k] + 2 * at + 1])
-    queues = _Queues(nt, n, plan and policy.conserving)
-    puntil = policy.planned_until if plan else np.zeros(n, dtype=np.int64)
-    q = float(policy.q) if not plan else 1.0
+    queues = _Queues(nt, n, plan and ks.conserving)
+    puntil = ks.planned_until if plan and ks.planned_until is not None \
+        else np.zeros(n, dtype=np.int64)
+    q = float(ks.quantum) if not plan else 1.0
     view = _View(inst, ctl, jst, gst)
     args = [ctl, jfix, inst.proc.astype(np.int64), inst.sync.astype(np.int64), inst.eligible,
             jst, gst, heap, buf, gtype, tptr, tgpu, queues.qh, queues.qlo, queues.qn,
@@ -183,16 +157,18 @@ def run(sim: Simulator, progress=None) -> SimResult:
             tree, toff, np.full((3, max(n, m)), -1, dtype=np.int64), headroom]
     while (rc := RK.run(*args)) != RK.DONE:
         if rc == RK.NEED_PLAN:  # the policy's own re-plan, from the loop's state
-            ctl[RK.QUEUED] = queues.load(policy.make_plan(view))
+            assert ks.replan is not None
+            runs, last_plan = ks.replan(view)
+            ctl[RK.QUEUED] = queues.load(runs)
             args[12], args[15] = queues.qh, queues.wh
-            ctl[RK.LASTPLAN], ctl[RK.NEWJOBS], ctl[RK.STARVED] = policy.last_plan, 0, 0
+            ctl[RK.LASTPLAN], ctl[RK.NEWJOBS], ctl[RK.STARVED] = last_plan, 0, 0
             jst[RK.BLOCKED] = 0
         elif rc == RK.GROW:
             heap = np.concatenate([heap, np.zeros_like(heap)])
             args[7] = heap
         elif rc == RK.INELIGIBLE:
             job, gpu = inst.jobs[int(ctl[RK.BAD_JOB])].id, inst.gpus[int(ctl[RK.BAD_GPU])].id
-            raise SimulationError(f"policy {policy.name!r}: job {job!r} cannot run on gpu "
+            raise SimulationError(f"policy {name!r}: job {job!r} cannot run on gpu "
                                   f"{gpu!r}")
         else:
             raise compiled.stopped(sim, rc, ctl, jst)

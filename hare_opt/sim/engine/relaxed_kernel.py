@@ -1,6 +1,6 @@
 """numba kernels of the compiled engine for relaxed policies; ``relaxed.py`` drives them.
 
-A transcription of the reference event loop (``simulator.Simulator.run``, relaxed
+A transcription of the reference event loop (``reference.Simulator.loop``, relaxed
 ``start``) and of two policies' decisions over int64 arrays: the plan followers'
 dispatch (``policies/plan.py``: ``decide``, ``_dispatch``, ``_should_replan``) and
 ``hlas`` (``policies/hlas.py``). Same events, same order, same ties, hence the same
@@ -38,7 +38,7 @@ import numpy as np
 
 from hare_opt.heuristics import _kernels as R
 from hare_opt.model.rules import earliest_start
-from hare_opt.sim import kernel as K
+from hare_opt.sim.engine import kernel as K
 from hare_opt.util.jit import PinnedJit
 
 _BIG = R._BIG
