@@ -40,9 +40,18 @@ def synthetic(num_tasks: int, num_gpus: int = 256, seed: int = 0) -> Instance:
         base = int(rng.integers(5, 50))
         task_time = {t: base * (f + 1) for f, t in enumerate(TYPES)}
         sync = {t: int(rng.integers(0, 5)) for t in TYPES}
-        jobs.append(Job(f"j{len(jobs)}", task_time, r, k, weight=int(rng.integers(1, 5)),
-                        release=int(rng.integers(0, 10 * len(jobs) + 1)), sync_time=sync,
-                        switch_overhead=int(rng.integers(0, 4))))
+        jobs.append(
+            Job(
+                f"j{len(jobs)}",
+                task_time,
+                r,
+                k,
+                weight=int(rng.integers(1, 5)),
+                release=int(rng.integers(0, 10 * len(jobs) + 1)),
+                sync_time=sync,
+                switch_overhead=int(rng.integers(0, 4)),
+            )
+        )
         total += r * k
     return Instance(gpus, tuple(jobs), f"bench-{num_tasks}")
 
@@ -52,17 +61,25 @@ def layout(inst: Instance) -> Schedule:
     block run one after another, round k+1 starts at round k's barrier (one setup per job)."""
     n_blocks = inst.num_gpus // BLOCK
     block = np.arange(inst.num_jobs) % n_blocks
-    gpus = block[:, None] * BLOCK + np.arange(BLOCK)[None, :]           # (N, BLOCK)
-    span = inst.proc[np.arange(inst.num_jobs)[:, None], gpus] \
+    gpus = block[:, None] * BLOCK + np.arange(BLOCK)[None, :]  # (N, BLOCK)
+    span = (
+        inst.proc[np.arange(inst.num_jobs)[:, None], gpus]
         + inst.sync[np.arange(inst.num_jobs)[:, None], gpus]
+    )
     k = inst.tasks_per_round
     period = np.where(np.arange(BLOCK)[None, :] < k[:, None], span, 0).max(axis=1)
     # The only sequential step: per block, a job starts when the previous one completed.
     first = np.empty(inst.num_jobs, dtype=np.int64)
     free = np.zeros(n_blocks, dtype=np.int64)
-    for j, (b, rel, o, r, p) in enumerate(zip(block.tolist(), inst.release.tolist(),
-                                              inst.overhead.tolist(), inst.rounds.tolist(),
-                                              period.tolist())):
+    for j, (b, rel, o, r, p) in enumerate(
+        zip(
+            block.tolist(),
+            inst.release.tolist(),
+            inst.overhead.tolist(),
+            inst.rounds.tolist(),
+            period.tolist(),
+        )
+    ):
         first[j] = max(free[b], rel) + o
         free[b] = first[j] + r * p
     size = inst.rounds * k
@@ -88,8 +105,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     rows = []
-    print(f"{'tasks':>9} {'jobs':>7} {'gpus':>5} {'check s':>9} {'tasks/s':>11} "
-          f"{'save s':>8} {'load s':>8}")
+    print(
+        f"{'tasks':>9} {'jobs':>7} {'gpus':>5} {'check s':>9} {'tasks/s':>11} "
+        f"{'save s':>8} {'load s':>8}"
+    )
     for n in args.sizes:
         inst = synthetic(n)
         sched = layout(inst)
@@ -104,14 +123,23 @@ def main() -> None:
                 res = Result("bench", "feasible", sched, rep.objective, instance_name=inst.name)
                 save_s = best_of(lambda path=path, res=res: save_result(res, path), 1)
                 load_s = best_of(lambda path=path: load_result(path), 1)
-        rows.append({"tasks": len(sched), "jobs": inst.num_jobs, "gpus": inst.num_gpus,
-                     "check_s": round(secs, 4), "tasks_per_s": round(len(sched) / secs),
-                     "save_json_s": None if save_s is None else round(save_s, 3),
-                     "load_json_s": None if load_s is None else round(load_s, 3)})
+        rows.append(
+            {
+                "tasks": len(sched),
+                "jobs": inst.num_jobs,
+                "gpus": inst.num_gpus,
+                "check_s": round(secs, 4),
+                "tasks_per_s": round(len(sched) / secs),
+                "save_json_s": None if save_s is None else round(save_s, 3),
+                "load_json_s": None if load_s is None else round(load_s, 3),
+            }
+        )
         r = rows[-1]
         io_s = "" if load_s is None else f"{save_s:.2f} {load_s:>8.2f}"
-        print(f"{r['tasks']:>9} {r['jobs']:>7} {r['gpus']:>5} {secs:>9.3f} "
-              f"{r['tasks_per_s']:>11,} {io_s:>17}")
+        print(
+            f"{r['tasks']:>9} {r['jobs']:>7} {r['gpus']:>5} {secs:>9.3f} "
+            f"{r['tasks_per_s']:>11,} {io_s:>17}"
+        )
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / "bench_checker.csv"
     with open(out, "w", newline="") as fh:

@@ -63,48 +63,82 @@ def library(sets: list[str]) -> list[Instance]:
         folder = ROOT / "instances" / name
         if not folder.is_dir():
             raise SystemExit(f"no instance set {name!r} under {folder.parent}")
-        out += [load_instance(p) for p in sorted(folder.glob("*.json"))
-                if p.name != "manifest.json"]
+        out += [
+            load_instance(p) for p in sorted(folder.glob("*.json")) if p.name != "manifest.json"
+        ]
     return out
 
 
 def frontier_instance(tasks: int, seed: int) -> Instance:
     """Releases, sync, setups and heterogeneity all on; about ``tasks`` tasks (capped)."""
-    return random_instance(seed, n_jobs=max(2, math.ceil(tasks / 3)), n_gpus=2 + seed % 5,
-                           heterogeneity=1.0, release_spread=2 * tasks, sync=(0, 2),
-                           switch_overhead=(0, 2), max_task_time=10, max_tasks=tasks,
-                           name=f"frontier-{tasks}-{seed}")
+    return random_instance(
+        seed,
+        n_jobs=max(2, math.ceil(tasks / 3)),
+        n_gpus=2 + seed % 5,
+        heterogeneity=1.0,
+        release_spread=2 * tasks,
+        sync=(0, 2),
+        switch_overhead=(0, 2),
+        max_task_time=10,
+        max_tasks=tasks,
+        name=f"frontier-{tasks}-{seed}",
+    )
 
 
 def horn_instance(jobs: int, seed: int, gpus: int = 3) -> Instance:
     """R||sum C_j: single-task jobs, unit weights, no releases, sync or setups, on ``gpus``
     GPUs of different types (polynomial by Horn's assignment; solvers/special.py)."""
-    inst = random_instance(seed, n_jobs=jobs, n_gpus=gpus, rounds=(1, 1),
-                           tasks_per_round=(1, 1), max_task_time=20)
-    return inst.with_jobs([Job(j.id, j.task_time) for j in inst.jobs],
-                          name=f"horn-{jobs}-{seed}")
+    inst = random_instance(
+        seed, n_jobs=jobs, n_gpus=gpus, rounds=(1, 1), tasks_per_round=(1, 1), max_task_time=20
+    )
+    return inst.with_jobs([Job(j.id, j.task_time) for j in inst.jobs], name=f"horn-{jobs}-{seed}")
 
 
 def run(inst: Instance, solver: str, limit: float, options: dict) -> dict:
-    row = {"instance": inst.name, "tasks": inst.num_tasks, "jobs": inst.num_jobs,
-           "gpus": inst.num_gpus, "solver": solver}
+    row = {
+        "instance": inst.name,
+        "tasks": inst.num_tasks,
+        "jobs": inst.num_jobs,
+        "gpus": inst.num_gpus,
+        "solver": solver,
+    }
     try:
         if solver == PEER:
             from peer_pyjobshop import solve_peer
+
             r = solve_peer(inst, limit)
         else:
             r = solve(inst, solver, time_limit=limit, **options)
     except (HareOptError, MemoryError) as exc:  # e.g. a model too large: a result, not a crash
         return {**row, "status": f"error: {type(exc).__name__}: {exc}"[:300]}
-    return {**row, "status": r.status,
-            "objective": r.objective, "lower_bound": r.lower_bound,
-            "gap": r.gap, "seconds": round(r.runtime_s, 3)}
+    return {
+        **row,
+        "status": r.status,
+        "objective": r.objective,
+        "lower_bound": r.lower_bound,
+        "gap": r.gap,
+        "seconds": round(r.runtime_s, 3),
+    }
 
 
 #: The end-to-end table: (tasks, seed) of ``hare-opt generate random`` with E2E_GEN.
 E2E = [(n, s) for n in (20, 30, 40) for s in (7701, 7702)]
-E2E_GEN = ["--jobs", "20", "--gpus", "3", "--heterogeneity", "1.0", "--release-spread", "120",
-           "--sync", "0-2", "--switch-overhead", "0", "--max-task-time", "10"]
+E2E_GEN = [
+    "--jobs",
+    "20",
+    "--gpus",
+    "3",
+    "--heterogeneity",
+    "1.0",
+    "--release-spread",
+    "120",
+    "--sync",
+    "0-2",
+    "--switch-overhead",
+    "0",
+    "--max-task-time",
+    "10",
+]
 
 
 def timed(cmd: list[str], timeout: float = 300.0) -> tuple[float, float, str]:
@@ -139,8 +173,20 @@ def e2e(before: Path | None, repeat: int, limit: float) -> pd.DataFrame:
     for n, seed in E2E:
         path = folder / f"random-{n}-{seed}.json"
         if not path.exists():
-            timed([str(ours), "generate", "random", *E2E_GEN, "--max-tasks", str(n), "--seed",
-                   str(seed), "--out", str(path)])
+            timed(
+                [
+                    str(ours),
+                    "generate",
+                    "random",
+                    *E2E_GEN,
+                    "--max-tasks",
+                    str(n),
+                    "--seed",
+                    str(seed),
+                    "--out",
+                    str(path),
+                ]
+            )
         files[n, seed] = path
     contenders = {"ours": ours}
     if before is not None:
@@ -155,27 +201,64 @@ def e2e(before: Path | None, repeat: int, limit: float) -> pd.DataFrame:
             inst = load_instance(path)
             for name, exe in contenders.items():
                 out = tmp / f"{name}.json"
-                cpu, wall, text = timed([str(exe), "solve", str(path), "--solver", "portfolio",
-                                         "--time-limit", f"{limit:g}", "--json", "--out",
-                                         str(out)])
+                cpu, wall, text = timed(
+                    [
+                        str(exe),
+                        "solve",
+                        str(path),
+                        "--solver",
+                        "portfolio",
+                        "--time-limit",
+                        f"{limit:g}",
+                        "--json",
+                        "--out",
+                        str(out),
+                    ]
+                )
                 summary = json.loads(text)
                 res = load_result(out)
                 report = check(inst, res.schedule)
                 assert report.feasible and report.objective == summary["objective"], name
-                rows.append({"tasks": n, "seed": seed, "who": name, "repeat": rep,
-                             "status": summary["status"], "objective": summary["objective"],
-                             "solver_s": summary["runtime_s"], "cpu_s": round(cpu, 3),
-                             "wall_s": round(wall, 3)})
+                rows.append(
+                    {
+                        "tasks": n,
+                        "seed": seed,
+                        "who": name,
+                        "repeat": rep,
+                        "status": summary["status"],
+                        "objective": summary["objective"],
+                        "solver_s": summary["runtime_s"],
+                        "cpu_s": round(cpu, 3),
+                        "wall_s": round(wall, 3),
+                    }
+                )
                 print(rows[-1], flush=True)
-            cpu, wall, text = timed([str(python), str(ROOT / "experiments" / "peer_pyjobshop.py"),
-                                     str(path), "--time-limit", f"{limit:g}"])
+            cpu, wall, text = timed(
+                [
+                    str(python),
+                    str(ROOT / "experiments" / "peer_pyjobshop.py"),
+                    str(path),
+                    "--time-limit",
+                    f"{limit:g}",
+                ]
+            )
             raw = json.loads(text)
             from peer_pyjobshop import checked
+
             peer = checked(inst, raw)
-            rows.append({"tasks": n, "seed": seed, "who": PEER, "repeat": rep,
-                         "status": str(peer.status), "objective": peer.objective,
-                         "solver_s": round(raw["runtime_s"], 3), "cpu_s": round(cpu, 3),
-                         "wall_s": round(wall, 3)})
+            rows.append(
+                {
+                    "tasks": n,
+                    "seed": seed,
+                    "who": PEER,
+                    "repeat": rep,
+                    "status": str(peer.status),
+                    "objective": peer.objective,
+                    "solver_s": round(raw["runtime_s"], 3),
+                    "cpu_s": round(cpu, 3),
+                    "wall_s": round(wall, 3),
+                }
+            )
             print(rows[-1], flush=True)
     return pd.DataFrame(rows)
 
@@ -186,41 +269,68 @@ def in_process(repeat: int) -> pd.DataFrame:
     import time
 
     rows = []
-    insts = [load_instance(RESULTS / "cache" / "e2e" / f"random-20-{s}.json")
-             for n, s in E2E if n == 20]
+    insts = [
+        load_instance(RESULTS / "cache" / "e2e" / f"random-20-{s}.json") for n, s in E2E if n == 20
+    ]
     for solver in available_solvers("exact"):
         solve(insts[0], solver, time_limit=30)  # loads what the solver imports
         for inst in insts:
             for _ in range(repeat):
                 c0, t0 = time.process_time(), time.perf_counter()
                 res = solve(inst, solver, time_limit=30)
-                rows.append({"instance": inst.name, "solver": solver, "status": str(res.status),
-                             "objective": res.objective, "proved_by": res.stats.proved_by,
-                             "cpu_s": round(time.process_time() - c0, 4),
-                             "wall_s": round(time.perf_counter() - t0, 4)})
+                rows.append(
+                    {
+                        "instance": inst.name,
+                        "solver": solver,
+                        "status": str(res.status),
+                        "objective": res.objective,
+                        "proved_by": res.stats.proved_by,
+                        "cpu_s": round(time.process_time() - c0, 4),
+                        "wall_s": round(time.perf_counter() - t0, 4),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def summarise_e2e(df: pd.DataFrame, inproc: pd.DataFrame) -> None:
-    g = df.groupby(["tasks", "seed", "who"]).agg(
-        status=("status", "first"), objective=("objective", "first"),
-        solver_s=("solver_s", "median"), cpu_s=("cpu_s", "median"),
-        wall_s=("wall_s", "median")).reset_index()
-    wide = g.pivot_table(index=["tasks", "seed"], columns="who",
-                         values=["cpu_s", "wall_s", "solver_s"], aggfunc="first")
+    g = (
+        df.groupby(["tasks", "seed", "who"])
+        .agg(
+            status=("status", "first"),
+            objective=("objective", "first"),
+            solver_s=("solver_s", "median"),
+            cpu_s=("cpu_s", "median"),
+            wall_s=("wall_s", "median"),
+        )
+        .reset_index()
+    )
+    wide = g.pivot_table(
+        index=["tasks", "seed"],
+        columns="who",
+        values=["cpu_s", "wall_s", "solver_s"],
+        aggfunc="first",
+    )
     wide.columns = [f"{w}:{v}" for v, w in wide.columns]
     if f"{PEER}:cpu_s" in wide:
         wide["ours/peer cpu"] = (wide["ours:cpu_s"] / wide[f"{PEER}:cpu_s"]).round(2)
     with pd.option_context("display.width", 220, "display.max_columns", 30):
         print(wide.reset_index().to_string(index=False))
         agree = g.groupby(["tasks", "seed"]).apply(
-            lambda x: x[x.status == "optimal"].objective.nunique() <= 1, include_groups=False)
+            lambda x: x[x.status == "optimal"].objective.nunique() <= 1, include_groups=False
+        )
         print("every optimum proved by two contenders agrees:", bool(agree.all()))
         print()
-        print(inproc.groupby("solver").agg(
-            proved=("status", lambda s: f"{(s == 'optimal').sum()}/{len(s)}"),
-            median_cpu_s=("cpu_s", "median"), max_cpu_s=("cpu_s", "max"),
-            median_wall_s=("wall_s", "median"), max_wall_s=("wall_s", "max")).to_string())
+        print(
+            inproc.groupby("solver")
+            .agg(
+                proved=("status", lambda s: f"{(s == 'optimal').sum()}/{len(s)}"),
+                median_cpu_s=("cpu_s", "median"),
+                max_cpu_s=("cpu_s", "max"),
+                median_wall_s=("wall_s", "median"),
+                max_wall_s=("wall_s", "max"),
+            )
+            .to_string()
+        )
 
 
 def warm_up_peer() -> None:
@@ -228,6 +338,7 @@ def warm_up_peer() -> None:
     from peer_pyjobshop import solve_peer
 
     from hare_opt.model import GPU
+
     solve_peer(Instance((GPU("g", "A"),), (Job("j", {"A": 1}),), "warm-up"), 5)
 
 
@@ -243,9 +354,12 @@ def _options(pairs: list[str]) -> dict:
 
 
 def summarise_library(df: pd.DataFrame, solvers: list[str]) -> None:
-    wide = df.pivot_table(index=["instance", "tasks"], columns="solver",
-                          values=["status", "objective", "lower_bound", "seconds"],
-                          aggfunc="first")
+    wide = df.pivot_table(
+        index=["instance", "tasks"],
+        columns="solver",
+        values=["status", "objective", "lower_bound", "seconds"],
+        aggfunc="first",
+    )
     wide.columns = [f"{s}:{v}" for v, s in wide.columns]
     if len(solvers) == 2:
         a, b = solvers
@@ -260,8 +374,10 @@ def summarise_library(df: pd.DataFrame, solvers: list[str]) -> None:
             print(f"{s}: proved 0/{n}")
         else:
             big = proved.sort_values(["tasks", "seconds"]).iloc[-1]
-            print(f"{s}: proved {len(proved)}/{n}; largest proved {big.instance} "
-                  f"({big.tasks} tasks, {big.seconds} s)")
+            print(
+                f"{s}: proved {len(proved)}/{n}; largest proved {big.instance} "
+                f"({big.tasks} tasks, {big.seconds} s)"
+            )
 
 
 def summarise_peer(df: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -279,15 +395,20 @@ def summarise_peer(df: pd.DataFrame, by: str) -> pd.DataFrame:
     for (group, solver), x in df.groupby([by, "solver"], sort=False):
         y = ok[(ok[by] == group) & (ok.solver == solver)]
         proved = y[y.status == "optimal"]
-        rows.append({by: group, "solver": solver, "proved": f"{len(proved)}/{len(x)}",
-                     "median_s_proved": round(proved.seconds.median(), 3) if len(proved)
-                     else None,
-                     "max_s_proved": round(proved.seconds.max(), 3) if len(proved) else None,
-                     "incumbent/best": round(y.inc.mean(), 4),
-                     "bound/best": round(y.bnd.mean(), 4),
-                     "median_gap": round(y.gap.median(), 4),
-                     "worse_than_peer": int((y.vs_peer > 0).sum()),
-                     "better_than_peer": int((y.vs_peer < 0).sum())})
+        rows.append(
+            {
+                by: group,
+                "solver": solver,
+                "proved": f"{len(proved)}/{len(x)}",
+                "median_s_proved": round(proved.seconds.median(), 3) if len(proved) else None,
+                "max_s_proved": round(proved.seconds.max(), 3) if len(proved) else None,
+                "incumbent/best": round(y.inc.mean(), 4),
+                "bound/best": round(y.bnd.mean(), 4),
+                "median_gap": round(y.gap.median(), 4),
+                "worse_than_peer": int((y.vs_peer > 0).sum()),
+                "better_than_peer": int((y.vs_peer < 0).sum()),
+            }
+        )
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(table.to_string(index=False))
@@ -296,10 +417,17 @@ def summarise_peer(df: pd.DataFrame, by: str) -> pd.DataFrame:
 
 def summarise_frontier(df: pd.DataFrame) -> None:
     g = df.assign(proved=df.status == "optimal").groupby(["solver", "size"])
-    table = pd.DataFrame({
-        "n": g.size(), "proved": g.proved.mean().round(2),
-        "median_s_proved": g.apply(lambda x: x.seconds[x.proved].median(), include_groups=False),
-        "median_gap": g.gap.median().round(4), "max_gap": g.gap.max().round(4)})
+    table = pd.DataFrame(
+        {
+            "n": g.size(),
+            "proved": g.proved.mean().round(2),
+            "median_s_proved": g.apply(
+                lambda x: x.seconds[x.proved].median(), include_groups=False
+            ),
+            "median_gap": g.gap.median().round(4),
+            "max_gap": g.gap.max().round(4),
+        }
+    )
     print(table.to_string())
 
 
@@ -307,45 +435,67 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", nargs="+", default=["tiny", "small", "fig1"])
     ap.add_argument("--limit", type=float, default=60.0, help="seconds per solve")
-    ap.add_argument("--solvers", default=None,
-                    help="comma-separated (default: every registered exact solver that imports)")
+    ap.add_argument(
+        "--solvers",
+        default=None,
+        help="comma-separated (default: every registered exact solver that imports)",
+    )
     ap.add_argument("--frontier", action="store_true", help="random instances by size")
     ap.add_argument("--sizes", nargs="+", type=int, default=[10, 15, 20, 30, 40, 60])
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                    help="solver option (JSON value), e.g. threads=2; repeatable")
+    ap.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="solver option (JSON value), e.g. threads=2; repeatable",
+    )
     ap.add_argument("--tag", default="default", help="label of this configuration in the CSV")
     ap.add_argument("--out", default=None, help="CSV path (default: experiments/results/...)")
-    ap.add_argument("--replace", action="store_true",
-                    help="overwrite the CSV (default: replace only the rows of this run's "
-                         "instances x solvers x tag, keep the others)")
-    ap.add_argument("--e2e", action="store_true",
-                    help="end to end through the command line (with --peer)")
-    ap.add_argument("--before", type=Path, default=None,
-                    help="an older checkout with its own .venv, timed in the same run")
+    ap.add_argument(
+        "--replace",
+        action="store_true",
+        help="overwrite the CSV (default: replace only the rows of this run's "
+        "instances x solvers x tag, keep the others)",
+    )
+    ap.add_argument(
+        "--e2e", action="store_true", help="end to end through the command line (with --peer)"
+    )
+    ap.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="an older checkout with its own .venv, timed in the same run",
+    )
     ap.add_argument("--repeat", type=int, default=3, help="e2e: solves per contender")
-    ap.add_argument("--peer", choices=[PEER], default=None,
-                    help="also run the generic model of experiments/peer_pyjobshop.py, "
-                         "interleaved with ours (pip install -e '.[peer]')")
+    ap.add_argument(
+        "--peer",
+        choices=[PEER],
+        default=None,
+        help="also run the generic model of experiments/peer_pyjobshop.py, "
+        "interleaved with ours (pip install -e '.[peer]')",
+    )
     args = ap.parse_args()
     if args.e2e:
         df = e2e(args.before, args.repeat, 30.0 if args.limit == 60.0 else args.limit)
         inproc = in_process(args.repeat)
         RESULTS.mkdir(parents=True, exist_ok=True)
         pd.concat([df.assign(mode="e2e"), inproc.assign(mode="in-process")]).to_csv(
-            RESULTS / "bench_e2e.csv", index=False)
+            RESULTS / "bench_e2e.csv", index=False
+        )
         summarise_e2e(df, inproc)
         return
-    solvers = (args.solvers.split(",") if args.solvers
-               else available_solvers("exact"))
+    solvers = args.solvers.split(",") if args.solvers else available_solvers("exact")
     if args.peer:
         solvers = [s for s in solvers if s != PEER] + [PEER]
         import peer_pyjobshop  # noqa: F401 - fail now if the extra is missing
+
         warm_up_peer()
     options = _options(args.option)
     if {"bnb", "portfolio", "cpsat", "milp"} & set(solvers):  # numba: load or compile
         from hare_opt.heuristics.rounds import warm_up  # before any clock runs
         from hare_opt.solvers.bnb import warm_up as warm_up_bnb
+
         print(f"numba kernels loaded in {warm_up() + warm_up_bnb():.1f} s")
     rows = []
     if args.frontier:
@@ -361,10 +511,14 @@ def main() -> None:
                 for s in solvers:
                     rows.append({"set": name, **run(inst, s, args.limit, options)})
                     print(rows[-1], flush=True)
-    df = pd.DataFrame(rows).assign(tag=args.tag, limit_s=args.limit,
-                                   options=json.dumps(options, sort_keys=True))
-    default = ("bench_peer_frontier.csv" if args.frontier else "bench_peer.csv") if args.peer \
+    df = pd.DataFrame(rows).assign(
+        tag=args.tag, limit_s=args.limit, options=json.dumps(options, sort_keys=True)
+    )
+    default = (
+        ("bench_peer_frontier.csv" if args.frontier else "bench_peer.csv")
+        if args.peer
         else ("frontier.csv" if args.frontier else "bench_exact.csv")
+    )
     out = Path(args.out) if args.out else RESULTS / default
     out.parent.mkdir(parents=True, exist_ok=True)
     merged = df

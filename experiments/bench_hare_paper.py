@@ -37,8 +37,14 @@ print(json.dumps({"cpu": time.process_time() - t1, "load": t1 - t0,
 
 def run(code: Path, seed: int, policy: str, setting: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(code)}
-    out = subprocess.run([sys.executable, "-c", RUN, str(seed), policy, setting], env=env,
-                         capture_output=True, text=True, check=True, cwd=code)
+    out = subprocess.run(
+        [sys.executable, "-c", RUN, str(seed), policy, setting],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=code,
+    )
     return json.loads(out.stdout.splitlines()[-1])
 
 
@@ -49,14 +55,19 @@ def main() -> None:
     args = ap.parse_args()
     codes = [("this", ROOT)] + ([("base", args.base.resolve())] if args.base else [])
     print(f"seed {args.seed}; CPU s of the run (imports and kernel loading apart)")
-    print(f"{'setting':20s} {'reading':24s} {'code':5s} {'CPU s':>7s} {'load s':>7s} "
-          f"{'plans':>6s} {'total weighted JCT, s':>22s}")
+    print(
+        f"{'setting':20s} {'reading':24s} {'code':5s} {'CPU s':>7s} {'load s':>7s} "
+        f"{'plans':>6s} {'total weighted JCT, s':>22s}"
+    )
     for name, setting in SETTINGS.items():
         for policy in READINGS:
             for label, code in codes:
                 r = run(code, args.seed, policy, setting)
-                print(f"{name:20s} {policy:24s} {label:5s} {r['cpu']:7.2f} {r['load']:7.2f} "
-                      f"{r['plans']:6d} {r['wjct']:22.1f}", flush=True)
+                print(
+                    f"{name:20s} {policy:24s} {label:5s} {r['cpu']:7.2f} {r['load']:7.2f} "
+                    f"{r['plans']:6d} {r['wjct']:22.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

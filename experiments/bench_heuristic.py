@@ -67,10 +67,16 @@ def cold_compile_s() -> float:
     """``engine.warm_up`` in a fresh process whose numba cache folder is empty."""
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            [sys.executable, "-c",
-             "from hare_opt.heuristics.rounds import warm_up; print(warm_up())"],
-            env={**os.environ, "NUMBA_CACHE_DIR": tmp}, capture_output=True, text=True,
-            check=True)
+            [
+                sys.executable,
+                "-c",
+                "from hare_opt.heuristics.rounds import warm_up; print(warm_up())",
+            ],
+            env={**os.environ, "NUMBA_CACHE_DIR": tmp},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     return float(out.stdout.split()[-1])
 
 
@@ -81,12 +87,15 @@ def main() -> None:
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc run")
     ap.add_argument("--out", type=Path, default=RESULTS / "bench_heuristic.csv")
     args = ap.parse_args()
-    print(f"numba first call (cache load, or compile if no cache): {warm_up():.2f} s; "
-          f"cold compile (empty cache, subprocess): {cold_compile_s():.2f} s", flush=True)
+    print(
+        f"numba first call (cache load, or compile if no cache): {warm_up():.2f} s; "
+        f"cold compile (empty cache, subprocess): {cold_compile_s():.2f} s",
+        flush=True,
+    )
     rows = []
     for n in args.sizes:
         inst = bench_instance(n)
-        _ = inst.round_time_next, inst.proc   # instance views are cached model facts, not hare
+        _ = inst.round_time_next, inst.proc  # instance views are cached model facts, not hare
         core_s, core = best_time(lambda inst=inst: solve_hare(inst, improve=False), args.repeat)
         full_s, full = best_time(lambda inst=inst: solve_hare(inst), args.repeat)
         check_s, rep = best_time(lambda inst=inst, s=core.schedule: check(inst, s), args.repeat)
@@ -97,14 +106,24 @@ def main() -> None:
             solve_hare(inst, improve=False)
             peak = tracemalloc.get_traced_memory()[1] / 2**20
             tracemalloc.stop()
-        rows.append({
-            "tasks": inst.num_tasks, "jobs": inst.num_jobs, "gpus": inst.num_gpus,
-            "rounds": int(inst.rounds.sum()), "core_s": round(core_s, 3),
-            "tasks_per_s": round(inst.num_tasks / core_s), "default_s": round(full_s, 3),
-            "default_evals": full.stats["evaluations"], "check_s": round(check_s, 3),
-            "core_over_check": round(core_s / check_s, 2), "peak_mib": round(peak, 1),
-            "objective_core": core.objective, "objective_default": full.objective,
-            "guarantee_bound": core.stats["guarantee_bound"]})
+        rows.append(
+            {
+                "tasks": inst.num_tasks,
+                "jobs": inst.num_jobs,
+                "gpus": inst.num_gpus,
+                "rounds": int(inst.rounds.sum()),
+                "core_s": round(core_s, 3),
+                "tasks_per_s": round(inst.num_tasks / core_s),
+                "default_s": round(full_s, 3),
+                "default_evals": full.stats["evaluations"],
+                "check_s": round(check_s, 3),
+                "core_over_check": round(core_s / check_s, 2),
+                "peak_mib": round(peak, 1),
+                "objective_core": core.objective,
+                "objective_default": full.objective,
+                "guarantee_bound": core.stats["guarantee_bound"],
+            }
+        )
         print(rows[-1], flush=True)
     for a, b in zip(rows, rows[1:]):
         b["growth_vs_prev"] = round(b["core_s"] / a["core_s"], 2)

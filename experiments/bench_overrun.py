@@ -35,11 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "experiments" / "results" / "cache" / "overrun"
 SOLVERS = solver_names()  # every registered solver: the list cannot go stale
 #: target tasks -> (cluster, rounds range) of the paper-like generator
-SIZES = {"1e2": ("V100:8,T4:4,K80:1,M60:2", (2, 10)),
-         "1e3": ("V100:8,T4:4,K80:1,M60:2", (2, 40)),
-         "1e4": ("V100:32,T4:16,K80:4,M60:8", (2, 40)),
-         "1e5": ("V100:86,T4:43,K80:11,M60:20", (20, 140)),
-         "1e6": ("V100:276,T4:138,K80:34,M60:64", (100, 400))}
+SIZES = {
+    "1e2": ("V100:8,T4:4,K80:1,M60:2", (2, 10)),
+    "1e3": ("V100:8,T4:4,K80:1,M60:2", (2, 40)),
+    "1e4": ("V100:32,T4:16,K80:4,M60:8", (2, 40)),
+    "1e5": ("V100:86,T4:43,K80:11,M60:20", (20, 140)),
+    "1e6": ("V100:276,T4:138,K80:34,M60:64", (100, 400)),
+}
 
 
 def instance_file(size: str) -> Path:
@@ -68,8 +70,13 @@ def instance_file(size: str) -> Path:
 def timed(argv: list[str], timeout: float) -> tuple[float, int | None, str, str]:
     t0 = time.perf_counter()
     try:
-        p = subprocess.run([sys.executable, "-m", "hare_opt.cli.main", *argv],
-                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        p = subprocess.run(
+            [sys.executable, "-m", "hare_opt.cli.main", *argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=ROOT,
+        )
         return time.perf_counter() - t0, p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired:
         return time.perf_counter() - t0, None, "", "timeout"
@@ -80,8 +87,9 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=5.0, help="time limit in seconds (5)")
     ap.add_argument("--sizes", nargs="+", default=["1e1", *SIZES])
     ap.add_argument("--solvers", default=",".join(SOLVERS))
-    ap.add_argument("--csv", type=Path, default=ROOT / "experiments" / "results" /
-                    "bench_overrun.csv")
+    ap.add_argument(
+        "--csv", type=Path, default=ROOT / "experiments" / "results" / "bench_overrun.csv"
+    )
     args = ap.parse_args()
     solvers = [s for s in args.solvers.split(",") if s]
     fig1 = str(ROOT / "instances" / "fig1.json")
@@ -89,21 +97,35 @@ def main() -> int:
     from hare_opt.io import load_instance
 
     tasks = {size: load_instance(f).num_tasks for size, f in files.items()}
-    print(f"time limit {args.limit:g} s; instances: "
-          + ", ".join(f"{s}: {tasks[s]:,} tasks" for s in args.sizes), flush=True)
+    print(
+        f"time limit {args.limit:g} s; instances: "
+        + ", ".join(f"{s}: {tasks[s]:,} tasks" for s in args.sizes),
+        flush=True,
+    )
     start = {}
     for s in solvers:
-        runs = [timed(["solve", fig1, "--solver", s, "--time-limit", f"{args.limit:g}",
-                       "--json"], 300) for _ in range(2)]
+        runs = [
+            timed(["solve", fig1, "--solver", s, "--time-limit", f"{args.limit:g}", "--json"], 300)
+            for _ in range(2)
+        ]
         # wall time minus the solve itself: interpreter, imports, kernels, output
         start[s] = min(wall - json.loads(out)["runtime_s"] for wall, _, out, _ in runs)
     print("start-up (s): " + ", ".join(f"{s} {start[s]:.1f}" for s in solvers), flush=True)
     rows = []
     for size in args.sizes:
         for s in solvers:
-            wall, code, out, err = timed(["solve", str(files[size]), "--solver", s,
-                                          "--time-limit", f"{args.limit:g}", "--json"],
-                                         args.limit + 600)
+            wall, code, out, err = timed(
+                [
+                    "solve",
+                    str(files[size]),
+                    "--solver",
+                    s,
+                    "--time-limit",
+                    f"{args.limit:g}",
+                    "--json",
+                ],
+                args.limit + 600,
+            )
             if code == 0:
                 summary = json.loads(out)
                 status = summary["status"]
@@ -111,15 +133,30 @@ def main() -> int:
                 status = "TIMEOUT"
             else:
                 # exit 2 with one line: refused up front (too large for this solver)
-                status = ("refused" if code == 2 and len(err.strip().splitlines()) == 1
-                          else "error: " + err.strip()[-80:])
+                status = (
+                    "refused"
+                    if code == 2 and len(err.strip().splitlines()) == 1
+                    else "error: " + err.strip()[-80:]
+                )
             runtime = json.loads(out)["runtime_s"] if code == 0 else None
-            rows.append({"size": size, "tasks": tasks[size], "solver": s, "limit_s": args.limit,
-                         "wall_s": round(wall, 2), "startup_s": round(start[s], 2),
-                         "overrun_s": round(wall - args.limit - start[s], 2),
-                         "runtime_s": runtime, "status": status})
-            print(f"{size:>4s} {s:10s} wall {wall:7.2f} s  overrun {rows[-1]['overrun_s']:+6.2f}"
-                  f" s  {status}", flush=True)
+            rows.append(
+                {
+                    "size": size,
+                    "tasks": tasks[size],
+                    "solver": s,
+                    "limit_s": args.limit,
+                    "wall_s": round(wall, 2),
+                    "startup_s": round(start[s], 2),
+                    "overrun_s": round(wall - args.limit - start[s], 2),
+                    "runtime_s": runtime,
+                    "status": status,
+                }
+            )
+            print(
+                f"{size:>4s} {s:10s} wall {wall:7.2f} s  overrun {rows[-1]['overrun_s']:+6.2f}"
+                f" s  {status}",
+                flush=True,
+            )
     df = pd.DataFrame(rows)
     args.csv.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.csv, index=False)
@@ -131,11 +168,14 @@ def main() -> int:
             return r["status"][:20]
         return f"{r['overrun_s']:+.1f}" + (" (unknown)" if r["status"] == "unknown" else "")
 
-    table = df.assign(cell=df.apply(cell, axis=1)).pivot(index="solver", columns="size",
-                                                          values="cell")
+    table = df.assign(cell=df.apply(cell, axis=1)).pivot(
+        index="solver", columns="size", values="cell"
+    )
     table = table.loc[solvers, args.sizes]
-    print(f"\noverrun beyond the {args.limit:g} s limit and the solver's start-up (s); "
-          f"negative: returned early")
+    print(
+        f"\noverrun beyond the {args.limit:g} s limit and the solver's start-up (s); "
+        f"negative: returned early"
+    )
     print("| solver | " + " | ".join(f"{s} ({tasks[s]:,})" for s in args.sizes) + " |")
     print("| --- |" + " --- |" * len(args.sizes))
     for s in solvers:

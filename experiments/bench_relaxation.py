@@ -44,7 +44,7 @@ def files(sets: list[str]) -> list[Path]:
         if not folder.is_dir():
             raise SystemExit(f"no instance set {name!r} under {folder.parent}")
         found = sorted(p for p in folder.glob("*.json") if p.name != "manifest.json")
-        out += found[:int(count)] if count else found
+        out += found[: int(count)] if count else found
     return out
 
 
@@ -55,37 +55,56 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--node-limit", type=int, default=None, help="B&B nodes over all rounds")
     ap.add_argument("--ladder-ratio", type=float, default=1.05)
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--relaxation", choices=MODES, default=None,
-                    help="default: per-gpu (the paper's), per-type with --plan (the planner's)")
+    ap.add_argument(
+        "--relaxation",
+        choices=MODES,
+        default=None,
+        help="default: per-gpu (the paper's), per-type with --plan (the planner's)",
+    )
     ap.add_argument("--out", default=str(RESULTS / "bench_relaxation.csv"))
     ap.add_argument("--plan", type=int, nargs=2, metavar=("GPUS", "JOBS"), default=None)
     ap.add_argument("--pairs", type=int, default=None, help="--plan: the pair budget")
     ap.add_argument("--milp", action="store_true", help="--plan: with the MILP's root")
     args = ap.parse_args(argv)
     if args.plan:
-        one_plan(*args.plan, pairs=args.pairs, milp=args.milp,
-                 relaxation=args.relaxation or "per-type")
+        one_plan(
+            *args.plan, pairs=args.pairs, milp=args.milp, relaxation=args.relaxation or "per-type"
+        )
         return
     args.relaxation = args.relaxation or "per-gpu"
     rows = []
     for path in files(args.sets):
         inst = load_instance(path)
-        relax = solve_relaxation(inst, time_limit=args.time_limit or None,
-                                 node_limit=args.node_limit, threads=args.threads,
-                                 ladder_ratio=args.ladder_ratio, relaxation=args.relaxation)
+        relax = solve_relaxation(
+            inst,
+            time_limit=args.time_limit or None,
+            node_limit=args.node_limit,
+            threads=args.threads,
+            ladder_ratio=args.ladder_ratio,
+            relaxation=args.relaxation,
+        )
         s = relax.stats
-        rows.append({
-            "instance": inst.name, "tasks": inst.num_tasks, "gpus": inst.num_gpus,
-            "model": args.relaxation,
-            "columns": s["columns"], "rows": s["rows"],
-            "cuts": f"{s['initial_cuts']}+{s['cuts'] - s['initial_cuts']}",
-            "rounds": s["rounds"], "nodes": s["nodes"], "time_s": round(relax.runtime_s, 1),
-            "status": "optimal" if relax.optimal else s["stopped_by"],
-            "objective": round(relax.objective, 1),
-            "bound": round(relax.bound, 1) if math.isfinite(relax.bound) else None,
-            "gap_pct": round(100 * s["gap"], 2) if math.isfinite(s["gap"]) else None,
-            "start": s["start_objective"], "time_limit": args.time_limit,
-            "node_limit": args.node_limit})
+        rows.append(
+            {
+                "instance": inst.name,
+                "tasks": inst.num_tasks,
+                "gpus": inst.num_gpus,
+                "model": args.relaxation,
+                "columns": s["columns"],
+                "rows": s["rows"],
+                "cuts": f"{s['initial_cuts']}+{s['cuts'] - s['initial_cuts']}",
+                "rounds": s["rounds"],
+                "nodes": s["nodes"],
+                "time_s": round(relax.runtime_s, 1),
+                "status": "optimal" if relax.optimal else s["stopped_by"],
+                "objective": round(relax.objective, 1),
+                "bound": round(relax.bound, 1) if math.isfinite(relax.bound) else None,
+                "gap_pct": round(100 * s["gap"], 2) if math.isfinite(s["gap"]) else None,
+                "start": s["start_objective"],
+                "time_limit": args.time_limit,
+                "node_limit": args.node_limit,
+            }
+        )
         print(" ".join(f"{k}={v}" for k, v in rows[-1].items()), flush=True)
     table = pd.DataFrame(rows)
     print()
@@ -104,8 +123,13 @@ def one_plan(gpus: int, jobs: int, *, pairs: int | None, milp: bool, relaxation:
     from hare_opt.heuristics.paper_planning import HarePaperPlanner
     from hare_opt.sweeps.items import cluster_of
 
-    inst = paper_instance(0, jobs, cluster_of(gpus), regime="paper",
-                          mean_interarrival=REGIMES["paper"].mean_interarrival(gpus))
+    inst = paper_instance(
+        0,
+        jobs,
+        cluster_of(gpus),
+        regime="paper",
+        mean_interarrival=REGIMES["paper"].mean_interarrival(gpus),
+    )
     inst = inst.with_jobs([replace(j, release=0) for j in inst.jobs])
     limits = {"max_rounds": 1, "node_limit": 0} if milp else {}
     planner = HarePaperPlanner(pairs=pairs, relaxation=relaxation, **limits)
@@ -115,13 +139,15 @@ def one_plan(gpus: int, jobs: int, *, pairs: int | None, milp: bool, relaxation:
     cpu = time.process_time() - t0
     st = planner.stats()
     gap = st["relaxation_gap_max"]
-    print(f"one hare-paper plan, {jobs} jobs on {gpus} GPUs (paper regime, seed 0, all "
-          f"released): {len(plan)} batches, {cpu:.2f} CPU s (step 1 {st['relaxation_cpu_s']:.2f}"
-          f" s, steps 2-3 {cpu - st['relaxation_cpu_s']:.2f} s); {relaxation} relaxation with "
-          f"{st['pairs_max']} pairs (budget {st['pairs_budget']}), blocks of "
-          f"{st['block_rounds_max']} rounds, {st['blocks_per_job_median_min']} per job "
-          f"(median); gap {'-' if gap is None else f'{100 * gap:.1f}%'}; order changed by the "
-          f"search {st['order_changed_by_search']}, by the MILP {st['order_changed_by_milp']}")
+    print(
+        f"one hare-paper plan, {jobs} jobs on {gpus} GPUs (paper regime, seed 0, all "
+        f"released): {len(plan)} batches, {cpu:.2f} CPU s (step 1 {st['relaxation_cpu_s']:.2f}"
+        f" s, steps 2-3 {cpu - st['relaxation_cpu_s']:.2f} s); {relaxation} relaxation with "
+        f"{st['pairs_max']} pairs (budget {st['pairs_budget']}), blocks of "
+        f"{st['block_rounds_max']} rounds, {st['blocks_per_job_median_min']} per job "
+        f"(median); gap {'-' if gap is None else f'{100 * gap:.1f}%'}; order changed by the "
+        f"search {st['order_changed_by_search']}, by the MILP {st['order_changed_by_milp']}"
+    )
 
 
 if __name__ == "__main__":

@@ -54,12 +54,21 @@ def compare_settings() -> dict[str, tuple[str, int, float]]:
     type proportions with arrivals 15/160 as far apart."""
     from hare_opt.sweeps.items import TESTBED, cluster_of, gap_for
 
-    return {"testbed-40": (TESTBED, 40, gap_for(15, "compressed")),
-            "160gpu-200": (cluster_of(160), 200, gap_for(160, "compressed"))}
+    return {
+        "testbed-40": (TESTBED, 40, gap_for(15, "compressed")),
+        "160gpu-200": (cluster_of(160), 200, gap_for(160, "compressed")),
+    }
 
 
-def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, semantics: str,
-              label: str, reference: bool = False) -> None:
+def paper_one(
+    policy: str,
+    n_jobs: int,
+    n_gpus: int,
+    seed: int,
+    semantics: str,
+    label: str,
+    reference: bool = False,
+) -> None:
     """One policy on the paper-regime workload, in this process: one line of figures.
     Written against the API older checkouts share (``--base``): no semantics there."""
     import resource
@@ -72,20 +81,28 @@ def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, semantics: str,
     try:
         from hare_opt.sim.policy import POLICIES
         from hare_opt.sim.semantics import switching_for
+
         switching = switching_for(POLICIES.spec(policy).mode, semantics, "hare")
         options = {"semantics": semantics}
     except ImportError:  # before semantics: per-round, Hare's switching
         switching, options = "hare", {}
-    inst = paper_instance(seed, n_jobs, cluster_of(n_gpus), regime="paper",
-                          switching=switching,
-                          mean_interarrival=REGIMES["paper"].mean_interarrival(n_gpus))
+    inst = paper_instance(
+        seed,
+        n_jobs,
+        cluster_of(n_gpus),
+        regime="paper",
+        switching=switching,
+        mean_interarrival=REGIMES["paper"].mean_interarrival(n_gpus),
+    )
     if options:  # load the compiled kernels (numba's cache) before timing
         from hare_opt.heuristics.rounds import warm_up
         from hare_opt.sim.policy import POLICIES, get_policy
+
         try:  # a spec names its compiled core
             fast = POLICIES.spec(policy.split(":", 1)[0]).engine is not None
         except AttributeError:  # older checkouts: the cores say which policies they run
             from hare_opt.sim import compiled, relaxed  # type: ignore[attr-defined]
+
             fast = any(core.supports(get_policy(policy)) for core in (compiled, relaxed))
         if fast:
             warm_up()
@@ -98,61 +115,97 @@ def paper_one(policy: str, n_jobs: int, n_gpus: int, seed: int, semantics: str,
     check_s = time.process_time() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     m = run.metrics
-    print(f"{policy:11s} {label:9s} {semantics:9s} {inst.num_tasks:>9} {run.num_events:>8} "
-          f"{m.get('leases', '-')!s:>6} {run.result.stats.get('plans', '-')!s:>5} "
-          f"{load:>8.1f} {sim - check_s:>7.2f} {check_s:>9.2f} {rss:>7.0f} "
-          f"{100 * m.get('reserved_idle_share', float('nan')):>9.3f} "
-          f"{100 * m.get('lease_idle_share', float('nan')):>10.1f} "
-          f"{m['total_weighted_jct']:>14}", flush=True)
+    print(
+        f"{policy:11s} {label:9s} {semantics:9s} {inst.num_tasks:>9} {run.num_events:>8} "
+        f"{m.get('leases', '-')!s:>6} {run.result.stats.get('plans', '-')!s:>5} "
+        f"{load:>8.1f} {sim - check_s:>7.2f} {check_s:>9.2f} {rss:>7.0f} "
+        f"{100 * m.get('reserved_idle_share', float('nan')):>9.3f} "
+        f"{100 * m.get('lease_idle_share', float('nan')):>10.1f} "
+        f"{m['total_weighted_jct']:>14}",
+        flush=True,
+    )
     st = run.result.stats
     if st.get("plan_cpu_s_mean") is not None:  # hare-paper: what one plan costs, and sees
         gap = st.get("relaxation_gap_max")
-        print(f"{'':11s} per plan: {st['plan_cpu_s_mean']:.3f} CPU s (relaxation "
-              f"{st['relaxation_cpu_s'] / max(1, st['plans']):.3f}), pairs <= {st['pairs_max']} "
-              f"(budget {st['pairs_budget']}, exceeded in {st['pairs_over_budget']} plans), "
-              f"blocks per job >= {st['blocks_per_job_median_min']} (median), block <= "
-              f"{st['block_rounds_max']} rounds, relaxation gap <= "
-              f"{'-' if gap is None else f'{100 * gap:.1f}%'}, order changed by the start "
-              f"search / MILP in {st['order_changed_by_search']} / "
-              f"{st['order_changed_by_milp']} of {st['plans']} plans", flush=True)
+        print(
+            f"{'':11s} per plan: {st['plan_cpu_s_mean']:.3f} CPU s (relaxation "
+            f"{st['relaxation_cpu_s'] / max(1, st['plans']):.3f}), pairs <= {st['pairs_max']} "
+            f"(budget {st['pairs_budget']}, exceeded in {st['pairs_over_budget']} plans), "
+            f"blocks per job >= {st['blocks_per_job_median_min']} (median), block <= "
+            f"{st['block_rounds_max']} rounds, relaxation gap <= "
+            f"{'-' if gap is None else f'{100 * gap:.1f}%'}, order changed by the start "
+            f"search / MILP in {st['order_changed_by_search']} / "
+            f"{st['order_changed_by_milp']} of {st['plans']} plans",
+            flush=True,
+        )
     if reference:  # the reference engine on the same workload: the same schedule?
         t0 = time.process_time()
         ref = simulate(inst, policy, engine="python", **options)
-        same = ref.result.schedule.sorted() == run.result.schedule.sorted() and \
-            ref.num_events == run.num_events
-        print(f"{'':11s} reference engine: {time.process_time() - t0:.1f} CPU s, "
-              f"{'the same schedule, task for task' if same else 'A DIFFERENT SCHEDULE'}",
-              flush=True)
+        same = (
+            ref.result.schedule.sorted() == run.result.schedule.sorted()
+            and ref.num_events == run.num_events
+        )
+        print(
+            f"{'':11s} reference engine: {time.process_time() - t0:.1f} CPU s, "
+            f"{'the same schedule, task for task' if same else 'A DIFFERENT SCHEDULE'}",
+            flush=True,
+        )
 
 
-def paper(policies: list[str], n_jobs: int, n_gpus: int, seed: int, semantics: list[str],
-          base: str | None, reference: bool = False) -> None:
+def paper(
+    policies: list[str],
+    n_jobs: int,
+    n_gpus: int,
+    seed: int,
+    semantics: list[str],
+    base: str | None,
+    reference: bool = False,
+) -> None:
     import subprocess
     import sys
 
-    print(f"paper regime, {n_jobs} jobs on {n_gpus} GPUs, seed {seed}; CPU s of the process "
-          "(shared 2-core machine)")
-    print(f"{'policy':11s} {'code':9s} {'semantics':9s} {'tasks':>9} {'events':>8} "
-          f"{'leases':>6} {'plans':>5} {'load_cpu':>8} {'sim_cpu':>7} {'check_cpu':>9} "
-          f"{'peak_MB':>7} {'reserved%':>9} {'lease_idle%':>10} {'total wJCT (ms)':>14}",
-          flush=True)
+    print(
+        f"paper regime, {n_jobs} jobs on {n_gpus} GPUs, seed {seed}; CPU s of the process "
+        "(shared 2-core machine)"
+    )
+    print(
+        f"{'policy':11s} {'code':9s} {'semantics':9s} {'tasks':>9} {'events':>8} "
+        f"{'leases':>6} {'plans':>5} {'load_cpu':>8} {'sim_cpu':>7} {'check_cpu':>9} "
+        f"{'peak_MB':>7} {'reserved%':>9} {'lease_idle%':>10} {'total wJCT (ms)':>14}",
+        flush=True,
+    )
     from hare_opt.sim import POLICIES
 
     for p in policies:  # the semantics concerns gang policies only
-        runs = [(None, "this", s) for s in
-                (semantics if POLICIES.spec(p).mode == "gang" else semantics[:1])]
+        runs = [
+            (None, "this", s)
+            for s in (semantics if POLICIES.spec(p).mode == "gang" else semantics[:1])
+        ]
         if base:
             runs.insert(0, (base, os.path.basename(base.rstrip("/")) or "base", "per-round"))
         for path, label, sem in runs:
-            cmd = [sys.executable, __file__, "--one", p, "--jobs", str(n_jobs), "--gpus",
-                   str(n_gpus), "--seed", str(seed), "--semantics", sem, "--label", label]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--one",
+                p,
+                "--jobs",
+                str(n_jobs),
+                "--gpus",
+                str(n_gpus),
+                "--seed",
+                str(seed),
+                "--semantics",
+                sem,
+                "--label",
+                label,
+            ]
             if reference and not path:
                 cmd.append("--reference")
             env = dict(os.environ)
             if path:
                 env["PYTHONPATH"] = os.path.abspath(path)
-            subprocess.run(cmd, check=False, env=env,
-                           cwd=os.path.abspath(path) if path else None)
+            subprocess.run(cmd, check=False, env=env, cwd=os.path.abspath(path) if path else None)
 
 
 def compare(seeds: list[int], policies: list[str], semantics: str) -> None:
@@ -173,8 +226,10 @@ def compare(seeds: list[int], policies: list[str], semantics: str) -> None:
     for setting, (cluster, n, gap) in compare_settings().items():
         for seed in seeds:
             specs = paper_jobs(seed, n, mean_interarrival=gap, regime="compressed")
-            built = {sw: build_instance(specs, cluster, switching=sw, name=f"sim-s{seed}")
-                     for sw in ("hare", switching_for("gang", semantics, "hare"))}
+            built = {
+                sw: build_instance(specs, cluster, switching=sw, name=f"sim-s{seed}")
+                for sw in ("hare", switching_for("gang", semantics, "hare"))
+            }
             inst = built["hare"]
             bound = float(critical_path_bound(inst)) - int((inst.weight * inst.release).sum())
             rows.append({"setting": setting, "seed": seed, "policy": "bound", "wjct": bound})
@@ -186,16 +241,23 @@ def compare(seeds: list[int], policies: list[str], semantics: str) -> None:
                     value, avg = m["total_weighted_jct"], m["avg_jct"]
                 except SimulationError as exc:  # hare-paper refuses large workloads
                     value, avg = None, str(exc)[:60]
-                rows.append({"setting": setting, "seed": seed, "policy": p, "wjct": value,
-                             "avg_jct": avg, "wall_s": round(time.perf_counter() - t0, 2)})
+                rows.append(
+                    {
+                        "setting": setting,
+                        "seed": seed,
+                        "policy": p,
+                        "wjct": value,
+                        "avg_jct": avg,
+                        "wall_s": round(time.perf_counter() - t0, 2),
+                    }
+                )
                 print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
     table = df.pivot_table(index="policy", columns=["setting", "seed"], values="wjct")
     hare = table.loc["hare"]
     print("\ntotal weighted JCT (time unit 100 ms; bound: a lower bound):")
     print(table.to_string(float_format=lambda x: f"{x:.0f}"))
-    print("\nbest policy per workload:",
-          table.drop(index="bound").idxmin().to_dict())
+    print("\nbest policy per workload:", table.drop(index="bound").idxmin().to_dict())
     print("\nhare's reduction vs each policy, % (mean over seeds; < 0: hare worse):")
     print(((1 - hare / table).T.groupby(level=0).mean().T * 100).round(1).to_string())
 
@@ -211,25 +273,43 @@ def main() -> None:
     ap.add_argument("--paper", action="store_true", help="every policy, paper regime")
     ap.add_argument("--gpus", type=int, default=160)
     ap.add_argument("--policies", default=None, help="comma-separated (default: all)")
-    ap.add_argument("--semantics", default="lease,per-round",
-                    help="comma-separated semantics for --paper (default: both)")
-    ap.add_argument("--base", default=None, metavar="DIR",
-                    help="--paper: also run the package in DIR (an older checkout)")
-    ap.add_argument("--reference", action="store_true",
-                    help="--paper: also run the reference engine, compare the schedules")
+    ap.add_argument(
+        "--semantics",
+        default="lease,per-round",
+        help="comma-separated semantics for --paper (default: both)",
+    )
+    ap.add_argument(
+        "--base",
+        default=None,
+        metavar="DIR",
+        help="--paper: also run the package in DIR (an older checkout)",
+    )
+    ap.add_argument(
+        "--reference",
+        action="store_true",
+        help="--paper: also run the reference engine, compare the schedules",
+    )
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--label", default="this", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        paper_one(args.one, args.jobs[0], args.gpus, args.seed, args.semantics, args.label,
-                  args.reference)
+        paper_one(
+            args.one, args.jobs[0], args.gpus, args.seed, args.semantics, args.label, args.reference
+        )
         return
     if args.paper:
         from hare_opt.sim import policy_names
 
         jobs = args.jobs[0] if args.jobs != [1000, 2000, 5000, 10000] else 300
-        paper(args.policies.split(",") if args.policies else policy_names(), jobs, args.gpus,
-              args.seed, args.semantics.split(","), args.base, args.reference)
+        paper(
+            args.policies.split(",") if args.policies else policy_names(),
+            jobs,
+            args.gpus,
+            args.seed,
+            args.semantics.split(","),
+            args.base,
+            args.reference,
+        )
         return
     if args.compare:
         from hare_opt.sim import policy_names
@@ -237,8 +317,10 @@ def main() -> None:
         compare(args.seeds, policy_names(), args.semantics.split(",")[0])
         return
     print(f"policy {args.policy}, cluster {args.cluster}")
-    print(f"{'jobs':>6} {'tasks':>8} {'events':>8} {'plans':>6} {'sim_s':>7} {'total_s':>7} "
-          f"{'events/s':>9} {'wJCT':>12}")
+    print(
+        f"{'jobs':>6} {'tasks':>8} {'events':>8} {'plans':>6} {'sim_s':>7} {'total_s':>7} "
+        f"{'events/s':>9} {'wJCT':>12}"
+    )
     prev = None
     for n in args.jobs:
         t0 = time.perf_counter()
@@ -247,11 +329,14 @@ def main() -> None:
         total = time.perf_counter() - t0
         m = run.metrics
         plans = run.result.stats.get("plans", "-")
-        growth = ("" if prev is None
-                  else f"  x{total / prev[1]:.2f} time for x{n / prev[0]:.2f} jobs")
-        print(f"{n:>6} {inst.num_tasks:>8} {m['events']:>8} {plans!s:>6} {m['wall_s']:>7.1f} "
-              f"{total:>7.1f} {m['events_per_s']:>9.0f} {m['total_weighted_jct']:>12}{growth}",
-              flush=True)
+        growth = (
+            "" if prev is None else f"  x{total / prev[1]:.2f} time for x{n / prev[0]:.2f} jobs"
+        )
+        print(
+            f"{n:>6} {inst.num_tasks:>8} {m['events']:>8} {plans!s:>6} {m['wall_s']:>7.1f} "
+            f"{total:>7.1f} {m['events_per_s']:>9.0f} {m['total_weighted_jct']:>12}{growth}",
+            flush=True,
+        )
         prev = (n, total)
 
 

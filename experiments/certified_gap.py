@@ -33,8 +33,9 @@ def main() -> None:
     gaps = []
     for seed in args.seeds:
         # ``hare-opt generate paper``'s defaults: the testbed, Hare switching
-        inst = paper_instance(seed, args.jobs, TESTBED, switching="hare", regime=args.regime,
-                              name=f"paper-s{seed}")
+        inst = paper_instance(
+            seed, args.jobs, TESTBED, switching="hare", regime=args.regime, name=f"paper-s{seed}"
+        )
         t0 = time.process_time()
         hare = solve(inst, "hare").objective
         t1 = time.process_time()
@@ -45,9 +46,12 @@ def main() -> None:
         lb = lower_bound(inst, bounds=bounds)
         source = max(bounds, key=lambda k: lower_bound(inst, bounds={k: bounds[k]}))
         gaps.append(hare / lb - 1)
-        print(f"seed {seed}: {inst.num_tasks} tasks, hare {hare:.0f}, lower bound {lb:.0f} "
-              f"({source}), gap {100 * gaps[-1]:.2f}% (solve {t1 - t0:.2f} CPU s, bounds "
-              f"{time.process_time() - t1:.1f} CPU s)", flush=True)
+        print(
+            f"seed {seed}: {inst.num_tasks} tasks, hare {hare:.0f}, lower bound {lb:.0f} "
+            f"({source}), gap {100 * gaps[-1]:.2f}% (solve {t1 - t0:.2f} CPU s, bounds "
+            f"{time.process_time() - t1:.1f} CPU s)",
+            flush=True,
+        )
     print(f"mean gap {100 * np.mean(gaps):.2f}%, worst {100 * max(gaps):.2f}%")
 
 

@@ -37,21 +37,33 @@ MODELS = {
 }
 # Paper Table 3 (Chen et al., HPDC '22): switching time per task in ms.
 SWITCHING_MS = {  # model: (default, PipeSwitch, Hare)
-    "VGG-19": (3288.94, 4.01, 2.77), "ResNet50": (5961.16, 4.75, 2.04),
-    "InceptionV3": (7807.43, 5.03, 2.46), "BERT-base": (9016.99, 12.57, 5.03),
-    "Transformer": (5257.17, 10.34, 5.79), "DeepSpeech": (5125.64, 8.91, 4.27),
-    "FastGCN": (5327.24, 2.86, 1.83), "GraphSAGE": (5213.54, 2.42, 0.96)}
+    "VGG-19": (3288.94, 4.01, 2.77),
+    "ResNet50": (5961.16, 4.75, 2.04),
+    "InceptionV3": (7807.43, 5.03, 2.46),
+    "BERT-base": (9016.99, 12.57, 5.03),
+    "Transformer": (5257.17, 10.34, 5.79),
+    "DeepSpeech": (5125.64, 8.91, 4.27),
+    "FastGCN": (5327.24, 2.86, 1.83),
+    "GraphSAGE": (5213.54, 2.42, 0.96),
+}
 # Parameter counts (millions; published model sizes, approximate) for sync volume.
-PARAMS_M = {"VGG-19": 20.0, "ResNet50": 23.7, "InceptionV3": 21.8, "BERT-base": 110.0,
-            "Transformer": 65.0, "FastGCN": 0.02, "GraphSAGE": 0.09}
+PARAMS_M = {
+    "VGG-19": 20.0,
+    "ResNet50": 23.7,
+    "InceptionV3": 21.8,
+    "BERT-base": 110.0,
+    "Transformer": 65.0,
+    "FastGCN": 0.02,
+    "GraphSAGE": 0.09,
+}
 # Parameter counts of Sia's proxy models (millions; published sizes, approximate): cifar10
 # trains ResNet-18 (CIFAR variant), imagenet ResNet-50, bert BERT-base. deepspeech2 is
 # DeepSpeech's own family, taken as measured (no scaling).
 PROXY_PARAMS_M = {"cifar10": 11.2, "imagenet": 25.6, "bert": 110.0}
-M60_OVER_K80 = 4.83 / 4.37   # per-GPU FP32 peak, NVIDIA datasheets (M60 9.65/2, K80 8.73/2 TF)
-GNN_HARE_SHARE = 0.03        # Hare switching is 1-4.5% of task time (paper): take 3%
-GNN_SPEEDUP = {"V100": 2.0, "A100": 2.0, "T4": 2.0, "P100": 2.0 ** 0.5, "M60": M60_OVER_K80}
-ITERS_PER_TASK = 100         # one task = 100 iterations between two synchronisations
+M60_OVER_K80 = 4.83 / 4.37  # per-GPU FP32 peak, NVIDIA datasheets (M60 9.65/2, K80 8.73/2 TF)
+GNN_HARE_SHARE = 0.03  # Hare switching is 1-4.5% of task time (paper): take 3%
+GNN_SPEEDUP = {"V100": 2.0, "A100": 2.0, "T4": 2.0, "P100": 2.0**0.5, "M60": M60_OVER_K80}
+ITERS_PER_TASK = 100  # one task = 100 iterations between two synchronisations
 
 
 def sia_placements() -> pd.DataFrame:
@@ -67,10 +79,12 @@ def sia_placements() -> pd.DataFrame:
 def sia_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
     """Single-GPU compute and 2-node x 1-GPU sync, by model, cluster, batch."""
     df = sia_placements()
-    comp = df[df.placement == 1].pivot_table(index=["model", "local_bsz"], columns="gpu_type",
-                                             values="comp")
-    net = df[df.placement == 11].pivot_table(index=["model", "local_bsz"], columns="gpu_type",
-                                             values="sync_time_s")
+    comp = df[df.placement == 1].pivot_table(
+        index=["model", "local_bsz"], columns="gpu_type", values="comp"
+    )
+    net = df[df.placement == 11].pivot_table(
+        index=["model", "local_bsz"], columns="gpu_type", values="sync_time_s"
+    )
     return comp, net
 
 
@@ -93,8 +107,9 @@ def single_worker_sync(model: str) -> float:
     return float(x.sync_time_s.median())
 
 
-def sync_model(model: str, proxy: str | None, fits: dict[str, tuple[float, float, int]],
-               floor_s: float) -> tuple[float, float, float]:
+def sync_model(
+    model: str, proxy: str | None, fits: dict[str, tuple[float, float, int]], floor_s: float
+) -> tuple[float, float, float]:
     """(all-reduce s at 25 Gbps, overlap share, one worker's sync s) of ``model``: its Sia
     proxy's, the times scaled by parameter count (DeepSpeech: as measured). GNN models
     (no proxy, < 0.1 M parameters): the latency floor, nothing to hide; one worker: Sia
@@ -135,15 +150,19 @@ def derive() -> dict[str, str]:
     ns_per_param = float(bert_net.iloc[0]) / (PARAMS_M["BERT-base"] * 1e6) * 1e9
     floor_s = float(net.loc["ncf"]["aws"].dropna().min())
     ds_sync = float(net.loc["deepspeech2"]["aws"].dropna().iloc[0])
-    notes.append(f"sync: {ns_per_param:.2f} ns/param (Sia aws bert bsz "
-                 f"{int(bert_net.index[0])}), floor {floor_s * 1000:.1f} ms (Sia aws ncf min), "
-                 f"DeepSpeech {ds_sync * 1000:.1f} ms (Sia aws deepspeech2 bsz 10)")
+    notes.append(
+        f"sync: {ns_per_param:.2f} ns/param (Sia aws bert bsz "
+        f"{int(bert_net.index[0])}), floor {floor_s * 1000:.1f} ms (Sia aws ncf min), "
+        f"DeepSpeech {ds_sync * 1000:.1f} ms (Sia aws deepspeech2 bsz 10)"
+    )
 
     fits = {p: overlap_fit(p, floor_s) for p in ("cifar10", "imagenet", "bert", "deepspeech2")}
     for p, (a, b, n) in fits.items():
-        notes.append(f"overlap fit {p} (aws, placement 11, {n} batches above the floor): "
-                     f"all-reduce {a * 1000:.1f} ms, overlap share {b:.3f}; one worker's sync "
-                     f"{single_worker_sync(p) * 1000:.2f} ms")
+        notes.append(
+            f"overlap fit {p} (aws, placement 11, {n} batches above the floor): "
+            f"all-reduce {a * 1000:.1f} ms, overlap share {b:.3f}; one worker's sync "
+            f"{single_worker_sync(p) * 1000:.2f} ms"
+        )
     rows = []
     for model, (cat, data, bs, gproxy, scale, sproxy) in MODELS.items():
         ms: dict[str, float] = {}
@@ -151,8 +170,9 @@ def derive() -> dict[str, str]:
             ms["V100"] = 1000 / thr.loc[gproxy, "v100"] * scale
         elif sproxy is not None:
             ms["V100"], used = sia_v100_ms(sproxy, bs)
-            notes.append(f"{model}: V100 {ms['V100']:.1f} ms/iter from Sia {sproxy} azure "
-                         f"bsz {used}")
+            notes.append(
+                f"{model}: V100 {ms['V100']:.1f} ms/iter from Sia {sproxy} azure bsz {used}"
+            )
         else:
             ms["V100"] = SWITCHING_MS[model][2] / GNN_HARE_SHARE
         if gproxy is not None:
@@ -170,33 +190,60 @@ def derive() -> dict[str, str]:
         if model == "ResNet50":
             sia_t4 = ms["K80"] / ms["T4"]
             ms["T4"] = ms["K80"] / 2.0
-            notes.append(f"ResNet50: T4 speed-up over K80 {sia_t4:.2f} from Sia, set to the "
-                         f"paper's 2.0; V100 over K80 {ms['K80'] / ms['V100']:.2f} (paper ~7)")
+            notes.append(
+                f"ResNet50: T4 speed-up over K80 {sia_t4:.2f} from Sia, set to the "
+                f"paper's 2.0; V100 over K80 {ms['K80'] / ms['V100']:.2f} (paper ~7)"
+            )
         if model == "DeepSpeech":
             least_s = ds_sync
         else:
             least_s = max(floor_s, ns_per_param * PARAMS_M[model] * 1e6 / 1e9)
         allreduce_s, share, single_s = sync_model(model, sproxy, fits, floor_s)
         for t in TYPES:
-            rows.append((model, cat, data, bs, t, round(ms[t], 2),
-                         round(allreduce_s * 1000, 2), round(share, 4),
-                         round(floor_s * 1000, 2), round(single_s * 1000, 2),
-                         round(least_s * 1000, 2), ITERS_PER_TASK,
-                         round(ms[t] * ITERS_PER_TASK / 1000, 3)))
-    prof = pd.DataFrame(rows, columns=["model", "category", "dataset", "batch_size", "gpu_type",
-                                       "iter_ms", "allreduce_ms_25gbps", "overlap",
-                                       "sync_floor_ms", "sync_1gpu_ms",
-                                       "sync_least_overlap_ms_25gbps", "iters_per_task",
-                                       "task_time_s"])
-    sw = pd.DataFrame([(m, *v) for m, v in SWITCHING_MS.items()],
-                      columns=["model", "default_ms", "pipeswitch_ms", "hare_ms"])
+            rows.append(
+                (
+                    model,
+                    cat,
+                    data,
+                    bs,
+                    t,
+                    round(ms[t], 2),
+                    round(allreduce_s * 1000, 2),
+                    round(share, 4),
+                    round(floor_s * 1000, 2),
+                    round(single_s * 1000, 2),
+                    round(least_s * 1000, 2),
+                    ITERS_PER_TASK,
+                    round(ms[t] * ITERS_PER_TASK / 1000, 3),
+                )
+            )
+    prof = pd.DataFrame(
+        rows,
+        columns=[
+            "model",
+            "category",
+            "dataset",
+            "batch_size",
+            "gpu_type",
+            "iter_ms",
+            "allreduce_ms_25gbps",
+            "overlap",
+            "sync_floor_ms",
+            "sync_1gpu_ms",
+            "sync_least_overlap_ms_25gbps",
+            "iters_per_task",
+            "task_time_s",
+        ],
+    )
+    sw = pd.DataFrame(
+        [(m, *v) for m, v in SWITCHING_MS.items()],
+        columns=["model", "default_ms", "pipeswitch_ms", "hare_ms"],
+    )
 
     philly = load_philly_jobs(SHARED / "traces" / "gavel_philly_job_distribution.csv")
     edges = 3600.0 * 2.0 ** np.arange(0, 12)
-    bucket = np.clip(np.searchsorted(edges, philly.duration_s, side="right") - 1, 0,
-                     len(edges) - 2)
-    hist = (philly.assign(b=bucket).groupby(["b", "num_gpus"]).size()
-            .reset_index(name="count"))
+    bucket = np.clip(np.searchsorted(edges, philly.duration_s, side="right") - 1, 0, len(edges) - 2)
+    hist = philly.assign(b=bucket).groupby(["b", "num_gpus"]).size().reset_index(name="count")
     hist.insert(0, "dur_lo_s", edges[hist.b])
     hist.insert(1, "dur_hi_s", edges[hist.b + 1])
     hist = hist.drop(columns="b")
@@ -205,14 +252,18 @@ def derive() -> dict[str, str]:
     gaps = np.diff(np.sort(sia.submit_s.to_numpy()))
     qs = np.round(np.concatenate([np.arange(0, 0.99, 0.01), [0.99, 0.995, 0.999]]), 3)
     arr = pd.DataFrame({"quantile": qs, "gap_s": np.quantile(gaps, qs)})
-    notes.append(f"philly: {len(philly)} jobs hist; sia gaps mean {gaps.mean():.1f} s, "
-                 f"median {np.median(gaps):.0f} s")
+    notes.append(
+        f"philly: {len(philly)} jobs hist; sia gaps mean {gaps.mean():.1f} s, "
+        f"median {np.median(gaps):.0f} s"
+    )
     for n in notes:
         print(n)
-    return {"gpu_profiles.csv": prof.to_csv(index=False),
-            "switching_ms.csv": sw.to_csv(index=False),
-            "philly_jobs_hist.csv": hist.to_csv(index=False),
-            "philly_interarrival.csv": arr.to_csv(index=False, float_format="%.6g")}
+    return {
+        "gpu_profiles.csv": prof.to_csv(index=False),
+        "switching_ms.csv": sw.to_csv(index=False),
+        "philly_jobs_hist.csv": hist.to_csv(index=False),
+        "philly_interarrival.csv": arr.to_csv(index=False, float_format="%.6g"),
+    }
 
 
 def main() -> int:
@@ -229,8 +280,10 @@ def main() -> int:
         changed += not same
         if not args.check and not same:
             path.write_text(text)
-        print(f"{name}: {'unchanged' if same else 'differs' if args.check else 'written'} "
-              f"({len(pd.read_csv(io.StringIO(text)))} rows)")
+        print(
+            f"{name}: {'unchanged' if same else 'differs' if args.check else 'written'} "
+            f"({len(pd.read_csv(io.StringIO(text)))} rows)"
+        )
     return 1 if args.check and changed else 0
 
 

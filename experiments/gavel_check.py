@@ -66,8 +66,9 @@ def scheduler_dir(path: Path) -> Path:
 
 
 def gavel_commit(sched: Path) -> str:
-    out = subprocess.run(["git", "-C", str(sched), "rev-parse", "HEAD"], capture_output=True,
-                         text=True, check=False)
+    out = subprocess.run(
+        ["git", "-C", str(sched), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    )
     return out.stdout.strip() if out.returncode == 0 else "unknown (not a git checkout)"
 
 
@@ -75,29 +76,57 @@ def generate(sched: Path, python: str, seed: int, jobs: int, lam: float, out: Pa
     """One trace with Gavel's generator, written to ``out``; returns the command."""
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "t.trace"
-        cmd = [python, "scripts/utils/generate_trace.py", "--num_jobs", str(jobs), "--lam",
-               str(lam), "--seed", str(seed), "-m", "--throughputs_file",
-               "simulation_throughputs.json", "--output_file", str(raw)]
+        cmd = [
+            python,
+            "scripts/utils/generate_trace.py",
+            "--num_jobs",
+            str(jobs),
+            "--lam",
+            str(lam),
+            "--seed",
+            str(seed),
+            "-m",
+            "--throughputs_file",
+            "simulation_throughputs.json",
+            "--output_file",
+            str(raw),
+        ]
         subprocess.run(cmd, cwd=sched, check=True, capture_output=True, text=True)
         atomic_write_text(out, raw.read_text(encoding="utf-8"))
     cmd[-1] = out.name
     return shlex.join(cmd[1:])
 
 
-def run_gavel(sched: Path, python: str, trace: Path, policy: str, cluster: str
-              ) -> tuple[float, float, str]:
+def run_gavel(
+    sched: Path, python: str, trace: Path, policy: str, cluster: str
+) -> tuple[float, float, str]:
     """Gavel's average JCT (s) on ``trace``, the CPU seconds it took, the command."""
-    cmd = [python, "scripts/drivers/simulate_scheduler_with_trace.py", "-t",
-           str(trace.resolve()), "-p", policy, "--throughputs_file",
-           "simulation_throughputs.json", "-c", cluster, "--seed", "0"]
+    cmd = [
+        python,
+        "scripts/drivers/simulate_scheduler_with_trace.py",
+        "-t",
+        str(trace.resolve()),
+        "-p",
+        policy,
+        "--throughputs_file",
+        "simulation_throughputs.json",
+        "-c",
+        cluster,
+        "--seed",
+        "0",
+    ]
     t0 = time.process_time()
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, cwd=sched, capture_output=True, text=True, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) \
-        + time.process_time() - t0
+    cpu = (
+        (after.ru_utime - before.ru_utime)
+        + (after.ru_stime - before.ru_stime)
+        + time.process_time()
+        - t0
+    )
     m = _AVG.search(out.stdout + out.stderr)
     if out.returncode != 0 or not m:
         sys.exit(f"Gavel failed on {trace.name} ({policy}):\n{(out.stderr or out.stdout)[-2000:]}")
@@ -105,54 +134,81 @@ def run_gavel(sched: Path, python: str, trace: Path, policy: str, cluster: str
     return float(m[1]), cpu, shlex.join(cmd[1:])
 
 
-def ours(trace: Path, thr: pd.DataFrame, cluster: str, chunk_s: float = 1.0
-         ) -> dict[str, float]:
+def ours(trace: Path, thr: pd.DataFrame, cluster: str, chunk_s: float = 1.0) -> dict[str, float]:
     """Our average JCT (s) of each policy on ``trace``."""
-    inst = gavel_instance(read_gavel_trace(trace), thr, gavel_cluster(cluster),
-                          chunk_s=chunk_s, name=trace.stem.replace(".", "-"))
+    inst = gavel_instance(
+        read_gavel_trace(trace),
+        thr,
+        gavel_cluster(cluster),
+        chunk_s=chunk_s,
+        name=trace.stem.replace(".", "-"),
+    )
     sec = unit_seconds(inst.time_unit) or 1.0
     return {g: simulate(inst, p).metrics["avg_jct"] * sec for g, p in POLICIES.items()}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = "| trace | jobs | " + " | ".join(
-        f"Gavel {g} s | ours {p} s | ratio" for g, p in POLICIES.items()) + " |"
+    head = (
+        "| trace | jobs | "
+        + " | ".join(f"Gavel {g} s | ours {p} s | ratio" for g, p in POLICIES.items())
+        + " |"
+    )
     lines = [head, "|" + "---|" * (2 + 3 * len(POLICIES))]
     for r in rows:
         cells = [r["trace"], str(r["jobs"])]
         for g in POLICIES:
-            cells += [f"{r['gavel'][g]:,.0f}", f"{r['ours'][g]:,.0f}",
-                      f"{r['ours'][g] / r['gavel'][g]:.3f}"]
+            cells += [
+                f"{r['gavel'][g]:,.0f}",
+                f"{r['ours'][g]:,.0f}",
+                f"{r['ours'][g] / r['gavel'][g]:.3f}",
+            ]
         lines.append("| " + " | ".join(cells) + " |")
     for g in POLICIES:
         ratios = [r["ours"][g] / r["gavel"][g] for r in rows]
-        lines.append(f"{g}: ratio min {min(ratios):.3f}, max {max(ratios):.3f}, "
-                     f"mean {sum(ratios) / len(ratios):.3f}")
+        lines.append(
+            f"{g}: ratio min {min(ratios):.3f}, max {max(ratios):.3f}, "
+            f"mean {sum(ratios) / len(ratios):.3f}"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gavel", type=Path, help="a Gavel checkout (its root or scheduler/)")
-    ap.add_argument("--gavel-python", default=sys.executable,
-                    help="the Python that runs Gavel (its requirements installed)")
+    ap.add_argument(
+        "--gavel-python",
+        default=sys.executable,
+        help="the Python that runs Gavel (its requirements installed)",
+    )
     ap.add_argument("--traces", type=Path, help="a directory of Gavel *.trace files")
-    ap.add_argument("--generate", action="store_true",
-                    help="make traces with Gavel's generator into --out-dir")
+    ap.add_argument(
+        "--generate", action="store_true", help="make traces with Gavel's generator into --out-dir"
+    )
     ap.add_argument("--out-dir", type=Path, help="where --generate writes the traces")
     ap.add_argument("--jobs", type=int, default=40)
-    ap.add_argument("--lam", type=float, default=2400.0,
-                    help="mean inter-arrival time, s (Gavel's --lam)")
+    ap.add_argument(
+        "--lam", type=float, default=2400.0, help="mean inter-arrival time, s (Gavel's --lam)"
+    )
     ap.add_argument("--seeds", type=int, nargs="+", default=list(range(8)))
     ap.add_argument("--cluster", default="4:4:4", help="#v100:#p100:#k80 (Gavel's -c)")
-    ap.add_argument("--throughputs", type=Path,
-                    help="Gavel's simulation_throughputs.json (default: the checkout's)")
-    ap.add_argument("--chunk", type=float, default=1.0,
-                    help="seconds of the best type in one of our rounds (gavel_instance)")
+    ap.add_argument(
+        "--throughputs",
+        type=Path,
+        help="Gavel's simulation_throughputs.json (default: the checkout's)",
+    )
+    ap.add_argument(
+        "--chunk",
+        type=float,
+        default=1.0,
+        help="seconds of the best type in one of our rounds (gavel_instance)",
+    )
     ap.add_argument("--save", type=Path, help="write Gavel's figures with provenance here")
     ap.add_argument("--gavel-commit", help="the checkout's commit, if it is no git work tree")
-    ap.add_argument("--committed", action="store_true",
-                    help="ours on the committed traces and Gavel results (no Gavel)")
+    ap.add_argument(
+        "--committed",
+        action="store_true",
+        help="ours on the committed traces and Gavel results (no Gavel)",
+    )
     args = ap.parse_args(argv)
 
     if args.committed:
@@ -161,8 +217,14 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for name, figs in res["traces"].items():
             path = DATA / "traces" / name
-            rows.append({"trace": name, "jobs": len(read_gavel_trace(path)),
-                         "gavel": figs, "ours": ours(path, thr, res["cluster"], args.chunk)})
+            rows.append(
+                {
+                    "trace": name,
+                    "jobs": len(read_gavel_trace(path)),
+                    "gavel": figs,
+                    "ours": ours(path, thr, res["cluster"], args.chunk),
+                }
+            )
         print(table(rows))
         return 0
 
@@ -178,8 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         traces = []
         for s in args.seeds:
             path = args.out_dir / f"n{args.jobs}_l{args.lam:g}_s{s}.trace"
-            gen_cmds[path.name] = generate(sched, args.gavel_python, s, args.jobs, args.lam,
-                                           path)
+            gen_cmds[path.name] = generate(sched, args.gavel_python, s, args.jobs, args.lam, path)
             traces.append(path)
     elif args.traces is not None:
         traces = sorted(args.traces.glob("*.trace"))
@@ -190,19 +251,30 @@ def main(argv: list[str] | None = None) -> int:
         gav, cmds = {}, {}
         for g in POLICIES:
             gav[g], cpu, cmds[g] = run_gavel(sched, args.gavel_python, path, g, args.cluster)
-        rows.append({"trace": path.name, "jobs": len(read_gavel_trace(path)), "gavel": gav,
-                     "ours": ours(path, thr, args.cluster, args.chunk)})
-        saved[path.name] = {**gav, "commands": cmds,
-                            **({"generated_by": gen_cmds[path.name]}
-                               if path.name in gen_cmds else {})}
+        rows.append(
+            {
+                "trace": path.name,
+                "jobs": len(read_gavel_trace(path)),
+                "gavel": gav,
+                "ours": ours(path, thr, args.cluster, args.chunk),
+            }
+        )
+        saved[path.name] = {
+            **gav,
+            "commands": cmds,
+            **({"generated_by": gen_cmds[path.name]} if path.name in gen_cmds else {}),
+        }
         print(f"{path.name}: done", file=sys.stderr, flush=True)
     print(table(rows))
     if args.save:
-        doc = {"gavel_commit": args.gavel_commit or gavel_commit(sched), "cluster": args.cluster,
-               "date": datetime.date.today().isoformat(),
-               "note": "average JCT in seconds of Gavel's simulator, run from its "
-                       "scheduler/ directory with the commands given",
-               "traces": saved}
+        doc = {
+            "gavel_commit": args.gavel_commit or gavel_commit(sched),
+            "cluster": args.cluster,
+            "date": datetime.date.today().isoformat(),
+            "note": "average JCT in seconds of Gavel's simulator, run from its "
+            "scheduler/ directory with the commands given",
+            "traces": saved,
+        }
         atomic_write_text(args.save, json.dumps(doc, indent=1) + "\n")
     return 0
 

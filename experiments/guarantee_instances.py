@@ -48,11 +48,18 @@ def main() -> None:
                 raise SystemExit(f"{path.name}: CP-SAT did not prove the optimum")
             opt, source = int(ref.objective), "cpsat"
         factor = approx_factor(inst)
-        manifest[path.stem] = {"file": path.name, "objective": int(res.objective), "opt": opt,
-                               "opt_source": source, "ratio": round(res.objective / opt, 6),
-                               "approx_factor": factor, "gpus": inst.num_gpus,
-                               "jobs": inst.num_jobs, "tasks": inst.num_tasks,
-                               "hare": int(solve(inst, "hare").objective)}
+        manifest[path.stem] = {
+            "file": path.name,
+            "objective": int(res.objective),
+            "opt": opt,
+            "opt_source": source,
+            "ratio": round(res.objective / opt, 6),
+            "approx_factor": factor,
+            "gpus": inst.num_gpus,
+            "jobs": inst.num_jobs,
+            "tasks": inst.num_tasks,
+            "hare": int(solve(inst, "hare").objective),
+        }
         print(path.stem, manifest[path.stem])
     (FOLDER / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 

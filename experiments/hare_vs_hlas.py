@@ -53,9 +53,11 @@ from hare_opt.sim import simulate
 from hare_opt.sim.policy import policy_mode, policy_names
 from hare_opt.sim.semantics import DEFAULT_SEMANTICS, switching_for
 
-SETTINGS = {"testbed": dict(n_jobs=40, cluster="V100:8,T4:4,K80:1,M60:2"),
-            "75": dict(n_jobs=100, cluster=cluster_of(75))}
-SIZES = ((4, 3, 20), (6, 4, 30), (8, 5, 40))   # the ours-quality item's
+SETTINGS = {
+    "testbed": dict(n_jobs=40, cluster="V100:8,T4:4,K80:1,M60:2"),
+    "75": dict(n_jobs=100, cluster=cluster_of(75)),
+}
+SIZES = ((4, 3, 20), (6, 4, 30), (8, 5, 40))  # the ours-quality item's
 
 
 def cell_instance(*, seed: int, policy: str, n_jobs: int, cluster: str) -> tuple[Instance, str]:
@@ -63,13 +65,26 @@ def cell_instance(*, seed: int, policy: str, n_jobs: int, cluster: str) -> tuple
     (paper regime, Poisson arrivals, Hare switching, 25 Gbps, the default semantics), built
     the same way here so that its syncs can be scaled first."""
     reg = get_regime("paper")
-    jobs = paper_jobs(seed, n_jobs, mix=(1, 1, 1, 1), arrival="poisson",
-                      mean_interarrival=reg.mean_interarrival(len(parse_cluster(cluster))),
-                      max_gpus=8, regime=reg)
+    jobs = paper_jobs(
+        seed,
+        n_jobs,
+        mix=(1, 1, 1, 1),
+        arrival="poisson",
+        mean_interarrival=reg.mean_interarrival(len(parse_cluster(cluster))),
+        max_gpus=8,
+        regime=reg,
+    )
     column = switching_for(policy_mode(policy), DEFAULT_SEMANTICS, "hare")
-    return build_instance(jobs, cluster, switching=column, bandwidth_gbps=25.0,
-                          batch_scale=1.0, unit_ms=None, name=f"sim-s{seed}",
-                          regime=reg), column
+    return build_instance(
+        jobs,
+        cluster,
+        switching=column,
+        bandwidth_gbps=25.0,
+        batch_scale=1.0,
+        unit_ms=None,
+        name=f"sim-s{seed}",
+        regime=reg,
+    ), column
 
 
 def scale_sync(inst: Instance, factor: float) -> Instance:
@@ -82,12 +97,14 @@ def scale_sync(inst: Instance, factor: float) -> Instance:
             return round(sync * factor)
         return {k: round(v * factor) for k, v in sync.items()}
 
-    return inst.with_jobs([dataclasses.replace(j, sync_time=scaled(j.sync_time))
-                           for j in inst.jobs])
+    return inst.with_jobs(
+        [dataclasses.replace(j, sync_time=scaled(j.sync_time)) for j in inst.jobs]
+    )
 
 
-def run(settings: list[str], seeds: list[int], policies: list[str],
-        sync_scale: float) -> list[dict]:
+def run(
+    settings: list[str], seeds: list[int], policies: list[str], sync_scale: float
+) -> list[dict]:
     rows = []
     for name in settings:
         for seed in seeds:
@@ -99,13 +116,27 @@ def run(settings: list[str], seeds: list[int], policies: list[str],
                 res = simulate(inst, policy)
                 cpu = time.process_time() - t0
                 got[policy] = res.metrics["total_weighted_jct"] * (
-                    unit_seconds(inst.time_unit) or 1.0)
-                rows.append({"setting": name, "seed": seed, "policy": policy,
-                             "sync_scale": sync_scale, "wjct_s": got[policy], "cpu_s": cpu})
-            print(f"{name} seed {seed}: " + ", ".join(
-                f"{p} {v:.0f}" + (f" ({v / got['hare']:.3f}x hare)" if p != "hare"
-                                  and "hare" in got else "") for p, v in got.items()),
-                flush=True)
+                    unit_seconds(inst.time_unit) or 1.0
+                )
+                rows.append(
+                    {
+                        "setting": name,
+                        "seed": seed,
+                        "policy": policy,
+                        "sync_scale": sync_scale,
+                        "wjct_s": got[policy],
+                        "cpu_s": cpu,
+                    }
+                )
+            print(
+                f"{name} seed {seed}: "
+                + ", ".join(
+                    f"{p} {v:.0f}"
+                    + (f" ({v / got['hare']:.3f}x hare)" if p != "hare" and "hare" in got else "")
+                    for p, v in got.items()
+                ),
+                flush=True,
+            )
     return rows
 
 
@@ -121,10 +152,12 @@ def summary(rows: list[dict]) -> None:
             txt = f"  {p:28s} mean {np.mean(list(v.values())):12.0f} s, {cpu:5.1f} CPU s a run"
             if p != "hare" and "hare" in by:
                 red = [1 - by["hare"][s] / v[s] for s in v]
-                txt += (f"; {p}/hare {np.mean([v[s] / by['hare'][s] for s in v]):.3f}, "
-                        f"hare's reduction {100 * np.mean(red):+.1f}% "
-                        f"[{100 * min(red):+.1f}%, {100 * max(red):+.1f}%], hare lower on "
-                        f"{sum(x > 0 for x in red)} of {len(red)} seeds")
+                txt += (
+                    f"; {p}/hare {np.mean([v[s] / by['hare'][s] for s in v]):.3f}, "
+                    f"hare's reduction {100 * np.mean(red):+.1f}% "
+                    f"[{100 * min(red):+.1f}%, {100 * max(red):+.1f}%], hare lower on "
+                    f"{sum(x > 0 for x in red)} of {len(red)} seeds"
+                )
             print(txt)
 
 
@@ -144,11 +177,13 @@ def idle(settings: list[str], seeds: list[int]) -> None:
             for conserve in (True, False):
                 eng = run_interleaved(inst, fluid_order(inst), conserve=conserve)
                 i, u, b = idle_while_waiting(inst, eng.schedule())
-                out.append(f"{'work-conserving' if conserve else 'hold'}: objective "
-                           f"{eng.objective() / 1e3:.0f} s, V100 idle while a round waits "
-                           f"{i / 1e3:.0f} GPU-s ({100 * i / b:.2f}% of busy), unexcused "
-                           f"{u / 1e3:.0f}, waits {eng.waited} / {int(inst.rounds.sum())} "
-                           "rounds")
+                out.append(
+                    f"{'work-conserving' if conserve else 'hold'}: objective "
+                    f"{eng.objective() / 1e3:.0f} s, V100 idle while a round waits "
+                    f"{i / 1e3:.0f} GPU-s ({100 * i / b:.2f}% of busy), unexcused "
+                    f"{u / 1e3:.0f}, waits {eng.waited} / {int(inst.rounds.sum())} "
+                    "rounds"
+                )
             print(f"{name} seed {seed} plan: " + "; ".join(out), flush=True)
 
 
@@ -161,19 +196,23 @@ def engine(seeds: list[int], first: list[int]) -> None:
         for seed in seeds:
             inst, _ = cell_instance(seed=seed, policy="hare", **cell)
             for n in first:
-                sub = inst.with_jobs([dataclasses.replace(j, release=0)
-                                      for j in inst.jobs[:n]])
+                sub = inst.with_jobs([dataclasses.replace(j, release=0) for j in inst.jobs[:n]])
                 out = []
                 for conserve in (True, False):
                     run_interleaved(sub, fluid_order(sub), conserve=conserve)  # compiled
                     t0 = time.process_time()
                     eng = run_interleaved(sub, fluid_order(sub), conserve=conserve)
-                    out.append(f"{'work-conserving' if conserve else 'hold'} "
-                               f"{eng.objective()} in {time.process_time() - t0:.3f} CPU s, "
-                               f"repeats {eng.repeated / sub.rounds.sum():.1%}, "
-                               f"waits {eng.waited}")
-                print(f"engine {name} seed {seed}, first {n} jobs at 0, "
-                      f"{int(sub.rounds.sum())} rounds: " + "; ".join(out), flush=True)
+                    out.append(
+                        f"{'work-conserving' if conserve else 'hold'} "
+                        f"{eng.objective()} in {time.process_time() - t0:.3f} CPU s, "
+                        f"repeats {eng.repeated / sub.rounds.sum():.1%}, "
+                        f"waits {eng.waited}"
+                    )
+                print(
+                    f"engine {name} seed {seed}, first {n} jobs at 0, "
+                    f"{int(sub.rounds.sum())} rounds: " + "; ".join(out),
+                    flush=True,
+                )
 
 
 def offline(seeds: list[int], refs: str | None) -> None:
@@ -201,21 +240,29 @@ def offline(seeds: list[int], refs: str | None) -> None:
             ratios.append(ratio)
             if ref["reference_kind"] == "opt":
                 on_opt.append(ratio)
-            print(f"offline seed {seed} {n} jobs: hare {got['objective']} / "
-                  f"{ref['reference_kind']} {ref['reference']:.0f} = {ratio:.4f} "
-                  f"({time.process_time() - t0:.2f} CPU s)", flush=True)
-    print(f"offline hare/OPT on the {len(on_opt)} proved optima: mean {np.mean(on_opt):.4f}, "
-          f"worst {max(on_opt):.4f}; hare/(OPT or bound) on all {len(ratios)}: mean "
-          f"{np.mean(ratios):.4f}", flush=True)
+            print(
+                f"offline seed {seed} {n} jobs: hare {got['objective']} / "
+                f"{ref['reference_kind']} {ref['reference']:.0f} = {ratio:.4f} "
+                f"({time.process_time() - t0:.2f} CPU s)",
+                flush=True,
+            )
+    print(
+        f"offline hare/OPT on the {len(on_opt)} proved optima: mean {np.mean(on_opt):.4f}, "
+        f"worst {max(on_opt):.4f}; hare/(OPT or bound) on all {len(ratios)}: mean "
+        f"{np.mean(ratios):.4f}",
+        flush=True,
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     ap.add_argument("--seeds", nargs="+", type=int, default=list(range(3000, 3005)))
-    ap.add_argument("--policies", nargs="+",
-                    default=["hare", "hare:work_conserving=false",
-                             *(p for p in policy_names() if p != "hare")])
+    ap.add_argument(
+        "--policies",
+        nargs="+",
+        default=["hare", "hare:work_conserving=false", *(p for p in policy_names() if p != "hare")],
+    )
     ap.add_argument("--sync-scale", type=float, default=1.0)
     ap.add_argument("--json", help="write the simulation rows here")
     ap.add_argument("--offline", action="store_true")
@@ -226,8 +273,7 @@ def main() -> None:
     ap.add_argument("--first", nargs="+", type=int, default=[30, 60, 200])
     ap.add_argument("--no-sim", action="store_true", help="skip the simulations")
     args = ap.parse_args()
-    rows = [] if args.no_sim else run(args.settings, args.seeds, args.policies,
-                                      args.sync_scale)
+    rows = [] if args.no_sim else run(args.settings, args.seeds, args.policies, args.sync_scale)
     if rows:
         summary(rows)
     if args.json:

@@ -20,9 +20,12 @@ ROOT = Path(__file__).resolve().parents[1] / "instances"
 
 def manifest_text(name: str, records: list[dict]) -> str:
     lo, hi = TASK_RANGE[name]
-    head = {"set": name, "regenerate": f"python experiments/make_instances.py {name}",
-            "note": f"each file is generator(**kwargs); seeds whose draw fell outside "
-                    f"{lo}-{hi} tasks were advanced by {SEED_STEP} (kwargs show the seed used)"}
+    head = {
+        "set": name,
+        "regenerate": f"python experiments/make_instances.py {name}",
+        "note": f"each file is generator(**kwargs); seeds whose draw fell outside "
+        f"{lo}-{hi} tasks were advanced by {SEED_STEP} (kwargs show the seed used)",
+    }
     rows = ",\n".join("    " + json.dumps(r) for r in records)
     return json.dumps(head, indent=2)[:-2] + f',\n  "instances": [\n{rows}\n  ]\n}}\n'
 
@@ -47,8 +50,7 @@ def main() -> int:
             if not same and not args.check:
                 atomic_write_text(path, text)
             if not same:
-                print(f"{path.relative_to(ROOT.parent)}: "
-                      f"{'differs' if args.check else 'written'}")
+                print(f"{path.relative_to(ROOT.parent)}: {'differs' if args.check else 'written'}")
         tasks = [r["tasks"] for _, _, r in built]
         print(f"{name}: {len(built)} instances, tasks {min(tasks)}-{max(tasks)}")
     return 1 if args.check and diff else 0

@@ -38,10 +38,10 @@ NAME = "pyjobshop"
 
 @dataclass
 class PeerModel:
-    model: object                        # pyjobshop.Model
+    model: object  # pyjobshop.Model
     compute: list[tuple[int, int, int]]  # (job, round, task) of each compute task, in order
-    index: list[int]                     # PyJobShop task index of each compute task
-    offset: int                          # objective = PyJobShop's objective + offset
+    index: list[int]  # PyJobShop task index of each compute task
+    offset: int  # objective = PyJobShop's objective + offset
     counts: dict[str, int]
 
 
@@ -94,9 +94,18 @@ def build(inst: Instance) -> PeerModel:
             ends_before = ends
     n_setup = _setups(m, inst, machines, tasks, compute)
     m.set_objective(weight_total_flow_time=1)
-    return PeerModel(m, compute, index, offset,
-                     {"tasks": len(compute), "sync_tasks": n_sync, "precedences": n_prec,
-                      "setup_pairs": n_setup})
+    return PeerModel(
+        m,
+        compute,
+        index,
+        offset,
+        {
+            "tasks": len(compute),
+            "sync_tasks": n_sync,
+            "precedences": n_prec,
+            "setup_pairs": n_setup,
+        },
+    )
 
 
 def _setups(m, inst: Instance, machines, tasks, compute) -> int:
@@ -115,8 +124,7 @@ def _setups(m, inst: Instance, machines, tasks, compute) -> int:
     return count
 
 
-def solve_raw(inst: Instance, time_limit: float, *, threads: int = 2, seed: int = 0
-              ) -> dict:
+def solve_raw(inst: Instance, time_limit: float, *, threads: int = 2, seed: int = 0) -> dict:
     """Build and solve within ``time_limit`` seconds of wall time (building included); the
     answer unchecked: status, PyJobShop's objective and bound (plus the constant offset),
     and the schedule's (job, round, task, gpu, start) rows."""
@@ -125,20 +133,29 @@ def solve_raw(inst: Instance, time_limit: float, *, threads: int = 2, seed: int 
     t0 = time.perf_counter()
     built = build(inst)
     left = max(0.1, time_limit - (time.perf_counter() - t0))
-    res = built.model.solve(display=False, time_limit=left, num_workers=threads,
-                            random_seed=seed)
-    out = {"stats": {**built.counts, "build_s": round(time.perf_counter() - t0 - res.runtime, 3),
-                     "peer_status": str(res.status.value)},
-           "runtime_s": time.perf_counter() - t0, "status": "unknown", "rows": []}
+    res = built.model.solve(display=False, time_limit=left, num_workers=threads, random_seed=seed)
+    out = {
+        "stats": {
+            **built.counts,
+            "build_s": round(time.perf_counter() - t0 - res.runtime, 3),
+            "peer_status": str(res.status.value),
+        },
+        "runtime_s": time.perf_counter() - t0,
+        "status": "unknown",
+        "rows": [],
+    }
     if res.status in (SolveStatus.INFEASIBLE, SolveStatus.UNKNOWN) or not math.isfinite(
-            res.objective):
+        res.objective
+    ):
         return out
     for i, (j, r, k) in enumerate(built.compute):
         sched = res.best.tasks[built.index[i]]
         out["rows"].append([j, r, k, int(sched.resources[0]), int(sched.start)])
-    out.update(status="optimal" if res.status == SolveStatus.OPTIMAL else "feasible",
-               objective=int(round(res.objective)) + built.offset,
-               lower_bound=math.ceil(res.lower_bound - 1e-6) + built.offset)
+    out.update(
+        status="optimal" if res.status == SolveStatus.OPTIMAL else "feasible",
+        objective=int(round(res.objective)) + built.offset,
+        lower_bound=math.ceil(res.lower_bound - 1e-6) + built.offset,
+    )
     return out
 
 
@@ -146,27 +163,38 @@ def checked(inst: Instance, raw: dict) -> Result:
     """The peer's answer as a result whose schedule passed hare_opt's checker."""
     stats = raw["stats"]
     if raw["status"] == "unknown":
-        return Result(NAME, Status.UNKNOWN, Schedule.empty(), runtime_s=raw["runtime_s"],
-                      instance_name=inst.name, stats=stats)
+        return Result(
+            NAME,
+            Status.UNKNOWN,
+            Schedule.empty(),
+            runtime_s=raw["runtime_s"],
+            instance_name=inst.name,
+            stats=stats,
+        )
     job, rnd, task, gpu, start = (np.array(c, dtype=np.int64) for c in zip(*raw["rows"]))
     schedule = Schedule.from_indices(inst, job, rnd, task, gpu, start)
     report = check(inst, schedule)
     if not report.feasible:
-        raise RuntimeError(f"{NAME}: infeasible schedule for {inst.name}: "
-                           f"{report.violations[:3]}")
+        raise RuntimeError(f"{NAME}: infeasible schedule for {inst.name}: {report.violations[:3]}")
     stats["peer_objective"] = raw["objective"]
     optimal = raw["status"] == "optimal"
     if optimal and report.objective != raw["objective"]:
-        raise RuntimeError(f"{NAME}: proved {raw['objective']} but the schedule scores "
-                           f"{report.objective} on {inst.name}")
+        raise RuntimeError(
+            f"{NAME}: proved {raw['objective']} but the schedule scores "
+            f"{report.objective} on {inst.name}"
+        )
     bound = raw["lower_bound"]
-    return Result.checked(NAME, Status.OPTIMAL if optimal else Status.FEASIBLE, report,
-                          lower_bound=min(bound, report.objective) if not optimal
-                          else report.objective, runtime_s=raw["runtime_s"], stats=stats)
+    return Result.checked(
+        NAME,
+        Status.OPTIMAL if optimal else Status.FEASIBLE,
+        report,
+        lower_bound=min(bound, report.objective) if not optimal else report.objective,
+        runtime_s=raw["runtime_s"],
+        stats=stats,
+    )
 
 
-def solve_peer(inst: Instance, time_limit: float, *, threads: int = 2, seed: int = 0
-               ) -> Result:
+def solve_peer(inst: Instance, time_limit: float, *, threads: int = 2, seed: int = 0) -> Result:
     """``solve_raw``, the schedule checked. ``optimal`` only for PyJobShop's OPTIMAL status."""
     return checked(inst, solve_raw(inst, time_limit, threads=threads, seed=seed))
 

@@ -34,8 +34,11 @@ def instance_files(set_name: str, limit: int | None) -> list[Path]:
     folder = ROOT / "instances" / set_name
     if not folder.is_dir():
         raise SystemExit(f"quality.py: no instance set {folder}")
-    files = sorted(p for p in folder.glob("*.json")
-                   if p.name != "manifest.json" and not p.name.endswith(".schedule.json"))
+    files = sorted(
+        p
+        for p in folder.glob("*.json")
+        if p.name != "manifest.json" and not p.name.endswith(".schedule.json")
+    )
     return files[:limit] if limit else files
 
 
@@ -45,11 +48,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--solvers", nargs="+", default=list(all_heuristics()))
     p.add_argument("--exact", default="portfolio", help="exact solver for the reference")
     p.add_argument("--opt-time-limit", type=float, default=60.0, metavar="SECONDS")
-    p.add_argument("--heuristic-time-limit", type=float, default=30.0, metavar="SECONDS",
-                   help="for heuristics that search (hare-paper's relaxation)")
+    p.add_argument(
+        "--heuristic-time-limit",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="for heuristics that search (hare-paper's relaxation)",
+    )
     p.add_argument("--limit", type=int, default=None, help="first N instances of each set")
-    p.add_argument("--strong", action="store_true",
-                   help="also the contention LP (hare_opt.bounds.strong_bound) as reference")
+    p.add_argument(
+        "--strong",
+        action="store_true",
+        help="also the contention LP (hare_opt.bounds.strong_bound) as reference",
+    )
     p.add_argument("--out", default=str(ROOT / "experiments" / "results" / "quality.csv"))
     args = p.parse_args(argv)
     solvers = [s for s in args.solvers if s in available_solvers()]
@@ -64,18 +75,26 @@ def main(argv: list[str] | None = None) -> int:
     for set_name, path in tqdm(files, desc="instances", unit="inst", file=sys.stderr):
         inst = load_instance(path)
         try:
-            mine = score(inst, heuristics=solvers, exact=args.exact,
-                         time_limit=args.opt_time_limit,
-                         heuristic_time_limit=args.heuristic_time_limit, strong=args.strong)
+            mine = score(
+                inst,
+                heuristics=solvers,
+                exact=args.exact,
+                time_limit=args.opt_time_limit,
+                heuristic_time_limit=args.heuristic_time_limit,
+                strong=args.strong,
+            )
         except HareOptError as exc:  # one instance's failure must not cost the others
             failed.append(f"{set_name}/{path.stem}: {type(exc).__name__}: {exc}")
             tqdm.write(f"FAILED {failed[-1]}", file=sys.stderr)
             continue
         rows = pd.DataFrame([{"set": set_name, "instance": path.stem, **r} for r in mine])
         rows.to_csv(out, mode="a", header=not out.exists(), index=False)  # kept as it comes
-        tqdm.write(f"{set_name}/{path.stem}: {inst.num_tasks} tasks, reference "
-                   f"{mine[0]['reference_kind']} {mine[0]['reference']:g}: "
-                   + ", ".join(f"{r['solver']} {r['ratio']:.3f}" for r in mine), file=sys.stderr)
+        tqdm.write(
+            f"{set_name}/{path.stem}: {inst.num_tasks} tasks, reference "
+            f"{mine[0]['reference_kind']} {mine[0]['reference']:g}: "
+            + ", ".join(f"{r['solver']} {r['ratio']:.3f}" for r in mine),
+            file=sys.stderr,
+        )
     if not out.exists():
         print("no results", file=sys.stderr)
         return 1
@@ -84,8 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     summary.to_csv(out.with_name(out.stem + "_summary.csv"), index=False)
     print(summary.to_string(index=False))
     print(f"\nrows -> {out}\nsummary -> {out.with_name(out.stem + '_summary.csv')}")
-    print("ratio = objective / reference; vs_lb rows compare with a lower bound, which "
-          "over-states the ratio: mean_ratio is an upper bound on the mean ratio to OPT")
+    print(
+        "ratio = objective / reference; vs_lb rows compare with a lower bound, which "
+        "over-states the ratio: mean_ratio is an upper bound on the mean ratio to OPT"
+    )
     for line in failed:
         print(f"FAILED {line}", file=sys.stderr)
     return 1 if failed else 0

@@ -25,19 +25,26 @@ from hare_opt.generators.clusters import cluster_of
 from hare_opt.io import atomic_write_text
 from hare_opt.sweeps.simulate import simulate_cell
 
-POLICIES = ("hare;hare-paper;hare-paper:step3=start;allox;sched-homo;sched-homo:follow=strict;"
-            "srtf;gavel-fifo;tiresias;gavel-las;hlas")
+POLICIES = (
+    "hare;hare-paper;hare-paper:step3=start;allox;sched-homo;sched-homo:follow=strict;"
+    "srtf;gavel-fifo;tiresias;gavel-las;hlas"
+)
 SETTINGS = {"testbed": (40, TESTBED), "160": (200, cluster_of(160))}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--setting", choices=tuple(SETTINGS), default="testbed",
-                    help="testbed (40 jobs) or 160 (GPUs, 200 jobs)")
+    ap.add_argument(
+        "--setting",
+        choices=tuple(SETTINGS),
+        default="testbed",
+        help="testbed (40 jobs) or 160 (GPUs, 200 jobs)",
+    )
     ap.add_argument("--regimes", default="paper-heavy-sync,paper")
     ap.add_argument("--seeds", default="3000-3002", help="LO-HI")
-    ap.add_argument("--policies", default=POLICIES,
-                    help="';'-separated, variants as NAME:KEY=VALUE[,KEY=VALUE]")
+    ap.add_argument(
+        "--policies", default=POLICIES, help="';'-separated, variants as NAME:KEY=VALUE[,KEY=VALUE]"
+    )
     ap.add_argument("--out", help="write the rows (CSV)")
     args = ap.parse_args()
     lo, _, hi = args.seeds.partition("-")
@@ -48,15 +55,27 @@ def main() -> None:
         for seed in seeds:
             for policy in args.policies.split(";"):
                 t0 = time.process_time()
-                [row] = simulate_cell(seed=seed, policy=policy, n_jobs=n_jobs, cluster=cluster,
-                                      regime=regime)
+                [row] = simulate_cell(
+                    seed=seed, policy=policy, n_jobs=n_jobs, cluster=cluster, regime=regime
+                )
                 cpu = time.process_time() - t0
-                rows.append({"regime": regime, "setting": args.setting, "seed": seed,
-                             "policy": policy, "twjct_ks": row["total_weighted_jct_s"] / 1e3,
-                             "reserved_idle_pct": 100 * row["reserved_idle_share"],
-                             "cpu_s": cpu})
-                print(",".join(f"{v:.4f}" if isinstance(v, float) else str(v)
-                               for v in rows[-1].values()), flush=True)
+                rows.append(
+                    {
+                        "regime": regime,
+                        "setting": args.setting,
+                        "seed": seed,
+                        "policy": policy,
+                        "twjct_ks": row["total_weighted_jct_s"] / 1e3,
+                        "reserved_idle_pct": 100 * row["reserved_idle_share"],
+                        "cpu_s": cpu,
+                    }
+                )
+                print(
+                    ",".join(
+                        f"{v:.4f}" if isinstance(v, float) else str(v) for v in rows[-1].values()
+                    ),
+                    flush=True,
+                )
     df = pd.DataFrame(rows)
     if args.out:
         atomic_write_text(args.out, df.to_csv(index=False))

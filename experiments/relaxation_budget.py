@@ -39,25 +39,33 @@ def main() -> None:
     budgets = [int(b) for b in args.budgets.split(",")]
     cluster = TESTBED if args.gpus == 15 else cluster_of(args.gpus)
     print(f"{args.jobs} jobs on {cluster}; default cap {SEARCH_EVALS} evaluations a plan")
-    print(f"{'seed':>5s} {'reading':24s} {'cap':>6s} {'total wJCT, s':>14s} {'vs default':>10s} "
-          f"{'capped plans':>12s} {'evals max':>9s} {'CPU s':>7s}")
+    print(
+        f"{'seed':>5s} {'reading':24s} {'cap':>6s} {'total wJCT, s':>14s} {'vs default':>10s} "
+        f"{'capped plans':>12s} {'evals max':>9s} {'CPU s':>7s}"
+    )
     for seed in range(3000, 3000 + args.seeds):
         for reading in READINGS:
             rows = {}
             for cap in budgets:
                 t0 = time.process_time()
-                row = simulate_paper(policies=[reading], seed=seed, n_jobs=args.jobs,
-                                     cluster=cluster,
-                                     policy_options={reading: {"search_evals": cap}})[0]
+                row = simulate_paper(
+                    policies=[reading],
+                    seed=seed,
+                    n_jobs=args.jobs,
+                    cluster=cluster,
+                    policy_options={reading: {"search_evals": cap}},
+                )[0]
                 rows[cap] = (row, time.process_time() - t0)
-            base = rows[SEARCH_EVALS][0]["total_weighted_jct_s"] if SEARCH_EVALS in rows \
-                else None
+            base = rows[SEARCH_EVALS][0]["total_weighted_jct_s"] if SEARCH_EVALS in rows else None
             for cap, (row, cpu) in rows.items():
                 w = row["total_weighted_jct_s"]
                 change = f"{100 * (w / base - 1):+9.2f}%" if base else "-"
-                print(f"{seed:5d} {reading:24s} {cap:6d} {w:14.1f} {change:>10s} "
-                      f"{row.get('search_capped', 0):5d} of {row['plans']:<4d} "
-                      f"{row.get('search_evals_max', 0):9d} {cpu:7.1f}", flush=True)
+                print(
+                    f"{seed:5d} {reading:24s} {cap:6d} {w:14.1f} {change:>10s} "
+                    f"{row.get('search_capped', 0):5d} of {row['plans']:<4d} "
+                    f"{row.get('search_evals_max', 0):9d} {cpu:7.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,7 @@ def instrument(policy):
             if not n:
                 continue
             # the first entry that is not stale (read only: the run must not change)
-            head = next((e for e in policy.queues[k] if int(state.round[e[1]]) <= e[2]),
-                        None)
+            head = next((e for e in policy.queues[k] if int(state.round[e[1]]) <= e[2]), None)
             if head is None:
                 idle["empty"] += n
             elif int(state.round[head[1]]) < head[2]:
@@ -62,18 +61,22 @@ def instrument(policy):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--policies", default="hare-paper,hare-paper:step3=start,hare,"
-                                          "sched-homo:follow=strict")
+    ap.add_argument(
+        "--policies", default="hare-paper,hare-paper:step3=start,hare,sched-homo:follow=strict"
+    )
     ap.add_argument("--seeds", default="3000-3002", help="LO-HI")
     ap.add_argument("--regime", default="paper")
     args = ap.parse_args()
     lo, _, hi = args.seeds.partition("-")
     reg = get_regime(args.regime)
-    print("policy, seed: idle GPU-time while a type's head waits, % of processing time "
-          f"(testbed, 40 jobs, {args.regime} regime)")
+    print(
+        "policy, seed: idle GPU-time while a type's head waits, % of processing time "
+        f"(testbed, 40 jobs, {args.regime} regime)"
+    )
     for seed in range(int(lo), int(hi or lo) + 1):
-        inst = paper_instance(seed, 40, TESTBED, regime=args.regime,
-                              mean_interarrival=reg.testbed_gap_s)
+        inst = paper_instance(
+            seed, 40, TESTBED, regime=args.regime, mean_interarrival=reg.testbed_gap_s
+        )
         for name in args.policies.split(","):
             pol = get_policy(name)
             booked = instrument(pol)
@@ -82,10 +85,13 @@ def main() -> None:
             s = run.result.schedule
             proc = float((s.end - s.start).sum())
             parts = ", ".join(f"{r} {100 * booked[r] / proc:.1f}" for r in REASONS)
-            print(f"  {name:26s} {seed}: {parts}; reserved "
-                  f"{100 * run.metrics['reserved_idle_share']:.1f}; total weighted JCT "
-                  f"{run.metrics['total_weighted_jct'] / 1e3:.1f} s "
-                  f"({time.process_time() - t0:.0f} CPU s)", flush=True)
+            print(
+                f"  {name:26s} {seed}: {parts}; reserved "
+                f"{100 * run.metrics['reserved_idle_share']:.1f}; total weighted JCT "
+                f"{run.metrics['total_weighted_jct'] / 1e3:.1f} s "
+                f"({time.process_time() - t0:.0f} CPU s)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -55,18 +55,37 @@ def workload(setting: str, seed: int) -> Instance:
     cell = testbed() if setting == "testbed" else large(160, 200)
     reg = get_regime(cell["regime"])
     gap = reg.mean_interarrival(len(parse_cluster(cell["cluster"])))
-    jobs = paper_jobs(seed, cell["n_jobs"], mix=(1, 1, 1, 1), arrival="poisson",
-                      mean_interarrival=gap, max_gpus=8, regime=reg)
-    return build_instance(jobs, cell["cluster"], switching="hare", bandwidth_gbps=25.0,
-                          batch_scale=1.0, unit_ms=None, name=f"sim-s{seed}", regime=reg)
+    jobs = paper_jobs(
+        seed,
+        cell["n_jobs"],
+        mix=(1, 1, 1, 1),
+        arrival="poisson",
+        mean_interarrival=gap,
+        max_gpus=8,
+        regime=reg,
+    )
+    return build_instance(
+        jobs,
+        cell["cluster"],
+        switching="hare",
+        bandwidth_gbps=25.0,
+        batch_scale=1.0,
+        unit_ms=None,
+        name=f"sim-s{seed}",
+        regime=reg,
+    )
 
 
 def with_sync(inst: Instance, scale: float) -> Instance:
     def scaled(job: Job) -> Job:
         s = job.sync_time
-        new = ({k: round(v * scale) for k, v in s.items()} if not isinstance(s, int)
-               else round(s * scale))
+        new = (
+            {k: round(v * scale) for k, v in s.items()}
+            if not isinstance(s, int)
+            else round(s * scale)
+        )
         return dataclasses.replace(job, sync_time=new)
+
     return inst if scale == 1 else inst.with_jobs([scaled(j) for j in inst.jobs])
 
 
@@ -97,9 +116,13 @@ def measure(inst: Instance) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for p, r in runs.items():
         jct = r.jobs["jct"].to_numpy()
-        out[p] = {"wjct": float((r.jobs["weight"] * jct).sum() / 1e3),
-                  "jct": float(jct.sum() / 1e3), "idle": idle_waiting(inst, r),
-                  "infl": inflation(inst, r), "makespan": r.metrics["makespan"] / 1e3}
+        out[p] = {
+            "wjct": float((r.jobs["weight"] * jct).sum() / 1e3),
+            "jct": float(jct.sum() / 1e3),
+            "idle": idle_waiting(inst, r),
+            "infl": inflation(inst, r),
+            "makespan": r.metrics["makespan"] / 1e3,
+        }
     w = runs["hare"].jobs["weight"].to_numpy()
     gain = w * (runs["hare"].jobs["jct"].to_numpy() - runs["hlas"].jobs["jct"].to_numpy())
     top = np.argsort(gain)[::-1][:2]
@@ -118,31 +141,36 @@ def line(label: str, m: dict[str, Any]) -> str:
     h, s = m["hare"], m["hlas"]
     red = 100 * (1 - s["wjct"] / h["wjct"])
     red_u = 100 * (1 - s["jct"] / h["jct"])
-    return (f"{label:<22} wJCT hare {h['wjct']:>9.0f} hlas {s['wjct']:>9.0f} "
-            f"(hlas better by {red:5.1f}%, unweighted {red_u:5.1f}%) | fast-GPU s idle "
-            f"while tasks wait: {h['idle']:>6.0f} / {s['idle']:>5.0f} | inflation "
-            f"{h['infl']:.3f} / {s['infl']:.3f} | makespan {h['makespan']:.0f} / "
-            f"{s['makespan']:.0f} s | top-2 gainers {100 * m['top2']:.0f}% of the gap "
-            f"{' '.join(m['top2_jobs'])}; largest quarter of jobs by work "
-            f"{100 * m['largest_quarter']:.0f}% | jobs done sooner under hare: "
-            f"{m['hare_faster']} | switching {m['switching']['hare']:.0f} / "
-            f"{m['switching']['hlas']:.0f} s | hare reserved idle "
-            f"{100 * m['reserved']:.1f}%")
+    return (
+        f"{label:<22} wJCT hare {h['wjct']:>9.0f} hlas {s['wjct']:>9.0f} "
+        f"(hlas better by {red:5.1f}%, unweighted {red_u:5.1f}%) | fast-GPU s idle "
+        f"while tasks wait: {h['idle']:>6.0f} / {s['idle']:>5.0f} | inflation "
+        f"{h['infl']:.3f} / {s['infl']:.3f} | makespan {h['makespan']:.0f} / "
+        f"{s['makespan']:.0f} s | top-2 gainers {100 * m['top2']:.0f}% of the gap "
+        f"{' '.join(m['top2_jobs'])}; largest quarter of jobs by work "
+        f"{100 * m['largest_quarter']:.0f}% | jobs done sooner under hare: "
+        f"{m['hare_faster']} | switching {m['switching']['hare']:.0f} / "
+        f"{m['switching']['hlas']:.0f} s | hare reserved idle "
+        f"{100 * m['reserved']:.1f}%"
+    )
 
 
 def toy() -> None:
     """Two 1-GPU jobs that sync every batch, one GPU: the interleaved dispatcher."""
     gpus = (GPU("g0", "V"),)
     for b_release in (0, 1):
-        jobs = tuple(Job(n, {"V": 270}, rounds=5, weight=w, sync_time=205,
-                         switch_overhead=4, release=r)
-                     for n, w, r in (("a", 2, 0), ("b", 1, b_release)))
+        jobs = tuple(
+            Job(n, {"V": 270}, rounds=5, weight=w, sync_time=205, switch_overhead=4, release=r)
+            for n, w, r in (("a", 2, 0), ("b", 1, b_release))
+        )
         inst = Instance(gpus=gpus, jobs=jobs)
         order = np.array([0, 1])
-        print(f"toy, b released at {b_release}: run_interleaved "
-              f"{run_interleaved(inst, order).objective()}, run_serial "
-              f"{run_serial(inst, order).objective()}, hlas "
-              f"{simulate(inst, 'hlas').result.objective} (sum w C)")
+        print(
+            f"toy, b released at {b_release}: run_interleaved "
+            f"{run_interleaved(inst, order).objective()}, run_serial "
+            f"{run_serial(inst, order).objective()}, hlas "
+            f"{simulate(inst, 'hlas').result.objective} (sum w C)"
+        )
 
 
 def run_nonidling(inst: Instance, order: np.ndarray, warm: Warm | None = None) -> RoundEngine:
@@ -174,8 +202,9 @@ def fast_types_only(inst: Instance, factor: float = 2.0) -> Instance:
     for job in inst.jobs:
         best = min(job.task_time.values())
         keep = {t: p for t, p in job.task_time.items() if p <= factor * best}
-        sync = (job.sync_time if isinstance(job.sync_time, int)
-                else {t: job.sync_time[t] for t in keep})
+        sync = (
+            job.sync_time if isinstance(job.sync_time, int) else {t: job.sync_time[t] for t in keep}
+        )
         jobs.append(dataclasses.replace(job, task_time=keep, sync_time=sync))
     return inst.with_jobs(jobs)
 
@@ -209,19 +238,28 @@ class FastNonIdlingHare(NonIdlingHare):
 
 def variants(inst: Instance, label: str) -> None:
     for name, jobs in (("online", inst), ("offline", offline(inst))):
-        got = {str(p if isinstance(p, str) else p.name): simulate(jobs, p).metrics[
-            "total_weighted_jct"] / 1e3
-               for p in ("hare", "hlas", FastHare(), NonIdlingHare(), FastNonIdlingHare())}
-        print(f"{label} {name}: total weighted JCT (s) " +
-              ", ".join(f"{k} {v:.0f}" for k, v in got.items()), flush=True)
+        got = {
+            str(p if isinstance(p, str) else p.name): simulate(jobs, p).metrics[
+                "total_weighted_jct"
+            ]
+            / 1e3
+            for p in ("hare", "hlas", FastHare(), NonIdlingHare(), FastNonIdlingHare())
+        }
+        print(
+            f"{label} {name}: total weighted JCT (s) "
+            + ", ".join(f"{k} {v:.0f}" for k, v in got.items()),
+            flush=True,
+        )
 
 
 def detail(inst: Instance, job_id: str, bucket_s: float = 500.0) -> None:
     """How ``job_id``'s rounds ran: per ``bucket_s`` of time, rounds started, median
     round period and the mean number of its batches a round ran on slower types."""
     j = inst.job_index(job_id)
-    print(f"{job_id}: {inst.tasks_per_round[j]} GPUs, {inst.rounds[j]} rounds, weight "
-          f"{inst.weight[j]}, arrives {inst.release[j] / 1e3:.0f} s")
+    print(
+        f"{job_id}: {inst.tasks_per_round[j]} GPUs, {inst.rounds[j]} rounds, weight "
+        f"{inst.weight[j]}, arrives {inst.release[j] / 1e3:.0f} s"
+    )
     for p in POLICIES:
         r = simulate(inst, p)
         job, gpu, rnd, st, _ = _columns(inst, r)
@@ -235,8 +273,10 @@ def detail(inst: Instance, job_id: str, bucket_s: float = 500.0) -> None:
         rows = []
         for k in np.unique(b):
             m = b == k
-            rows.append(f"{k * bucket_s:.0f}s: {m.sum()} rounds, period "
-                        f"{np.median(period[m]) / 1e3:.2f} s, slow {nslow[m].mean():.1f}")
+            rows.append(
+                f"{k * bucket_s:.0f}s: {m.sum()} rounds, period "
+                f"{np.median(period[m]) / 1e3:.2f} s, slow {nslow[m].mean():.1f}"
+            )
         jct = r.jobs.loc[r.jobs["job"] == job_id, "jct"].iloc[0] / 1e3
         print(f"  {p}: JCT {jct:.0f} s; " + "; ".join(rows))
 
@@ -260,9 +300,11 @@ def planner_stats(inst: Instance, budget: int | None) -> None:
     finally:
         planning.search_hare = search  # type: ignore[assignment]
     ev = np.array([e for e, _ in seen])
-    print(f"hare: {len(ev)} warm re-plans, {int((ev == 1).sum())} evaluated one schedule; "
-          f"residual rounds median {int(np.median([r for _, r in seen]))}; total weighted "
-          f"JCT {base:.0f} s")
+    print(
+        f"hare: {len(ev)} warm re-plans, {int((ev == 1).sum())} evaluated one schedule; "
+        f"residual rounds median {int(np.median([r for _, r in seen]))}; total weighted "
+        f"JCT {base:.0f} s"
+    )
     if budget is not None:
         more = simulate(inst, "hare", budget=budget).metrics["total_weighted_jct"] / 1e3
         print(f"hare with budget {budget}: {more:.0f} s ({100 * (more / base - 1):+.2f}%)")
@@ -277,10 +319,16 @@ def planned_offline(inst: Instance) -> None:
     off = offline(inst)
     plan = solve_hare(off, Run(), HarePlanner().options(off)).objective
     done = simulate(off, "hare").result.objective
-    print(f"offline: hare's plan sum w C {plan}, executed {done}; run_serial = "
-          f"run_interleaved for every order: " + str(all(
-              run_serial(off, o).objective() == run_interleaved(off, o).objective()
-              for o in candidate_orders(off).values())))
+    print(
+        f"offline: hare's plan sum w C {plan}, executed {done}; run_serial = "
+        f"run_interleaved for every order: "
+        + str(
+            all(
+                run_serial(off, o).objective() == run_interleaved(off, o).objective()
+                for o in candidate_orders(off).values()
+            )
+        )
+    )
 
 
 def main() -> None:
@@ -292,8 +340,9 @@ def main() -> None:
     ap.add_argument("--toy", action="store_true")
     ap.add_argument("--variants", action="store_true")
     ap.add_argument("--job", help="show how this job's rounds ran under each policy")
-    ap.add_argument("--planner", action="store_true",
-                    help="hare's evaluations per re-plan (and --budget)")
+    ap.add_argument(
+        "--planner", action="store_true", help="hare's evaluations per re-plan (and --budget)"
+    )
     ap.add_argument("--budget", type=int, help="with --planner: rerun hare at this budget")
     a = ap.parse_args()
     if a.variants and a.setting != "testbed":
@@ -311,8 +360,10 @@ def main() -> None:
         if a.planner:
             planner_stats(inst, a.budget)
         for scale in a.sync_scales:
-            print(line(f"{a.setting} s{seed} sync x{scale:g}", measure(with_sync(inst, scale))),
-                  flush=True)
+            print(
+                line(f"{a.setting} s{seed} sync x{scale:g}", measure(with_sync(inst, scale))),
+                flush=True,
+            )
         if a.offline:
             print(line(f"{a.setting} s{seed} offline", measure(offline(inst))), flush=True)
             planned_offline(inst)

@@ -36,17 +36,23 @@ def main() -> None:
     ap.add_argument("--policies", default="hare-paper,hare-paper:step3=start,hare,allox")
     args = ap.parse_args()
     reg = get_regime("paper")
-    print(f"{'cluster':28s} {'policy':24s} {'wJCT (s)':>11s} {'placed/fastest':>14s}  "
-          "batches by type | busy share by type")
+    print(
+        f"{'cluster':28s} {'policy':24s} {'wJCT (s)':>11s} {'placed/fastest':>14s}  "
+        "batches by type | busy share by type"
+    )
     for cluster in args.clusters.split(";"):
-        jobs = paper_jobs(args.seed, 200, mix=(1, 1, 1, 1), arrival="poisson",
-                          mean_interarrival=reg.mean_interarrival(len(parse_cluster(cluster))),
-                          max_gpus=8, regime=reg)
+        jobs = paper_jobs(
+            args.seed,
+            200,
+            mix=(1, 1, 1, 1),
+            arrival="poisson",
+            mean_interarrival=reg.mean_interarrival(len(parse_cluster(cluster))),
+            max_gpus=8,
+            regime=reg,
+        )
         for policy in args.policies.split(","):
-            column = switching_for(policy_mode(policy), DEFAULT_SEMANTICS, "hare",
-                                   LEASE_SWITCHING)
-            inst = build_instance(jobs, cluster, switching=column, name=f"s{args.seed}",
-                                  regime=reg)
+            column = switching_for(policy_mode(policy), DEFAULT_SEMANTICS, "hare", LEASE_SWITCHING)
+            inst = build_instance(jobs, cluster, switching=column, name=f"s{args.seed}", regime=reg)
             t0 = time.process_time()
             run = simulate(inst, policy)
             s = run.result.schedule
@@ -56,13 +62,17 @@ def main() -> None:
             fastest = by_type.min(axis=1)[job]
             kind = inst.gpu_type_index[gpu]
             span = run.metrics["makespan"]
-            share = " ".join(f"{t} {100 * np.mean(kind == k):.1f}%"
-                             for k, t in enumerate(inst.gpu_types))
+            share = " ".join(
+                f"{t} {100 * np.mean(kind == k):.1f}%" for k, t in enumerate(inst.gpu_types)
+            )
             load = [placed[kind == k].sum() / (n * span) for k, n in enumerate(inst.type_count)]
             busy = " ".join(f"{t} {100 * x:.0f}%" for t, x in zip(inst.gpu_types, load))
             sec = run.metrics["total_weighted_jct"] * (unit_seconds(inst.time_unit) or 1.0)
-            print(f"{cluster:28s} {policy:24s} {sec:11.0f} {placed.sum() / fastest.sum():14.3f}  "
-                  f"{share} | {busy}  ({time.process_time() - t0:.0f} CPU s)", flush=True)
+            print(
+                f"{cluster:28s} {policy:24s} {sec:11.0f} {placed.sum() / fastest.sum():14.3f}  "
+                f"{share} | {busy}  ({time.process_time() - t0:.0f} CPU s)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

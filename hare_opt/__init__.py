@@ -20,10 +20,25 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     **dict.fromkeys(["CheckReport", "check"], "hare_opt.checker"),
-    **dict.fromkeys(["load_instance", "load_result", "save_instance", "save_result"],
-                    "hare_opt.io"),
-    **dict.fromkeys(["GPU", "HareOptError", "Instance", "InstanceError", "Job", "Model",
-                     "Result", "Schedule", "ScheduleError", "Stats", "Task"], "hare_opt.model"),
+    **dict.fromkeys(
+        ["load_instance", "load_result", "save_instance", "save_result"], "hare_opt.io"
+    ),
+    **dict.fromkeys(
+        [
+            "GPU",
+            "HareOptError",
+            "Instance",
+            "InstanceError",
+            "Job",
+            "Model",
+            "Result",
+            "Schedule",
+            "ScheduleError",
+            "Stats",
+            "Task",
+        ],
+        "hare_opt.model",
+    ),
     **dict.fromkeys(["available_solvers", "solve"], "hare_opt.solvers"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -46,6 +61,24 @@ if TYPE_CHECKING:
     )
     from hare_opt.solvers import available_solvers, solve
 
-__all__ = ["GPU", "CheckReport", "HareOptError", "Instance", "InstanceError", "Job", "Model",
-           "Result", "Schedule", "ScheduleError", "Stats", "Task", "available_solvers", "check",
-           "load_instance", "load_result", "save_instance", "save_result", "solve"]
+__all__ = [
+    "GPU",
+    "CheckReport",
+    "HareOptError",
+    "Instance",
+    "InstanceError",
+    "Job",
+    "Model",
+    "Result",
+    "Schedule",
+    "ScheduleError",
+    "Stats",
+    "Task",
+    "available_solvers",
+    "check",
+    "load_instance",
+    "load_result",
+    "save_instance",
+    "save_result",
+    "solve",
+]

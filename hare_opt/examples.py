@@ -17,18 +17,51 @@ FIG1_UNIT = "0.5s"
 #: The paper's three schedules of Fig. 1 as (job, round, task, gpu, start, end) in 0.5 s units,
 #: with the total JCT the paper states for each (in seconds).
 FIG1_SCHEDULES: dict[str, tuple[str, float, list[tuple[str, int, int, str, int, int]]]] = {
-    "a": ("heterogeneity-oblivious", 10.5, [
-        ("J2", 0, 0, "GPU1", 0, 2), ("J2", 0, 1, "GPU1", 2, 4), ("J2", 0, 2, "GPU1", 4, 6),
-        ("J1", 0, 0, "GPU1", 6, 9), ("J3", 0, 0, "GPU2", 0, 3), ("J3", 1, 0, "GPU2", 3, 6),
-        ("J3", 0, 1, "GPU3", 0, 1), ("J3", 1, 1, "GPU3", 3, 4), ("J1", 0, 1, "GPU3", 6, 8)]),
-    "b": ("heterogeneity-aware, no intra-job parallelism", 9.0, [
-        ("J2", 0, 0, "GPU1", 0, 2), ("J2", 0, 1, "GPU1", 2, 4), ("J2", 0, 2, "GPU1", 4, 6),
-        ("J1", 0, 0, "GPU2", 0, 4), ("J1", 0, 1, "GPU2", 4, 8), ("J3", 0, 0, "GPU3", 0, 1),
-        ("J3", 0, 1, "GPU3", 1, 2), ("J3", 1, 0, "GPU3", 2, 3), ("J3", 1, 1, "GPU3", 3, 4)]),
-    "c": ("Hare: joint inter- and intra-job parallelism", 8.5, [
-        ("J2", 0, 0, "GPU1", 0, 2), ("J2", 0, 1, "GPU1", 2, 4), ("J2", 0, 2, "GPU1", 4, 6),
-        ("J3", 0, 0, "GPU2", 0, 3), ("J3", 1, 0, "GPU2", 3, 6), ("J1", 0, 0, "GPU3", 0, 2),
-        ("J3", 0, 1, "GPU3", 2, 3), ("J1", 0, 1, "GPU3", 3, 5), ("J3", 1, 1, "GPU3", 5, 6)]),
+    "a": (
+        "heterogeneity-oblivious",
+        10.5,
+        [
+            ("J2", 0, 0, "GPU1", 0, 2),
+            ("J2", 0, 1, "GPU1", 2, 4),
+            ("J2", 0, 2, "GPU1", 4, 6),
+            ("J1", 0, 0, "GPU1", 6, 9),
+            ("J3", 0, 0, "GPU2", 0, 3),
+            ("J3", 1, 0, "GPU2", 3, 6),
+            ("J3", 0, 1, "GPU3", 0, 1),
+            ("J3", 1, 1, "GPU3", 3, 4),
+            ("J1", 0, 1, "GPU3", 6, 8),
+        ],
+    ),
+    "b": (
+        "heterogeneity-aware, no intra-job parallelism",
+        9.0,
+        [
+            ("J2", 0, 0, "GPU1", 0, 2),
+            ("J2", 0, 1, "GPU1", 2, 4),
+            ("J2", 0, 2, "GPU1", 4, 6),
+            ("J1", 0, 0, "GPU2", 0, 4),
+            ("J1", 0, 1, "GPU2", 4, 8),
+            ("J3", 0, 0, "GPU3", 0, 1),
+            ("J3", 0, 1, "GPU3", 1, 2),
+            ("J3", 1, 0, "GPU3", 2, 3),
+            ("J3", 1, 1, "GPU3", 3, 4),
+        ],
+    ),
+    "c": (
+        "Hare: joint inter- and intra-job parallelism",
+        8.5,
+        [
+            ("J2", 0, 0, "GPU1", 0, 2),
+            ("J2", 0, 1, "GPU1", 2, 4),
+            ("J2", 0, 2, "GPU1", 4, 6),
+            ("J3", 0, 0, "GPU2", 0, 3),
+            ("J3", 1, 0, "GPU2", 3, 6),
+            ("J1", 0, 0, "GPU3", 0, 2),
+            ("J3", 0, 1, "GPU3", 2, 3),
+            ("J1", 0, 1, "GPU3", 3, 5),
+            ("J3", 1, 1, "GPU3", 5, 6),
+        ],
+    ),
 }
 
 
@@ -81,7 +114,7 @@ def cascade_instance(k: int = 4, heavy: int = 1000) -> Instance:
         raise ValueError("k must be >= 1")
     m = Model()
     m.add_gpu(f"T{k + 1}", id="g0")
-    for i in range(k, 0, -1):          # type T_i: 2^(k-i) GPUs, listed deepest first
+    for i in range(k, 0, -1):  # type T_i: 2^(k-i) GPUs, listed deepest first
         m.add_gpus(f"T{i}", 2 ** (k - i))
     for i in range(1, k + 2):
         types = {f"T{t}": 1 for t in range(i, k + 2)}

@@ -67,8 +67,7 @@ class Space:
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
-            raise OptionError(f"family must be one of {', '.join(FAMILIES)}, got "
-                              f"{self.family!r}")
+            raise OptionError(f"family must be one of {', '.join(FAMILIES)}, got {self.family!r}")
         if self.family == "smith" and self.max_tasks < 2:
             raise OptionError("the smith family needs max_tasks >= 2 (jobs to order)")
         if not 1 <= self.max_weight <= 10**7:
@@ -94,10 +93,10 @@ class Finding:
     instance: Instance | None = None
     result: Result | None = None
     reference: float | None = None
-    ratio: float = 0.0           # the ratio of ``instance`` (the best-scoring one)
-    score: float = 0.0           # what the search climbed, on ``instance``
-    score_kind: str = "ratio"    # "ratio", or "relative" (ratio / claimed guarantee)
-    max_ratio: float = 0.0       # the highest ratio of any instance evaluated
+    ratio: float = 0.0  # the ratio of ``instance`` (the best-scoring one)
+    score: float = 0.0  # what the search climbed, on ``instance``
+    score_kind: str = "ratio"  # "ratio", or "relative" (ratio / claimed guarantee)
+    max_ratio: float = 0.0  # the highest ratio of any instance evaluated
     worst: tuple[Instance, Result, float] | None = None  # that instance, its result, reference
     guarantee: float | None = None
     alpha: float | None = None
@@ -108,8 +107,11 @@ class Finding:
 
     @property
     def violates(self) -> bool:
-        return (self.against == "opt" and self.guarantee is not None
-                and self.ratio > self.guarantee + 1e-9)
+        return (
+            self.against == "opt"
+            and self.guarantee is not None
+            and self.ratio > self.guarantee + 1e-9
+        )
 
 
 def claimed_guarantee(instance: Instance, solver: str) -> float | None:
@@ -136,35 +138,57 @@ def _time(rng: random.Random, space: Space) -> int:
 def _job(rng: random.Random, jid: str, types: list[str], budget: int, space: Space) -> dict:
     rounds = rng.randint(1, min(3, budget))
     k = rng.randint(1, max(1, min(3, budget // rounds)))
-    chosen = list(types) if space.eligibility == "full" else \
-        rng.sample(types, rng.randint(1, len(types)))
+    chosen = (
+        list(types)
+        if space.eligibility == "full"
+        else rng.sample(types, rng.randint(1, len(types)))
+    )
     same = _time(rng, space) if rng.random() < 0.3 else None  # alpha = 1 jobs are common
     times = {t: same or _time(rng, space) for t in sorted(chosen)}
     release = rng.choice([0, 0, rng.randint(0, 12)])
-    return {"id": jid, "weight": rng.randint(1, 6), "release": release,
-            "rounds": rounds, "tasks_per_round": k, "task_time": times,
-            "sync_time": _sync(rng, times, space),
-            "switch_overhead": rng.randint(0, 3) if space.model == "full" else 0}
+    return {
+        "id": jid,
+        "weight": rng.randint(1, 6),
+        "release": release,
+        "rounds": rounds,
+        "tasks_per_round": k,
+        "task_time": times,
+        "sync_time": _sync(rng, times, space),
+        "switch_overhead": rng.randint(0, 3) if space.model == "full" else 0,
+    }
 
 
 def _weight(rng: random.Random, space: Space) -> int:
     """A weight log-uniform in [1, max_weight] (Smith's rule turns on w/p ratios)."""
-    return max(1, min(space.max_weight,
-                      round(math.exp(rng.uniform(0, math.log(space.max_weight))))))
+    return max(
+        1, min(space.max_weight, round(math.exp(rng.uniform(0, math.log(space.max_weight)))))
+    )
 
 
 def _smith_job(rng: random.Random, jid: str, space: Space) -> dict:
-    return {"id": jid, "weight": _weight(rng, space), "release": 0, "rounds": 1,
-            "tasks_per_round": 1, "task_time": {"A": _time(rng, space)}, "sync_time": 0,
-            "switch_overhead": 0}
+    return {
+        "id": jid,
+        "weight": _weight(rng, space),
+        "release": 0,
+        "rounds": 1,
+        "tasks_per_round": 1,
+        "task_time": {"A": _time(rng, space)},
+        "sync_time": 0,
+        "switch_overhead": 0,
+    }
 
 
 def _smith_candidate(rng: random.Random, space: Space, name: str) -> dict:
     jobs = [_smith_job(rng, f"j{i}", space) for i in range(rng.randint(2, space.max_tasks))]
     for job in jobs:  # jobs of one processing time share a weight (``_smith_shaped``)
         _smith_align(jobs, job)
-    return {"format": "hare-opt/instance@1", "name": name, "time_unit": "s",
-            "gpus": [{"id": "g0", "type": "A"}], "jobs": jobs}
+    return {
+        "format": "hare-opt/instance@1",
+        "name": name,
+        "time_unit": "s",
+        "gpus": [{"id": "g0", "type": "A"}],
+        "jobs": jobs,
+    }
 
 
 def _smith_align(jobs: list[dict], job: dict) -> None:
@@ -183,19 +207,25 @@ def _smith_mutate(rng: random.Random, data: dict, space: Space) -> dict:
     kind = rng.randrange(5)
     if kind == 0:
         f = rng.choice([2, 3, 5, 10])
-        job["weight"] = max(1, min(space.max_weight, job["weight"] * f if rng.random() < 0.5
-                                   else job["weight"] // f))
+        job["weight"] = max(
+            1,
+            min(space.max_weight, job["weight"] * f if rng.random() < 0.5 else job["weight"] // f),
+        )
     elif kind == 1:
         job["weight"] = _weight(rng, space)
     elif kind == 2:
         p = job["task_time"]["A"]
-        job["task_time"]["A"] = (_time(rng, space) if rng.random() < 0.5
-                                 else max(1, min(space.max_time, p + rng.choice([-1, 1]))))
+        job["task_time"]["A"] = (
+            _time(rng, space)
+            if rng.random() < 0.5
+            else max(1, min(space.max_time, p + rng.choice([-1, 1])))
+        )
     elif kind == 3 and len(d["jobs"]) < space.max_tasks:
         taken = {j["id"] for j in d["jobs"]}
         jid = next(f"j{i}" for i in range(len(taken) + 1) if f"j{i}" not in taken)
-        job = ({**copy.deepcopy(job), "id": jid} if rng.random() < 0.5
-               else _smith_job(rng, jid, space))
+        job = (
+            {**copy.deepcopy(job), "id": jid} if rng.random() < 0.5 else _smith_job(rng, jid, space)
+        )
         d["jobs"].append(job)
     elif len(d["jobs"]) > 2:
         d["jobs"].remove(job)
@@ -209,7 +239,7 @@ def random_candidate(rng: random.Random, space: Space, name: str = "falsify") ->
     if space.family == "smith":
         return _smith_candidate(rng, space, name)
     count = rng.randint(space.min_gpus, space.max_gpus)
-    gpus = [{"id": f"g{i}", "type": rng.choice(TYPES[:space.types])} for i in range(count)]
+    gpus = [{"id": f"g{i}", "type": rng.choice(TYPES[: space.types])} for i in range(count)]
     types = sorted({g["type"] for g in gpus})
     jobs, budget = [], space.max_tasks
     for i in range(rng.randint(1, 4)):
@@ -217,8 +247,13 @@ def random_candidate(rng: random.Random, space: Space, name: str = "falsify") ->
             break
         jobs.append(_job(rng, f"j{i}", types, budget, space))
         budget -= jobs[-1]["rounds"] * jobs[-1]["tasks_per_round"]
-    return {"format": "hare-opt/instance@1", "name": name, "time_unit": "s",
-            "gpus": gpus, "jobs": jobs}
+    return {
+        "format": "hare-opt/instance@1",
+        "name": name,
+        "time_unit": "s",
+        "gpus": gpus,
+        "jobs": jobs,
+    }
 
 
 def _tasks(data: dict) -> int:
@@ -236,8 +271,15 @@ def mutate(rng: random.Random, data: dict, space: Space) -> dict:
     kind = rng.randrange(10)
     if kind == 0:
         t = rng.choice(sorted(job["task_time"]))
-        job["task_time"][t] = max(1, min(space.max_time, job["task_time"][t] * rng.choice([2, 3])
-                                         if step > 0 else job["task_time"][t] + step))
+        job["task_time"][t] = max(
+            1,
+            min(
+                space.max_time,
+                job["task_time"][t] * rng.choice([2, 3])
+                if step > 0
+                else job["task_time"][t] + step,
+            ),
+        )
     elif kind == 1:
         job["weight"] = max(1, job["weight"] + step)
     elif kind == 2:
@@ -255,8 +297,9 @@ def mutate(rng: random.Random, data: dict, space: Space) -> dict:
     elif kind == 6:
         d["jobs"].append(_job(rng, f"j{len(d['jobs'])}x", types, 3, space))
     elif kind == 7 and len(d["gpus"]) < space.max_gpus and rng.random() < 0.5:
-        d["gpus"].append({"id": f"g{len(d['gpus'])}x",
-                          "type": rng.choice(types + list(TYPES[:space.types]))})
+        d["gpus"].append(
+            {"id": f"g{len(d['gpus'])}x", "type": rng.choice(types + list(TYPES[: space.types]))}
+        )
     elif kind == 7 and len(d["gpus"]) > space.min_gpus:
         d["gpus"].pop(rng.randrange(len(d["gpus"])))
     elif kind == 8:  # make the job's times equal on all types (alpha of the job -> 1)
@@ -277,10 +320,19 @@ def _smith_shaped(data: dict) -> bool:
     nothing), and the least w/p belongs to one kind of job only (the relaxation's
     optimum is then unique)."""
     jobs = data["jobs"]
-    if len(data["gpus"]) != 1 or len(jobs) < 2 or not all(
-            j.get("rounds", 1) == 1 and j.get("tasks_per_round", 1) == 1
-            and not j.get("sync_time", 0) and not j.get("release", 0)
-            and not j.get("switch_overhead", 0) and len(j["task_time"]) == 1 for j in jobs):
+    if (
+        len(data["gpus"]) != 1
+        or len(jobs) < 2
+        or not all(
+            j.get("rounds", 1) == 1
+            and j.get("tasks_per_round", 1) == 1
+            and not j.get("sync_time", 0)
+            and not j.get("release", 0)
+            and not j.get("switch_overhead", 0)
+            and len(j["task_time"]) == 1
+            for j in jobs
+        )
+    ):
         return False
     kinds = {(next(iter(j["task_time"].values())), j.get("weight", 1)) for j in jobs}
     if len({p for p, _ in kinds}) < len(kinds):
@@ -306,15 +358,22 @@ def _valid(data: dict, space: Space) -> Instance | None:
         return None  # mutations may break the paper's T^s < T^c
     if space.eligibility == "full" and not inst.eligible.all():
         return None  # a GPU of a type some job lacks (added by a mutation)
-    if len(inst.gpu_types) > space.types or set(inst.gpu_types) - set(TYPES[:space.types]):
+    if len(inst.gpu_types) > space.types or set(inst.gpu_types) - set(TYPES[: space.types]):
         return None
     return inst if not space.finite_alpha or math.isfinite(float(inst.alpha.max())) else None
 
 
 # --- evaluation and search ---------------------------------------------------------
-def evaluate(inst: Instance, solver: str, against: str, *, exact: str = "cpsat",
-             exact_time_limit: float = 10.0, solver_time_limit: float | None = 30.0,
-             solver_options: dict[str, Any] | None = None) -> tuple[float, float, Result] | None:
+def evaluate(
+    inst: Instance,
+    solver: str,
+    against: str,
+    *,
+    exact: str = "cpsat",
+    exact_time_limit: float = 10.0,
+    solver_time_limit: float | None = 30.0,
+    solver_options: dict[str, Any] | None = None,
+) -> tuple[float, float, Result] | None:
     """(ratio, reference, heuristic result), or None when no proved reference exists."""
     res = solve(inst, solver, time_limit=solver_time_limit, **(solver_options or {}))
     if against == "opt":
@@ -323,8 +382,10 @@ def evaluate(inst: Instance, solver: str, against: str, *, exact: str = "cpsat",
             return None
         ref = float(ref_res.objective)
         if res.objective < ref - 1e-6:
-            raise SolverError(f"{solver} scores {res.objective} below the optimum {ref} that "
-                              f"{exact} proved on {inst.name!r}: a bug in one of them")
+            raise SolverError(
+                f"{solver} scores {res.objective} below the optimum {ref} that "
+                f"{exact} proved on {inst.name!r}: a bug in one of them"
+            )
     else:
         ref = float(lower_bound(inst))
         if not ref > 0:
@@ -336,11 +397,22 @@ def evaluate(inst: Instance, solver: str, against: str, *, exact: str = "cpsat",
 DEFAULT_BUDGET_S = 60.0
 
 
-def falsify(solver: str, *, against: str = "opt", budget: float | None = None,
-            iterations: int | None = None, seed: int = 0, space: Space | None = None,
-            exact: str = "cpsat", exact_time_limit: float = 10.0, restart: float = 0.1,
-            progress: bool = True, solver_time_limit: float | None = 30.0,
-            solver_options: dict[str, Any] | None = None, score: str = "relative") -> Finding:
+def falsify(
+    solver: str,
+    *,
+    against: str = "opt",
+    budget: float | None = None,
+    iterations: int | None = None,
+    seed: int = 0,
+    space: Space | None = None,
+    exact: str = "cpsat",
+    exact_time_limit: float = 10.0,
+    restart: float = 0.1,
+    progress: bool = True,
+    solver_time_limit: float | None = 30.0,
+    solver_options: dict[str, Any] | None = None,
+    score: str = "relative",
+) -> Finding:
     """Maximise the solver's ratio to OPT (or a lower bound) for ``budget`` s or ``iterations``.
 
     The score climbed is ratio / claimed guarantee when the solver claims one
@@ -369,8 +441,11 @@ def falsify(solver: str, *, against: str = "opt", budget: float | None = None,
     it = 0
     stop = threading.Event()  # Ctrl-C / SIGTERM: the search ends, the best so far is kept
     with interrupt.watch(stop):
-        while (time.monotonic() - t0 < budget and (iterations is None or it < iterations)
-               and not stop.is_set()):
+        while (
+            time.monotonic() - t0 < budget
+            and (iterations is None or it < iterations)
+            and not stop.is_set()
+        ):
             it += 1
             if current is None or rng.random() < restart:
                 data = random_candidate(rng, space, f"falsify-{solver}-s{seed}-i{it}")
@@ -381,9 +456,19 @@ def falsify(solver: str, *, against: str = "opt", budget: float | None = None,
                 data["name"] = f"falsify-{solver}-s{seed}-i{it}"
             inst = _valid(data, space)
             try:
-                out = None if inst is None else evaluate(
-                    inst, solver, against, exact=exact, exact_time_limit=exact_time_limit,
-                    solver_time_limit=solver_time_limit, solver_options=solver_options)
+                out = (
+                    None
+                    if inst is None
+                    else evaluate(
+                        inst,
+                        solver,
+                        against,
+                        exact=exact,
+                        exact_time_limit=exact_time_limit,
+                        solver_time_limit=solver_time_limit,
+                        solver_options=solver_options,
+                    )
+                )
             except SolverError as exc:  # a bug in some solver: keep the instance, go on
                 best.errors.append((data, str(exc)))
                 out = None
@@ -447,8 +532,9 @@ def _smaller(data: dict) -> list[dict]:
     return out
 
 
-def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
-           exact_time_limit: float = 10.0) -> Finding:
+def shrink(
+    finding: Finding, space: Space, *, exact: str = "cpsat", exact_time_limit: float = 10.0
+) -> Finding:
     """Greedily simplify a violating instance while it still violates (like hypothesis)."""
     if not finding.violates:
         return finding
@@ -460,8 +546,13 @@ def shrink(finding: Finding, space: Space, *, exact: str = "cpsat",
         for cand in _smaller(data):
             inst = _valid(cand, space)
             try:
-                out = None if inst is None else evaluate(inst, finding.solver, "opt", exact=exact,
-                                                         exact_time_limit=exact_time_limit)
+                out = (
+                    None
+                    if inst is None
+                    else evaluate(
+                        inst, finding.solver, "opt", exact=exact, exact_time_limit=exact_time_limit
+                    )
+                )
             except SolverError as exc:
                 finding.errors.append((cand, str(exc)))
                 continue
@@ -483,8 +574,13 @@ def _bar(progress: bool, iterations: int | None, budget: float):
 
     if iterations is not None:
         return tqdm(total=iterations, unit="inst", desc="falsify")
-    return tqdm(total=round(budget, 1), unit="s", desc="falsify", mininterval=0.5,
-                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}")
+    return tqdm(
+        total=round(budget, 1),
+        unit="s",
+        desc="falsify",
+        mininterval=0.5,
+        bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s{postfix}",
+    )
 
 
 def _tick(bar, iterations: int | None, t0: float, best: Finding) -> None:
@@ -499,6 +595,8 @@ def describe(f: Finding) -> str:
     """What the search found, named by what it measured: under the relative score the
     best instance is the one nearest to (or beyond) its claim, not the worst ratio."""
     if f.score_kind == "relative" and f.guarantee is not None and math.isfinite(f.guarantee):
-        return (f"highest ratio / claim {f.score:.4f} (ratio {f.ratio:.4f}, claim "
-                f"{f.guarantee:.4g}); highest ratio seen {f.max_ratio:.4f}")
+        return (
+            f"highest ratio / claim {f.score:.4f} (ratio {f.ratio:.4f}, claim "
+            f"{f.guarantee:.4g}); highest ratio seen {f.max_ratio:.4f}"
+        )
     return f"worst ratio {f.ratio:.4f}"

@@ -38,12 +38,24 @@ from hare_opt.solvers import solver_names
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None,
-                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", derandomize=True, max_examples=100, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("hunt", max_examples=2000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=25,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "dev",
+    derandomize=True,
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "hunt", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,13 +63,18 @@ INSTANCES = ROOT / "instances"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
-
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--solvers", default=None,
-                     help="comma-separated exact solvers to parametrise over (default: every "
-                          "registered exact solver)")
-    parser.addoption("--slow-sample", default=os.environ.get("SLOW_SAMPLE", "2"),
-                     help="how many @slow tests to run (a fixed sample), or 'all'")
+    parser.addoption(
+        "--solvers",
+        default=None,
+        help="comma-separated exact solvers to parametrise over (default: every "
+        "registered exact solver)",
+    )
+    parser.addoption(
+        "--slow-sample",
+        default=os.environ.get("SLOW_SAMPLE", "2"),
+        help="how many @slow tests to run (a fixed sample), or 'all'",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -65,8 +82,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if sample == "all" or "slow" in (config.getoption("-m") or ""):
         return
     slow = [it for it in items if it.get_closest_marker("slow")]
-    keep = {it.nodeid for it in sorted(slow, key=lambda it: hashlib.sha1(
-        it.nodeid.encode()).hexdigest())[:int(sample)]}
+    keep = {
+        it.nodeid
+        for it in sorted(slow, key=lambda it: hashlib.sha1(it.nodeid.encode()).hexdigest())[
+            : int(sample)
+        ]
+    }
     dropped = [it for it in slow if it.nodeid not in keep]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
@@ -77,8 +98,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
     n = getattr(config, "_slow_dropped", 0)
     if n:
-        terminalreporter.write_line(f"{n} @slow test(s) not in the bounded sample; run them "
-                                    "with --slow-sample all")
+        terminalreporter.write_line(
+            f"{n} @slow test(s) not in the bounded sample; run them with --slow-sample all"
+        )
 
 
 def exact_solvers(config: pytest.Config) -> list[str]:

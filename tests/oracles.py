@@ -33,8 +33,11 @@ def brute_force(inst: Instance) -> int:
     best = math.inf
 
     def bound(rnd, rend, barrier, cost) -> int:
-        return cost + sum(job.weight * max(barrier[j] + fastest[j], rend[j])
-                          for j, job in enumerate(jobs) if rnd[j] < job.rounds)
+        return cost + sum(
+            job.weight * max(barrier[j] + fastest[j], rend[j])
+            for j, job in enumerate(jobs)
+            if rnd[j] < job.rounds
+        )
 
     def dfs(free, last, rnd, placed, rend, barrier, cost):
         nonlocal best
@@ -56,7 +59,7 @@ def brute_force(inst: Instance) -> int:
                 else:  # the setup may overlap the barrier wait, not the release
                     s = max(max(free[g], job.release) + job.switch_overhead, barrier[j])
                 e = s + job.task_time[gt]
-                f2, l2 = free[:g] + (e,) + free[g + 1:], last[:g] + (j,) + last[g + 1:]
+                f2, l2 = free[:g] + (e,) + free[g + 1 :], last[:g] + (j,) + last[g + 1 :]
                 r2, p2, e2, b2, c2 = list(rnd), list(placed), list(rend), list(barrier), cost
                 p2[j] += 1
                 e2[j] = max(rend[j], e + job.sync_on(gt))
@@ -92,8 +95,16 @@ def horn(inst: Instance) -> int:
     job k-th from the end on GPU g counts k times its time there."""
     n, m = inst.num_jobs, inst.num_gpus
     big = 10**9
-    cost = np.array([[k * inst.proc[j, g] if inst.eligible[j, g] else big
-                      for g in range(m) for k in range(1, n + 1)] for j in range(n)])
+    cost = np.array(
+        [
+            [
+                k * inst.proc[j, g] if inst.eligible[j, g] else big
+                for g in range(m)
+                for k in range(1, n + 1)
+            ]
+            for j in range(n)
+        ]
+    )
     rows, cols = linear_sum_assignment(cost)
     return int(cost[rows, cols].sum())
 

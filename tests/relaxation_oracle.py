@@ -27,8 +27,12 @@ def pairwise_optimum(inst: Instance, time_limit: float = 60.0) -> tuple[float, b
     upper = float(solve_eft(inst.without_setups()).objective)
     lb_c = inst.release + inst.rounds * dmin
     horizon = (upper - (w * lb_c).sum() + w * lb_c) / w
-    tasks = [(n, r) for n, job in enumerate(inst.jobs) for r in range(job.rounds)
-             for _ in range(job.tasks_per_round)]
+    tasks = [
+        (n, r)
+        for n, job in enumerate(inst.jobs)
+        for r in range(job.rounds)
+        for _ in range(job.tasks_per_round)
+    ]
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("mip_rel_gap", 0.0)
@@ -45,8 +49,13 @@ def pairwise_optimum(inst: Instance, time_limit: float = 60.0) -> tuple[float, b
         return j
 
     def row(terms: dict[int, float], lo: float = -inf, hi: float = inf) -> None:
-        h.addRow(lo, hi, len(terms), np.array(list(terms), dtype=np.int32),
-                 np.array(list(terms.values()), dtype=float))
+        h.addRow(
+            lo,
+            hi,
+            len(terms),
+            np.array(list(terms), dtype=np.int32),
+            np.array(list(terms.values()), dtype=float),
+        )
 
     x, y, wc = [], {}, {}
     for i, (n, r) in enumerate(tasks):
@@ -75,7 +84,7 @@ def pairwise_optimum(inst: Instance, time_limit: float = 60.0) -> tuple[float, b
         on = [i for i in range(len(tasks)) if (i, m) in y]
         terms = {wc[i, m]: float(inst.proc[tasks[i][0], m]) for i in on}
         for a, i in enumerate(on):
-            for k in on[a + 1:]:
+            for k in on[a + 1 :]:
                 z = var(0, 1)
                 row({z: 1.0, y[i, m]: -1.0, y[k, m]: -1.0}, lo=-1.0)
                 terms[z] = -float(inst.proc[tasks[i][0], m] * inst.proc[tasks[k][0], m])

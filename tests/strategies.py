@@ -16,10 +16,21 @@ TYPES = ("A", "B", "C")
 
 
 @st.composite
-def instances(draw, *, max_jobs: int = 4, max_gpus: int = 3, max_rounds: int = 3,
-              max_k: int = 3, max_tasks: int | None = 10, max_time: int = 9,
-              releases: bool = True, sync: bool = True, setup: bool = True,
-              nodes: bool = False, finite_alpha: bool = False) -> Instance:
+def instances(
+    draw,
+    *,
+    max_jobs: int = 4,
+    max_gpus: int = 3,
+    max_rounds: int = 3,
+    max_k: int = 3,
+    max_tasks: int | None = 10,
+    max_time: int = 9,
+    releases: bool = True,
+    sync: bool = True,
+    setup: bool = True,
+    nodes: bool = False,
+    finite_alpha: bool = False,
+) -> Instance:
     """Small random instances covering every feature of the model.
 
     ``nodes`` also draws optional GPU nodes (off by default, so that the
@@ -27,9 +38,14 @@ def instances(draw, *, max_jobs: int = 4, max_gpus: int = 3, max_rounds: int = 3
     is all zero or all positive, so the paper's alpha is finite.
     """
     n_gpus = draw(st.integers(1, max_gpus))
-    gpus = tuple(GPU(f"g{i}", draw(st.sampled_from(TYPES[:n_gpus])),
-                     draw(st.sampled_from((None, "n0", "n1"))) if nodes else None)
-                 for i in range(n_gpus))
+    gpus = tuple(
+        GPU(
+            f"g{i}",
+            draw(st.sampled_from(TYPES[:n_gpus])),
+            draw(st.sampled_from((None, "n0", "n1"))) if nodes else None,
+        )
+        for i in range(n_gpus)
+    )
     present = sorted({g.type for g in gpus})
     n_jobs = draw(st.integers(1, max_jobs))
     jobs = []
@@ -52,10 +68,18 @@ def instances(draw, *, max_jobs: int = 4, max_gpus: int = 3, max_rounds: int = 3
             sync_time = {t: draw(st.integers(0, 3)) for t in types}
         else:
             sync_time = draw(st.integers(0, 3)) if sync else 0
-        jobs.append(Job(f"j{i}", task_time, rounds, k, weight=draw(st.integers(1, 5)),
-                        release=draw(st.integers(0, 10)) if releases else 0,
-                        sync_time=sync_time,
-                        switch_overhead=draw(st.integers(0, 3)) if setup else 0))
+        jobs.append(
+            Job(
+                f"j{i}",
+                task_time,
+                rounds,
+                k,
+                weight=draw(st.integers(1, 5)),
+                release=draw(st.integers(0, 10)) if releases else 0,
+                sync_time=sync_time,
+                switch_overhead=draw(st.integers(0, 3)) if setup else 0,
+            )
+        )
     return Instance(gpus, tuple(jobs), "hyp")
 
 
@@ -74,8 +98,9 @@ def serial_schedule(inst: Instance) -> Schedule:
     return Schedule.from_tasks(rows)
 
 
-def list_schedule(inst: Instance, rng: random.Random | None = None, *,
-                  greedy: float = 0.7, max_delay: int = 0) -> Schedule:
+def list_schedule(
+    inst: Instance, rng: random.Random | None = None, *, greedy: float = 0.7, max_delay: int = 0
+) -> Schedule:
     """A feasible multi-GPU schedule, written independently of hare_opt's engines.
 
     Jobs are interleaved in random order; each task goes to the GPU where it
@@ -86,9 +111,11 @@ def list_schedule(inst: Instance, rng: random.Random | None = None, *,
     rng = rng or random.Random(0)
     free = [0] * inst.num_gpus
     last = [-1] * inst.num_gpus
-    barrier = inst.release.tolist()         # earliest start of the job's current round
-    todo = {j: [(r, k) for r in range(job.rounds) for k in range(job.tasks_per_round)]
-            for j, job in enumerate(inst.jobs)}
+    barrier = inst.release.tolist()  # earliest start of the job's current round
+    todo = {
+        j: [(r, k) for r in range(job.rounds) for k in range(job.tasks_per_round)]
+        for j, job in enumerate(inst.jobs)
+    }
     round_end = [0] * inst.num_jobs
     rows = []
     while todo:
@@ -108,7 +135,7 @@ def list_schedule(inst: Instance, rng: random.Random | None = None, *,
         rows.append((job.id, r, k, inst.gpus[g].id, start, end))
         free[g], last[g] = end, j
         round_end[j] = max(round_end[j], end + int(inst.sync[j, g]))
-        if k == job.tasks_per_round - 1:      # round complete: the next one waits for it
+        if k == job.tasks_per_round - 1:  # round complete: the next one waits for it
             barrier[j], round_end[j] = round_end[j], 0
         if not todo[j]:
             del todo[j]
@@ -122,19 +149,34 @@ def feasible_schedules(draw, **instance_kw) -> tuple[Instance, Schedule]:
     if draw(st.integers(0, 4)) == 0:
         return inst, serial_schedule(inst)
     rng = random.Random(draw(st.integers(0, 2**32 - 1)))
-    return inst, list_schedule(inst, rng, greedy=draw(st.sampled_from((0.0, 0.7, 1.0))),
-                               max_delay=draw(st.integers(0, 2)))
+    return inst, list_schedule(
+        inst, rng, greedy=draw(st.sampled_from((0.0, 0.7, 1.0))), max_delay=draw(st.integers(0, 2))
+    )
 
 
 # --- malformed files: one defect each, with what the error must name ---------------
 
-REQUIRED = {"instance": ["format", "name", "gpus", "jobs"], "gpu": ["id", "type"],
-            "job": ["id", "rounds", "tasks_per_round", "task_time"]}
-JOB_INTS = {"weight": 1, "release": 0, "rounds": 1, "tasks_per_round": 1,
-            "switch_overhead": 0, "sync_time": 0}  # field: smallest valid value
-WRONG = st.one_of(st.text(max_size=3), st.none(), st.booleans(), st.just([]), st.just({}),
-                  st.floats(allow_nan=False, allow_infinity=False).filter(
-                      lambda x: not x.is_integer()))
+REQUIRED = {
+    "instance": ["format", "name", "gpus", "jobs"],
+    "gpu": ["id", "type"],
+    "job": ["id", "rounds", "tasks_per_round", "task_time"],
+}
+JOB_INTS = {
+    "weight": 1,
+    "release": 0,
+    "rounds": 1,
+    "tasks_per_round": 1,
+    "switch_overhead": 0,
+    "sync_time": 0,
+}  # field: smallest valid value
+WRONG = st.one_of(
+    st.text(max_size=3),
+    st.none(),
+    st.booleans(),
+    st.just([]),
+    st.just({}),
+    st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: not x.is_integer()),
+)
 
 
 @st.composite
@@ -142,8 +184,22 @@ def broken_instance_docs(draw) -> tuple[dict, str, str | None]:
     """(document, field the error must name, owner it must name or None) for one defect."""
     inst = draw(instances())
     doc = json.loads(dumps_instance(inst))
-    what = draw(st.sampled_from(["drop", "wrong-type", "bad-int", "unknown-key", "dup-id",
-                                 "no-gpu", "bad-time", "format", "bad-list", "bad-item"]))
+    what = draw(
+        st.sampled_from(
+            [
+                "drop",
+                "wrong-type",
+                "bad-int",
+                "unknown-key",
+                "dup-id",
+                "no-gpu",
+                "bad-time",
+                "format",
+                "bad-list",
+                "bad-item",
+            ]
+        )
+    )
     kind = draw(st.sampled_from(["gpu", "job"]))
     items = doc[kind + "s"]
     k = draw(st.integers(0, len(items) - 1))
@@ -158,25 +214,33 @@ def broken_instance_docs(draw) -> tuple[dict, str, str | None]:
             return doc, key, "instance" if key != "format" else None
         return doc, key, None if key == "id" else owner
     if what == "wrong-type":
-        key = draw(st.sampled_from(["id", "type"] if kind == "gpu" else
-                                   ["id", "task_time", *JOB_INTS]))
+        key = draw(
+            st.sampled_from(["id", "type"] if kind == "gpu" else ["id", "task_time", *JOB_INTS])
+        )
         # A string is a fine id or type, so those get only non-strings or "".
-        bad = WRONG.filter(lambda v: not isinstance(v, str) or v == "") \
-            if key in ("id", "type") else WRONG
+        bad = (
+            WRONG.filter(lambda v: not isinstance(v, str) or v == "")
+            if key in ("id", "type")
+            else WRONG
+        )
         item[key] = draw(bad)
         return doc, key, None if key == "id" else owner
     if what == "bad-int":
         key = draw(st.sampled_from(sorted(JOB_INTS)))
         job = doc["jobs"][k % len(doc["jobs"])]
         low = JOB_INTS[key]
-        job[key] = draw(st.one_of(st.integers(max_value=low - 1),
-                                  st.integers(min_value=10**12 + 1, max_value=10**30)))
+        job[key] = draw(
+            st.one_of(
+                st.integers(max_value=low - 1), st.integers(min_value=10**12 + 1, max_value=10**30)
+            )
+        )
         return doc, key, f"job {job['id']!r}"
     if what == "bad-time":
         job = doc["jobs"][k % len(doc["jobs"])]
         t = draw(st.sampled_from(sorted(job["task_time"])))
-        job["task_time"][t] = draw(st.one_of(st.integers(max_value=0), WRONG,
-                                             st.integers(min_value=10**12 + 1)))
+        job["task_time"][t] = draw(
+            st.one_of(st.integers(max_value=0), WRONG, st.integers(min_value=10**12 + 1))
+        )
         return doc, f"task_time.{t}", f"job {job['id']!r}"
     if what == "unknown-key":
         where = draw(st.sampled_from(["instance", "item"]))
@@ -192,8 +256,9 @@ def broken_instance_docs(draw) -> tuple[dict, str, str | None]:
         job["sync_time"] = 0
         return doc, "task_time", f"job {job['id']!r}"
     if what == "format":
-        doc["format"] = draw(st.sampled_from(["hare-opt/instance@2", "", None, 1,
-                                              "hare-opt/schedule@1"]))
+        doc["format"] = draw(
+            st.sampled_from(["hare-opt/instance@2", "", None, 1, "hare-opt/schedule@1"])
+        )
         return doc, "format", "instance"
     if what == "bad-list":
         doc[kind + "s"] = draw(st.sampled_from([{}, "g0", None, 3]))
@@ -212,15 +277,16 @@ def broken_schedule_docs(draw) -> tuple[dict, str]:
     doc = json.loads(dumps_result(res))
     i = draw(st.integers(0, len(doc["tasks"]) - 1))
     row = doc["tasks"][i]
-    what = draw(st.sampled_from(["drop", "wrong", "extra", "status", "format", "header",
-                                 "tasks", "row"]))
+    what = draw(
+        st.sampled_from(["drop", "wrong", "extra", "status", "format", "header", "tasks", "row"])
+    )
     if what == "drop":
         key = draw(st.sampled_from(TASK_KEYS))
         del row[key]
         return doc, key
     if what == "wrong":
         key = draw(st.sampled_from(TASK_KEYS))
-        bad = st.one_of(WRONG, st.integers(min_value=2**62), st.integers(max_value=-2**62))
+        bad = st.one_of(WRONG, st.integers(min_value=2**62), st.integers(max_value=-(2**62)))
         if key in ("job", "gpu"):
             bad = st.one_of(st.just(""), st.integers(), st.none(), st.just(["g"]))
         row[key] = draw(bad)
@@ -235,10 +301,12 @@ def broken_schedule_docs(draw) -> tuple[dict, str]:
         doc["format"] = draw(st.sampled_from(["hare-opt/instance@1", None, 3]))
         return doc, "format"
     if what == "header":
-        key = draw(st.sampled_from(["objective", "lower_bound", "runtime_s", "solver",
-                                    "instance"]))
-        doc[key] = draw(st.sampled_from([[1], {"a": 1}, True] if key not in
-                                        ("solver", "instance") else [1, None, ["x"]]))
+        key = draw(st.sampled_from(["objective", "lower_bound", "runtime_s", "solver", "instance"]))
+        doc[key] = draw(
+            st.sampled_from(
+                [[1], {"a": 1}, True] if key not in ("solver", "instance") else [1, None, ["x"]]
+            )
+        )
         return doc, key
     if what == "tasks":
         doc["tasks"] = draw(st.sampled_from([{}, "x", None, 5]))

@@ -68,8 +68,10 @@ def test_an_optimal_hint_is_proved_as_is(medium):
 def test_too_large_is_refused_by_name():
     rng = np.random.default_rng(0)
     gpus = tuple(GPU(f"g{i}", "V100") for i in range(64))
-    jobs = tuple(Job(f"j{i}", {"V100": int(rng.integers(1, 9))}, rounds=50,
-                     tasks_per_round=40) for i in range(60))
+    jobs = tuple(
+        Job(f"j{i}", {"V100": int(rng.integers(1, 9))}, rounds=50, tasks_per_round=40)
+        for i in range(60)
+    )
     with pytest.raises(SolverError, match="GiB of search stack.*solvers that take it: hare"):
         solve(Instance(gpus, jobs, "big"), "bnb", time_limit=1)
 

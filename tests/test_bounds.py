@@ -67,10 +67,17 @@ def test_critical_path_is_exact_for_one_job(inst):
 
 def test_critical_path_with_many_tasks_per_round():
     gpus = tuple(GPU(f"g{i}", t) for i, t in enumerate("AABBB"))
-    job = Job("j", {"A": 3, "B": 7}, rounds=3, tasks_per_round=1000, release=4,
-              sync_time={"A": 1, "B": 5}, switch_overhead=2)
+    job = Job(
+        "j",
+        {"A": 3, "B": 7},
+        rounds=3,
+        tasks_per_round=1000,
+        release=4,
+        sync_time={"A": 1, "B": 5},
+        switch_overhead=2,
+    )
     inst = Instance(gpus, (job,))
-    res = solve(inst, "hare")   # the large-K path of the round placement
+    res = solve(inst, "hare")  # the large-K path of the round placement
     assert res.objective == critical_path_bound(inst)
 
 
@@ -81,8 +88,11 @@ def test_preemptive_wspt_by_hand():
     assert busy == [Fraction((1 - 0) + (16 - 4), 2 * 3), Fraction(4 - 1, 2)]
 
 
-@given(inst=instances(max_gpus=1, max_rounds=1, max_k=1, releases=False, sync=False,
-                      setup=False, max_tasks=None))
+@given(
+    inst=instances(
+        max_gpus=1, max_rounds=1, max_k=1, releases=False, sync=False, setup=False, max_tasks=None
+    )
+)
 def test_load_bound_is_smith_on_one_gpu(inst):
     # 1 || sum w_j C_j: Smith's rule is optimal and the load bound must equal it
     p, w = inst.min_task_time, inst.weight
@@ -95,10 +105,21 @@ def test_load_bound_is_smith_on_one_gpu(inst):
 
 
 def test_cli_bound_json(tmp_path, capsys):
-    inst = Instance((GPU("g0", "V100"), GPU("g1", "K80")),
-                    (Job("a", {"V100": 4, "K80": 9}, rounds=2, tasks_per_round=2, weight=2,
-                         sync_time={"V100": 1, "K80": 2}, switch_overhead=1),
-                     Job("b", {"K80": 5}, release=3)))
+    inst = Instance(
+        (GPU("g0", "V100"), GPU("g1", "K80")),
+        (
+            Job(
+                "a",
+                {"V100": 4, "K80": 9},
+                rounds=2,
+                tasks_per_round=2,
+                weight=2,
+                sync_time={"V100": 1, "K80": 2},
+                switch_overhead=1,
+            ),
+            Job("b", {"K80": 5}, release=3),
+        ),
+    )
     path = tmp_path / "i.json"
     save_instance(inst, path)
     assert main(["bound", str(path), "--json"]) == 0
@@ -113,10 +134,16 @@ def test_cli_bound_json(tmp_path, capsys):
 
 def test_cli_bound_bad_file(tmp_path, capsys):
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps({"format": "hare-opt/instance@1", "name": "x",
-                                "gpus": [{"id": "g0", "type": "A"}],
-                                "jobs": [{"id": "j0", "rounds": 1, "tasks_per_round": 1,
-                                          "task_time": {"A": -1}}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "hare-opt/instance@1",
+                "name": "x",
+                "gpus": [{"id": "g0", "type": "A"}],
+                "jobs": [{"id": "j0", "rounds": 1, "tasks_per_round": 1, "task_time": {"A": -1}}],
+            }
+        )
+    )
     assert main(["bound", str(path)]) == 2
     err = capsys.readouterr().err
     assert "j0" in err and "task_time" in err

@@ -34,8 +34,12 @@ def naive(inst: Instance, sched: Schedule) -> tuple[bool, int | None]:
     ok = True
     for t in rows:
         job, gpu = jobs.get(t.job), gpus.get(t.gpu)
-        if job is None or gpu is None or not (0 <= t.round < job.rounds) \
-                or not (0 <= t.task < job.tasks_per_round):
+        if (
+            job is None
+            or gpu is None
+            or not (0 <= t.round < job.rounds)
+            or not (0 <= t.task < job.tasks_per_round)
+        ):
             ok = False
             continue
         if (t.job, t.round, t.task) in seen:
@@ -98,18 +102,21 @@ def test_feasible_schedules_pass_and_score_like_the_naive_reading(case):
     assert naive(inst, sched) == (True, rep.objective)
     # Row order is irrelevant to the verdict and the score.
     perm = np.random.default_rng(0).permutation(len(sched))
-    shuffled = Schedule(*(getattr(sched, f)[perm] for f in
-                          ("job", "round", "task", "gpu", "start", "end")))
+    shuffled = Schedule(
+        *(getattr(sched, f)[perm] for f in ("job", "round", "task", "gpu", "start", "end"))
+    )
     assert check(inst, shuffled).objective == rep.objective
 
 
 def test_list_scheduler_uses_several_gpus_setups_and_barriers():
     # Guards the test scheduler itself: it must exercise what the checker checks.
-    inst = Instance((GPU("a", "A"), GPU("b", "A"), GPU("c", "B")),
-                    (Job("x", {"A": 3, "B": 2}, rounds=3, tasks_per_round=3, sync_time=1,
-                         switch_overhead=2),
-                     Job("y", {"A": 1}, rounds=2, tasks_per_round=2, release=4,
-                         switch_overhead=1)))
+    inst = Instance(
+        (GPU("a", "A"), GPU("b", "A"), GPU("c", "B")),
+        (
+            Job("x", {"A": 3, "B": 2}, rounds=3, tasks_per_round=3, sync_time=1, switch_overhead=2),
+            Job("y", {"A": 1}, rounds=2, tasks_per_round=2, release=4, switch_overhead=1),
+        ),
+    )
     sched = list_schedule(inst, random.Random(1))
     assert check(inst, sched).feasible
     assert len(set(sched.gpu.tolist())) == 3
@@ -118,8 +125,20 @@ def test_list_scheduler_uses_several_gpus_setups_and_barriers():
 
 # --- every defect is caught with the right kind ------------------------------------------
 
-MUTATIONS = ("barrier", "release", "setup", "overlap", "eligibility", "duration", "missing",
-             "duplicate", "unknown-job", "unknown-gpu", "unknown-round", "unknown-task")
+MUTATIONS = (
+    "barrier",
+    "release",
+    "setup",
+    "overlap",
+    "eligibility",
+    "duration",
+    "missing",
+    "duplicate",
+    "unknown-job",
+    "unknown-gpu",
+    "unknown-round",
+    "unknown-task",
+)
 
 
 def _mutate(inst: Instance, sched: Schedule, what: str, data) -> tuple[Schedule, str]:
@@ -134,8 +153,9 @@ def _mutate(inst: Instance, sched: Schedule, what: str, data) -> tuple[Schedule,
         i = pick(st.sampled_from(cand))
         t = rows[i]
         sync = jobs[t.job].sync_on
-        barrier = max(u.end + sync(types[u.gpu]) for u in rows
-                      if u.job == t.job and u.round == t.round - 1)
+        barrier = max(
+            u.end + sync(types[u.gpu]) for u in rows if u.job == t.job and u.round == t.round - 1
+        )
         shift = t.start - (barrier - 1)
         return replace(sched, i, start=t.start - shift, end=t.end - shift), "barrier"
     if what == "release":
@@ -164,8 +184,9 @@ def _mutate(inst: Instance, sched: Schedule, what: str, data) -> tuple[Schedule,
         k = pick(st.integers(0, len(rows) - 1))
         t, u = rows[i], rows[k]
         assume(i != k and types[u.gpu] in jobs[t.job].task_time)
-        return replace(sched, i, gpu=u.gpu, start=u.start,
-                       end=u.start + jobs[t.job].task_time[types[u.gpu]]), "overlap"
+        return replace(
+            sched, i, gpu=u.gpu, start=u.start, end=u.start + jobs[t.job].task_time[types[u.gpu]]
+        ), "overlap"
     if what == "eligibility":
         i = pick(st.integers(0, len(rows) - 1))
         t = rows[i]
@@ -178,7 +199,7 @@ def _mutate(inst: Instance, sched: Schedule, what: str, data) -> tuple[Schedule,
         return replace(sched, i, end=rows[i].end + delta), "duration"
     if what == "missing":
         i = pick(st.integers(0, len(rows) - 1))
-        return Schedule.from_tasks(rows[:i] + rows[i + 1:]), "missing"
+        return Schedule.from_tasks(rows[:i] + rows[i + 1 :]), "missing"
     if what == "duplicate":
         i = pick(st.integers(0, len(rows) - 1))
         return Schedule.from_tasks(rows + [rows[i]]), "duplicate"
@@ -186,9 +207,12 @@ def _mutate(inst: Instance, sched: Schedule, what: str, data) -> tuple[Schedule,
     t = rows[i]
     job = jobs[t.job]
     field = what.split("-")[1]
-    value = {"job": "no-such-job", "gpu": "no-such-gpu",
-             "round": pick(st.sampled_from((-1, job.rounds, job.rounds + 7))),
-             "task": pick(st.sampled_from((-1, job.tasks_per_round)))}[field]
+    value = {
+        "job": "no-such-job",
+        "gpu": "no-such-gpu",
+        "round": pick(st.sampled_from((-1, job.rounds, job.rounds + 7))),
+        "task": pick(st.sampled_from((-1, job.tasks_per_round))),
+    }[field]
     return replace(sched, i, **{field: value}), "unknown"
 
 
@@ -213,8 +237,11 @@ def test_checker_agrees_with_naive_reading_on_random_damage(case, data):
         move = data.draw(st.integers(-3, 3))
         op = data.draw(st.sampled_from(["move", "move", "stretch", "copy", "drop"]))
         if op == "move":
-            rows[i] = t._replace(start=t.start + move, end=t.end + move,
-                                 gpu=data.draw(st.sampled_from([t.gpu] + gpu_ids)))
+            rows[i] = t._replace(
+                start=t.start + move,
+                end=t.end + move,
+                gpu=data.draw(st.sampled_from([t.gpu] + gpu_ids)),
+            )
         elif op == "stretch":
             rows[i] = t._replace(end=t.end + move)
         elif op == "copy":
@@ -234,10 +261,24 @@ def test_huge_times_are_exact(case, shift, data):
     # Regression: barriers and completions were floats, so past 2^53 a barrier broken
     # by one unit went unnoticed and objectives were rounded.
     inst, sched = case
-    inst = inst.with_jobs([Job(j.id, j.task_time, j.rounds, j.tasks_per_round, j.weight,
-                               0, j.sync_time, j.switch_overhead) for j in inst.jobs])
-    far = Schedule(sched.job, sched.round, sched.task, sched.gpu, sched.start + shift,
-                   sched.end + shift)
+    inst = inst.with_jobs(
+        [
+            Job(
+                j.id,
+                j.task_time,
+                j.rounds,
+                j.tasks_per_round,
+                j.weight,
+                0,
+                j.sync_time,
+                j.switch_overhead,
+            )
+            for j in inst.jobs
+        ]
+    )
+    far = Schedule(
+        sched.job, sched.round, sched.task, sched.gpu, sched.start + shift, sched.end + shift
+    )
     rep = check(inst, far)
     assert rep.feasible
     assert rep.objective == naive(inst, far)[1]
@@ -249,8 +290,14 @@ def test_huge_times_are_exact(case, shift, data):
 
 def naive_completion(inst: Instance, sched: Schedule) -> list[int]:
     types = {g.id: g.type for g in inst.gpus}
-    return [max(t.end + j.sync_on(types[t.gpu]) for t in sched.tasks()
-                if t.job == j.id and t.round == j.rounds - 1) for j in inst.jobs]
+    return [
+        max(
+            t.end + j.sync_on(types[t.gpu])
+            for t in sched.tasks()
+            if t.job == j.id and t.round == j.rounds - 1
+        )
+        for j in inst.jobs
+    ]
 
 
 # --- metrics -----------------------------------------------------------------------------
@@ -260,16 +307,29 @@ def _hand_case() -> tuple[Instance, Schedule]:
     """Every task at its earliest start; the numbers are worked out in the comments."""
     inst = Instance(
         (GPU("g0", "A"), GPU("g1", "B")),
-        (Job("j0", {"A": 3, "B": 5}, rounds=2, tasks_per_round=2, weight=2, release=1,
-             sync_time={"A": 1, "B": 2}, switch_overhead=1),
-         Job("j1", {"B": 2}, weight=3, switch_overhead=2)))
-    sched = Schedule.from_tasks([
-        ("j1", 0, 0, "g1", 2, 4),    # setup [0, 2); C(j1) = 4
-        ("j0", 0, 0, "g0", 2, 5),    # setup [1, 2) after the release; synced at 6
-        ("j0", 0, 1, "g1", 5, 10),   # setup [4, 5) after j1; synced at 12 = barrier
-        ("j0", 1, 0, "g0", 12, 15),  # same job as before on g0: no setup; synced 16
-        ("j0", 1, 1, "g0", 15, 18),  # synced at 19 = C(j0)
-    ])
+        (
+            Job(
+                "j0",
+                {"A": 3, "B": 5},
+                rounds=2,
+                tasks_per_round=2,
+                weight=2,
+                release=1,
+                sync_time={"A": 1, "B": 2},
+                switch_overhead=1,
+            ),
+            Job("j1", {"B": 2}, weight=3, switch_overhead=2),
+        ),
+    )
+    sched = Schedule.from_tasks(
+        [
+            ("j1", 0, 0, "g1", 2, 4),  # setup [0, 2); C(j1) = 4
+            ("j0", 0, 0, "g0", 2, 5),  # setup [1, 2) after the release; synced at 6
+            ("j0", 0, 1, "g1", 5, 10),  # setup [4, 5) after j1; synced at 12 = barrier
+            ("j0", 1, 0, "g0", 12, 15),  # same job as before on g0: no setup; synced 16
+            ("j0", 1, 1, "g0", 15, 18),  # synced at 19 = C(j0)
+        ]
+    )
     return inst, sched
 
 
@@ -284,8 +344,9 @@ def test_metrics_match_a_hand_computation():
     assert rep.makespan == 19
 
 
-@pytest.mark.parametrize("row, kind", [(0, "setup"), (1, "setup"), (2, "setup"),
-                                       (3, "barrier"), (4, "overlap")])
+@pytest.mark.parametrize(
+    "row, kind", [(0, "setup"), (1, "setup"), (2, "setup"), (3, "barrier"), (4, "overlap")]
+)
 def test_hand_case_is_tight(row, kind):
     inst, sched = _hand_case()
     t = list(sched.tasks())[row]
@@ -311,8 +372,7 @@ def test_message_cap_keeps_counts_exact():
 
 def test_huge_instance_with_tiny_schedule_does_not_allocate_per_task():
     # 10^14 tasks: the checker must stay sparse over the rows it is given.
-    inst = Instance((GPU("g", "A"),), (Job("j", {"A": 1}, rounds=10**7,
-                                           tasks_per_round=10**7),))
+    inst = Instance((GPU("g", "A"),), (Job("j", {"A": 1}, rounds=10**7, tasks_per_round=10**7),))
     rep = check(inst, Schedule.from_tasks([("j", 0, 0, "g", 0, 1)]))
     assert rep.counts == {"missing": 10**14 - 1}
     assert rep.violations[0] == "missing: job 'j' round 0 task 1 is not scheduled"
@@ -343,17 +403,19 @@ def test_serial_schedule_is_feasible_and_naive_agrees(inst):
 def test_an_index_hint_is_used_only_when_it_names_the_same_ids():
     # A schedule built from indices carries them; the checker uses them instead of
     # looking every id up, but only after checking they name the schedule's ids.
-    inst = Instance((GPU("a", "A"), GPU("b", "A")),
-                    tuple(Job(f"j{i}", {"A": 2}, rounds=3, tasks_per_round=2, sync_time=1)
-                          for i in range(4)))
+    inst = Instance(
+        (GPU("a", "A"), GPU("b", "A")),
+        tuple(Job(f"j{i}", {"A": 2}, rounds=3, tasks_per_round=2, sync_time=1) for i in range(4)),
+    )
     rows = [(i, r, k, k, 9 * i + 3 * r) for i in range(4) for r in range(3) for k in range(2)]
     j, r, k, g, s = (np.array(c) for c in zip(*rows))
     sched = Schedule.from_indices(inst, j, r, k, g, s)
     rep = check(inst, sched)
     assert rep.feasible and rep.objective == sum(9 * i + 9 for i in range(4))
     wrong = Schedule.from_indices(inst, j, r, k, g, s)
-    object.__setattr__(wrong, "_hints", {"job": np.zeros(len(j), np.int64),
-                                         "gpu": np.zeros(len(j), np.int64)})
+    object.__setattr__(
+        wrong, "_hints", {"job": np.zeros(len(j), np.int64), "gpu": np.zeros(len(j), np.int64)}
+    )
     assert check(inst, wrong).objective == rep.objective  # ids looked up, hint ignored
     # And a right hint is used: no id is looked up.
     import sys
@@ -365,6 +427,7 @@ def test_an_index_hint_is_used_only_when_it_names_the_same_ids():
         assert check(inst, sched).objective == rep.objective
     finally:
         module._lookup = original
+
 
 # --- the header of a schedule file, against its tasks ----------------------------------
 

@@ -58,8 +58,9 @@ def one_line_error(argv: list[str], command: str = "check") -> str:
 # --- check --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, total, seconds", [("a", 21, "10.5"), ("b", 18, "9"),
-                                                  ("c", 17, "8.5")])
+@pytest.mark.parametrize(
+    "name, total, seconds", [("a", 21, "10.5"), ("b", 18, "9"), ("c", 17, "8.5")]
+)
 def test_check_fig1(name, total, seconds):
     code, out, _ = run(["check", str(FIG1), fig1_schedule(name), "--json"])
     rep = json.loads(out)
@@ -74,9 +75,8 @@ def test_check_reports_violations_and_exits_1():
     inst = load_instance(FIG1)
     sched = list_schedule(inst)
     rows = list(sched.tasks())
-    rows[0] = rows[0]._replace(end=rows[0].end - 1)     # a duration defect
-    bad = _write(dumps_result(Result("t", "feasible", Schedule.from_tasks(rows[:-1]))),
-                 "bad.json")
+    rows[0] = rows[0]._replace(end=rows[0].end - 1)  # a duration defect
+    bad = _write(dumps_result(Result("t", "feasible", Schedule.from_tasks(rows[:-1]))), "bad.json")
     code, out, _ = run(["check", str(FIG1), bad, "--json"])
     assert code == 1
     rep = json.loads(out)
@@ -104,7 +104,7 @@ def test_check_with_broken_schedule_prints_one_line(case):
     assert path in line and field in line
 
 
-@pytest.mark.parametrize("text", ["", "{", "[1, 2]", "null", "\"x\"", "{\"format\": 1}"])
+@pytest.mark.parametrize("text", ["", "{", "[1, 2]", "null", '"x"', '{"format": 1}'])
 def test_check_with_garbage_files(text):
     path = _write(text, "garbage.json")
     one_line_error(["check", path, fig1_schedule("a")])
@@ -121,8 +121,9 @@ def test_check_missing_files():
 
 def test_plot_writes_a_png():
     out = Path(tempfile.mkdtemp()) / "sub" / "fig1c.png"
-    code, stdout, _ = run(["plot", str(FIG1), fig1_schedule("c"), "--out", str(out),
-                           "--title", "Fig. 1 (c)"])
+    code, stdout, _ = run(
+        ["plot", str(FIG1), fig1_schedule("c"), "--out", str(out), "--title", "Fig. 1 (c)"]
+    )
     assert code == 0 and stdout.strip() == str(out)
     data = out.read_bytes()
     assert data.startswith(PNG_MAGIC) and len(data) > 5000
@@ -130,16 +131,16 @@ def test_plot_writes_a_png():
 
 def test_plot_errors_are_one_line():
     out = str(Path(tempfile.mkdtemp()) / "x.png")
-    one_line_error(["plot", "/nonexistent.json", fig1_schedule("c"), "--out", out],
-                   "plot")
+    one_line_error(["plot", "/nonexistent.json", fig1_schedule("c"), "--out", out], "plot")
     inst = load_instance(FIG1)
     res = Result("t", "feasible", Schedule.from_tasks([("J9", 0, 0, "GPU1", 0, 1)]))
     path = Path(tempfile.mkdtemp()) / "s.json"
     save_result(res, path)
     line = one_line_error(["plot", str(FIG1), str(path), "--out", out], "plot")
     assert "J9" in line and inst.name in line
-    line = one_line_error(["plot", str(FIG1), fig1_schedule("a"), "--out",
-                           out[:-4] + ".notaformat"], "plot")
+    line = one_line_error(
+        ["plot", str(FIG1), fig1_schedule("a"), "--out", out[:-4] + ".notaformat"], "plot"
+    )
     assert "notaformat" in line
 
 
@@ -158,7 +159,7 @@ def test_plot_one_task_and_a_dense_schedule():
     one = Instance((GPU("g", "A"),), (Job("j", {"A": 3}, switch_overhead=1),))
     fig = gantt(one, Schedule.from_tasks([("j", 0, 0, "g", 1, 4)]))
     ax = fig.axes[0]
-    assert len(ax.collections) == 2                  # the task and its setup
+    assert len(ax.collections) == 2  # the task and its setup
     assert [t.get_text() for t in ax.texts if " r" in t.get_text()] == ["j r0"]
     assert ax.get_xlabel() == "time (s)"
     host = Figure()
@@ -166,17 +167,29 @@ def test_plot_one_task_and_a_dense_schedule():
     assert gantt(one, Schedule.empty(), ax=right) is host and right.get_title() == one.name
     # 120 GPUs, one job of long tasks among 30 of unit tasks: only long bars get a label.
     types = ("A", "B", "C")
-    big = Instance(tuple(GPU(f"g{i}", types[i % 3]) for i in range(120)),
-                   (Job("long", dict.fromkeys(types, 60), tasks_per_round=120),
-                    *(Job(f"t{i}", dict.fromkeys(types, 1), rounds=2, tasks_per_round=20,
-                          switch_overhead=1) for i in range(30))))
+    big = Instance(
+        tuple(GPU(f"g{i}", types[i % 3]) for i in range(120)),
+        (
+            Job("long", dict.fromkeys(types, 60), tasks_per_round=120),
+            *(
+                Job(
+                    f"t{i}",
+                    dict.fromkeys(types, 1),
+                    rounds=2,
+                    tasks_per_round=20,
+                    switch_overhead=1,
+                )
+                for i in range(30)
+            ),
+        ),
+    )
     sched = list_schedule(big, random.Random(0))
     fig = gantt(big, sched)
     ax = fig.axes[0]
     assert fig.get_figheight() > 3 * gantt(one, Schedule.empty()).get_figheight()
     labels = [t.get_text() for t in ax.texts if " r" in t.get_text()]
     assert labels and set(labels) == {"long r0"} and len(labels) <= MAX_LABELS
-    assert ax.get_legend() is None                             # too many jobs for a legend
+    assert ax.get_legend() is None  # too many jobs for a legend
     assert {t.get_text() for t in ax.texts} - {"long r0"} == {"A (40)", "B (40)", "C (40)"}
     path = Path(tempfile.mkdtemp()) / "big.png"
     fig.savefig(path)
@@ -202,19 +215,23 @@ def test_instance_file_written_by_the_library_loads():
     assert code == 0 and json.loads(out)["objective"] == 18
 
 
-@pytest.mark.parametrize("solver, option, says", [
-    ("bnb", "foo=1", "has no option 'foo'"),
-    ("bnb", "memo_mb=-1", "option 'memo_mb': must be >= 0"),
-    ("bnb", "work_limit=-1", "option 'work_limit': must be >= 0"),
-    ("bnb", "work_limit=abc", "option 'work_limit': must be a number or null"),
-    ("cpsat", "num_workers=2", "the shared option 'threads'"),
-    ("wspt", "foo=1", "has no option 'foo'"),
-    ("milp", "foo=1", "not a HiGHS option"),
-    ("portfolio", "backends=bnb,cplex", "option 'backends': must be some of"),
-])
+@pytest.mark.parametrize(
+    "solver, option, says",
+    [
+        ("bnb", "foo=1", "has no option 'foo'"),
+        ("bnb", "memo_mb=-1", "option 'memo_mb': must be >= 0"),
+        ("bnb", "work_limit=-1", "option 'work_limit': must be >= 0"),
+        ("bnb", "work_limit=abc", "option 'work_limit': must be a number or null"),
+        ("cpsat", "num_workers=2", "the shared option 'threads'"),
+        ("wspt", "foo=1", "has no option 'foo'"),
+        ("milp", "foo=1", "not a HiGHS option"),
+        ("portfolio", "backends=bnb,cplex", "option 'backends': must be some of"),
+    ],
+)
 def test_solve_rejects_an_unknown_or_bad_option_by_name(solver, option, says):
-    line = one_line_error(["solve", str(FIG1), "--solver", solver, "--option", option],
-                          command="solve")
+    line = one_line_error(
+        ["solve", str(FIG1), "--solver", solver, "--option", option], command="solve"
+    )
     assert says in line
 
 
@@ -237,6 +254,7 @@ def test_bound_text_output_prints_every_line(name):
 
 # --- one vocabulary across commands -----------------------------------------------------
 
+
 def test_the_option_example_in_solve_help_runs():
     import re
 
@@ -254,12 +272,27 @@ def test_generate_paper_takes_a_named_cluster_and_the_reproductions_regime(tmp_p
     from hare_opt.generators import TESTBED, get_regime, paper_instance
 
     out = tmp_path / "p.json"
-    code, _, err = run(["generate", "paper", "--cluster", "testbed", "--regime", "paper",
-                        "--jobs", "3", "--seed", "4", "--out", str(out)])
+    code, _, err = run(
+        [
+            "generate",
+            "paper",
+            "--cluster",
+            "testbed",
+            "--regime",
+            "paper",
+            "--jobs",
+            "3",
+            "--seed",
+            "4",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0, err
     reg = get_regime("paper")
-    expected = paper_instance(4, 3, TESTBED, regime="paper",
-                              mean_interarrival=reg.mean_interarrival(15))
+    expected = paper_instance(
+        4, 3, TESTBED, regime="paper", mean_interarrival=reg.mean_interarrival(15)
+    )
     assert load_instance(out).jobs == expected.jobs
 
 
@@ -268,13 +301,28 @@ def test_simulate_runs_the_regime_reproduce_uses():
     # same workload, so their figures agree.
     from hare_opt.sweeps.simulate import simulate_cell
 
-    code, out, err = run(["simulate", "--workload", "paper", "--regime", "paper", "--jobs",
-                          "4", "--seed", "3", "--policies", "gavel-fifo", "--json",
-                          "--no-progress"])
+    code, out, err = run(
+        [
+            "simulate",
+            "--workload",
+            "paper",
+            "--regime",
+            "paper",
+            "--jobs",
+            "4",
+            "--seed",
+            "3",
+            "--policies",
+            "gavel-fifo",
+            "--json",
+            "--no-progress",
+        ]
+    )
     assert code == 0, err
     row = simulate_cell(seed=3, policy="gavel-fifo", n_jobs=4)[0]
     assert json.loads(out)["gavel-fifo"]["total_weighted_jct"] / 1000 == pytest.approx(
-        row["total_weighted_jct_s"])
+        row["total_weighted_jct_s"]
+    )
 
 
 def test_solve_json_stats_nest_as_json_not_python_reprs():
@@ -282,7 +330,13 @@ def test_solve_json_stats_nest_as_json_not_python_reprs():
 
     from hare_opt.cli.commands.solve import _plain
 
-    got = _plain({"a": {"status": "x", "n": np.int64(3), "v": [1.5, float("inf")]},
-                  "arr": np.arange(3), "f": np.float64(2.5), "o": object})
+    got = _plain(
+        {
+            "a": {"status": "x", "n": np.int64(3), "v": [1.5, float("inf")]},
+            "arr": np.arange(3),
+            "f": np.float64(2.5),
+            "o": object,
+        }
+    )
     assert got["a"] == {"status": "x", "n": 3, "v": [1.5, None]}
     assert got["arr"] == [0, 1, 2] and got["f"] == 2.5 and isinstance(got["o"], str)

@@ -37,8 +37,17 @@ print(jit.compile_seconds() > 0)
 def test_a_compile_is_announced_once_and_counted_a_cache_load_is_neither(tmp_path):
     (tmp_path / "tiny_kernel.py").write_text(KERNEL)
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    runs = [subprocess.run([sys.executable, "-c", RUN, str(tmp_path)], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=120) for _ in range(2)]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", RUN, str(tmp_path)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        for _ in range(2)
+    ]
     cold, warm = runs
     assert cold.returncode == 0 and warm.returncode == 0, cold.stderr + warm.stderr
     assert cold.stdout.strip() == "True" and cold.stderr.count(ANNOUNCEMENT) == 1
@@ -59,9 +68,14 @@ print(json.dumps({"compile_s": res.stats.compile_s, "clock": jit.compile_seconds
 @pytest.mark.parametrize("solver", ["hare", "hare-paper", "bnb", "geobatch"])
 def test_on_a_cold_cache_every_compile_happens_before_the_clock(tmp_path, solver):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    out = subprocess.run([sys.executable, "-c", SOLVE,
-                          str(ROOT / "instances" / "small" / "small-07.json"), solver],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [sys.executable, "-c", SOLVE, str(ROOT / "instances" / "small" / "small-07.json"), solver],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stderr[-800:]
     got = json.loads(out.stdout.splitlines()[-1])
     assert ANNOUNCEMENT in out.stderr
@@ -76,31 +90,43 @@ import gc, json, sys
 from numba.core.dispatcher import Dispatcher
 from hare_opt.io import load_instance
 from hare_opt.solvers import SOLVERS, solve
-from hare_opt.solvers.base import warm_kernels
+from hare_opt.solvers.base import kernel_groups, warm_kernels
 
 def loaded():
     return {f"{d.py_func.__module__}.{d.py_func.__qualname__}": len(d.overloads)
             for d in gc.get_objects() if isinstance(d, Dispatcher)}
 
 inst, name = load_instance(sys.argv[1]), sys.argv[2]
-warm_kernels(SOLVERS.spec(name).kernels)  # what solve() runs before its clock starts
+spec = SOLVERS.spec(name)  # what solve() loads before its clock starts
+warm_kernels(kernel_groups(spec, spec.parse_options(json.loads(sys.argv[3])), None))
 before = loaded()
 solve(inst, name, time_limit=2.0, **json.loads(sys.argv[3]))
 print(json.dumps(sorted(k for k, n in loaded().items() if n > before.get(k, 0))))
 """
 
 
-@pytest.mark.parametrize("solver, options", [("hare", {}), ("geobatch", {}),
-                                             ("hare-paper", {}), ("bnb", {}),
-                                             ("lns", {"work_limit": 2})])
+@pytest.mark.parametrize(
+    "solver, options",
+    [("hare", {}), ("geobatch", {}), ("hare-paper", {}), ("bnb", {}), ("lns", {"work_limit": 2})],
+)
 def test_every_kernel_a_solver_runs_is_loaded_before_its_clock(solver, options):
     """The cheap, warm-cache form of the cold-cache test above (which is @slow): a numba
     function that first gets a compiled signature inside the solve would, on a cold cache,
     compile inside the time limit (hare once compiled geobatch's kernel inside its 1 s)."""
-    out = subprocess.run([sys.executable, "-c", LOADED_IN_SOLVE,
-                          str(ROOT / "instances" / "small" / "small-07.json"), solver,
-                          json.dumps(options)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=900)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            LOADED_IN_SOLVE,
+            str(ROOT / "instances" / "small" / "small-07.json"),
+            solver,
+            json.dumps(options),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stderr[-800:]
     assert json.loads(out.stdout.splitlines()[-1]) == [], solver
 
@@ -137,14 +163,27 @@ def test_ctrl_c_during_a_first_run_compile_exits_130_saying_nothing_was_lost(tmp
 
     out = tmp_path / "s.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hare_opt.cli.main", "solve",
-         str(Path(__file__).parents[1] / "instances" / "small" / "small-07.json"),
-         "--solver", "bnb", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")})
+        [
+            sys.executable,
+            "-m",
+            "hare_opt.cli.main",
+            "solve",
+            str(Path(__file__).parents[1] / "instances" / "small" / "small-07.json"),
+            "--solver",
+            "bnb",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")},
+    )
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(
-        raw.decode(errors="replace") for raw in proc.stderr), daemon=True)
+    reader = threading.Thread(
+        target=lambda: lines.extend(raw.decode(errors="replace") for raw in proc.stderr),
+        daemon=True,
+    )
     reader.start()
     deadline = time.time() + 120
     while not any(ANNOUNCEMENT in ln for ln in lines):
@@ -169,8 +208,11 @@ def test_an_error_numba_raised_after_the_interrupt_still_gets_the_compile_note()
     from the frames of the error it replaced."""
     from hare_opt.cli.main import COMPILE_NOTE, _compiling
 
-    fake = compile("def build():\n    raise RuntimeError('cut short')\n",
-                   os.path.join(os.sep, "site", "numba", "core", "fake.py"), "exec")
+    fake = compile(
+        "def build():\n    raise RuntimeError('cut short')\n",
+        os.path.join(os.sep, "site", "numba", "core", "fake.py"),
+        "exec",
+    )
     scope: dict = {}
     exec(fake, scope)
     try:

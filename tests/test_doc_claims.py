@@ -40,8 +40,11 @@ def _instance(name: str):
 
 
 def _set(name: str) -> list[Path]:
-    return sorted(p for p in (ROOT / "instances" / name).glob(f"{name}-*.json")
-                  if not p.name.endswith(".schedule.json"))
+    return sorted(
+        p
+        for p in (ROOT / "instances" / name).glob(f"{name}-*.json")
+        if not p.name.endswith(".schedule.json")
+    )
 
 
 @functools.cache
@@ -62,8 +65,11 @@ def _hare(name: str) -> int:
 def _bnb(set_name: str, nodes: str) -> tuple[list[str], int]:
     """The instances of a set bnb leaves open within ``nodes`` nodes, and the set's size."""
     files = _set(set_name)
-    open_ = [p.stem for p in files
-             if solve(load_instance(p), "bnb", work_limit=int(nodes)).status != "optimal"]
+    open_ = [
+        p.stem
+        for p in files
+        if solve(load_instance(p), "bnb", work_limit=int(nodes)).status != "optimal"
+    ]
     return open_, len(files)
 
 
@@ -108,12 +114,23 @@ def csv_opt(file: str, set_name: str) -> str:
     return f"{int((rows.reference_kind == 'opt').sum())} of {len(rows)}"
 
 
-KINDS = {"strong-bound": strong_bound, "bound": bound, "hare-objective": hare_objective,
-         "certified-gap": certified_gap, "bnb-proved": bnb_proved, "bnb-open": bnb_open,
-         "csv-proved": csv_proved, "csv-opt": csv_opt}
+KINDS = {
+    "strong-bound": strong_bound,
+    "bound": bound,
+    "hare-objective": hare_objective,
+    "certified-gap": certified_gap,
+    "bnb-proved": bnb_proved,
+    "bnb-open": bnb_open,
+    "csv-proved": csv_proved,
+    "csv-opt": csv_opt,
+}
 #: Claims that take more than a few seconds: run in the slow sample (and `-m slow`).
-FAST = {("strong-bound", "paper-01"), ("certified-gap", "paper-01"),
-        ("bound", "paper-01"), ("bound", "paper-04")}
+FAST = {
+    ("strong-bound", "paper-01"),
+    ("certified-gap", "paper-01"),
+    ("bound", "paper-01"),
+    ("bound", "paper-04"),
+}
 
 
 def claims() -> list:
@@ -121,11 +138,22 @@ def claims() -> list:
     for path in DOCS:
         for m in CLAIM.finditer(path.read_text()):
             kind, args, text = m.group(1), tuple(m.group(2).split()), m.group(3)
-            line = path.read_text()[:m.start()].count("\n") + 1
-            cheap = kind.startswith("csv-") or (kind, *args[:1]) in FAST or \
-                kind == "hare-objective" or (kind.startswith("bnb") and args[0] != "small")
-            out.append(pytest.param(kind, args, text, id=f"{path.name}:{line}:{kind} "
-                                    + " ".join(args), marks=() if cheap else pytest.mark.slow))
+            line = path.read_text()[: m.start()].count("\n") + 1
+            cheap = (
+                kind.startswith("csv-")
+                or (kind, *args[:1]) in FAST
+                or kind == "hare-objective"
+                or (kind.startswith("bnb") and args[0] != "small")
+            )
+            out.append(
+                pytest.param(
+                    kind,
+                    args,
+                    text,
+                    id=f"{path.name}:{line}:{kind} " + " ".join(args),
+                    marks=() if cheap else pytest.mark.slow,
+                )
+            )
     return out
 
 
@@ -161,8 +189,15 @@ def test_an_import_claim_in_contributing_holds():
     text = (ROOT / "docs" / "contributing.md").read_text()
     if not re.search(r"imports? lazily|lazy import|on first use", text):
         return
-    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "hare_opt.cli.main",
-                          "--version"], capture_output=True, text=True, timeout=120)
-    heavy = [m for m in ("scipy", "pandas", "ortools", "numba", "matplotlib")
-             if re.search(rf"\|\s+{m}$", out.stderr, re.M)]
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "hare_opt.cli.main", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    heavy = [
+        m
+        for m in ("scipy", "pandas", "ortools", "numba", "matplotlib")
+        if re.search(rf"\|\s+{m}$", out.stderr, re.M)
+    ]
     assert heavy == [], f"contributing.md says lazily, but --version imports {heavy}"

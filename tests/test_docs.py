@@ -13,36 +13,73 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_api_reference_builds_without_warnings(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
-                          "html", str(ROOT / "docs" / "api"), str(tmp_path / "html")],
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            str(ROOT / "docs" / "api"),
+            str(tmp_path / "html"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert (tmp_path / "html" / "solvers.html").exists()
 
 
 def test_docs_do_not_refer_to_work_sessions():
     pattern = re.compile(r"\b(session|issue|stop) #?\d+\b|\(#\d+\)", re.IGNORECASE)
-    texts = [*ROOT.glob("*.md"), *(ROOT / "docs").rglob("*.md"), *(ROOT / "docs").rglob("*.rst"),
-             *(ROOT / "instances").rglob("*.md"), *(ROOT / "experiments").rglob("*.md"),
-             *(ROOT / "hare_opt").rglob("*.md"), *(ROOT / "hare_opt").rglob("*.py"),
-             *(ROOT / "experiments").glob("*.py")]
-    found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in texts
-             for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    texts = [
+        *ROOT.glob("*.md"),
+        *(ROOT / "docs").rglob("*.md"),
+        *(ROOT / "docs").rglob("*.rst"),
+        *(ROOT / "instances").rglob("*.md"),
+        *(ROOT / "experiments").rglob("*.md"),
+        *(ROOT / "hare_opt").rglob("*.md"),
+        *(ROOT / "hare_opt").rglob("*.py"),
+        *(ROOT / "experiments").glob("*.py"),
+    ]
+    found = [
+        f"{p.relative_to(ROOT)}:{i}: {line.strip()}"
+        for p in texts
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
     assert not found, "\n".join(found[:20])
 
 
 #: Words that tell the project's history rather than the code: a reader cannot resolve
 #: them (whose brief? which machine?), and a merge note is a task, not documentation.
-HISTORY = re.compile(r"\bthe brief\b|\bdevelopment machine\b|\bdev machine\b|(?-i:\bTODO\b)|"
-                     r"\bwork session\b|\bmerge note\b", re.IGNORECASE)
+HISTORY = re.compile(
+    r"\bthe brief\b|\bdevelopment machine\b|\bdev machine\b|(?-i:\bTODO\b)|"
+    r"\bwork session\b|\bmerge note\b",
+    re.IGNORECASE,
+)
 
 
 def test_docs_and_code_carry_no_history_words():
-    texts = [*ROOT.glob("*.md"), *(ROOT / "docs").rglob("*.md"), *(ROOT / "docs").rglob("*.rst"),
-             *(ROOT / "hare_opt").rglob("*.py"), *(ROOT / "hare_opt").rglob("*.md"),
-             *(ROOT / "experiments").glob("*.py"), *(ROOT / "experiments").rglob("*.md")]
-    found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in texts
-             for i, line in enumerate(p.read_text().splitlines(), 1) if HISTORY.search(line)]
+    texts = [
+        *ROOT.glob("*.md"),
+        *(ROOT / "docs").rglob("*.md"),
+        *(ROOT / "docs").rglob("*.rst"),
+        *(ROOT / "hare_opt").rglob("*.py"),
+        *(ROOT / "hare_opt").rglob("*.md"),
+        *(ROOT / "experiments").glob("*.py"),
+        *(ROOT / "experiments").rglob("*.md"),
+    ]
+    found = [
+        f"{p.relative_to(ROOT)}:{i}: {line.strip()}"
+        for p in texts
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if HISTORY.search(line)
+    ]
     assert not found, "\n".join(found[:20])
 
 
@@ -72,22 +109,29 @@ def test_generated_tables_match_the_registries():
     for name, (path, make) in TABLES.items():
         held = committed(name)
         assert held is not None, f"{path}: markers of table {name!r} missing"
-        assert held == make(), (f"{path}: table {name!r} differs from the registry; run "
-                                "python -m hare_opt.sweeps.doc_tables")
+        assert held == make(), (
+            f"{path}: table {name!r} differs from the registry; run "
+            "python -m hare_opt.sweeps.doc_tables"
+        )
 
 
 #: ``hare_opt.x.y`` or ``hare_opt.x:y`` as the docs name code (a trailing ``(`` allowed).
 CODE_NAME = re.compile(r"\bhare_opt(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?")
 #: "`name` in `path.py`" and "`tests/file.py::test_name`".
-NAME_IN_FILE = re.compile(r"`([A-Za-z_][\w.]*)(?:\([^`]*\))?` in `((?:hare_opt|experiments|"
-                          r"tests)/[\w/]+\.py)`")
+NAME_IN_FILE = re.compile(
+    r"`([A-Za-z_][\w.]*)(?:\([^`]*\))?` in `((?:hare_opt|experiments|"
+    r"tests)/[\w/]+\.py)`"
+)
 TEST_NAME = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
 
 
 def _doc_pages() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
-            *sorted((ROOT / "instances").rglob("*.md")),
-            *sorted((ROOT / "experiments").rglob("*.md"))]
+    return [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "instances").rglob("*.md")),
+        *sorted((ROOT / "experiments").rglob("*.md")),
+    ]
 
 
 def _resolves(name: str) -> bool:
@@ -127,8 +171,9 @@ def test_every_function_the_docs_name_exists_where_they_say():
             name, path = m.groups()
             src = (ROOT / path).read_text() if (ROOT / path).exists() else ""
             last = name.split(".")[-1]
-            if not re.search(rf"^\s*(?:def|class) {re.escape(last)}\b|^{re.escape(last)}\s*[:=]",
-                             src, re.M):
+            if not re.search(
+                rf"^\s*(?:def|class) {re.escape(last)}\b|^{re.escape(last)}\s*[:=]", src, re.M
+            ):
                 missing.append(f"{where}: {name} in {path}")
         for m in TEST_NAME.finditer(text):
             path, test = m.groups()

@@ -23,7 +23,7 @@ def test_the_committed_cells_sample_reproduces():
     every = [c for cs in cells.values() for c in cs]
     chosen = drift.sample(every, store)
     fns = {c.fn for c in chosen}
-    assert {"simulate", "bounds"} <= fns, fns            # something to check, every kind
+    assert {"simulate", "bounds"} <= fns, fns  # something to check, every kind
     drifts, skipped = drift.check(chosen, store, workers=2)
     assert not skipped
     assert not drifts, "\n".join(map(str, drifts))
@@ -38,14 +38,15 @@ def _edit(path: Path, field: str, factor: float) -> None:
 
 
 def test_a_hand_edited_row_fails_the_drift_check(tmp_path):
-    cell = Cell("simulate", {"seed": 0, "policy": "gavel-fifo", "n_jobs": 4,
-                             "regime": "compressed"})
+    cell = Cell(
+        "simulate", {"seed": 0, "policy": "gavel-fifo", "n_jobs": 4, "regime": "compressed"}
+    )
     store = Store(tmp_path / "cells")
     run_cells([cell], store, workers=1, progress=False)
     assert store.state(cell).current
     drifts, _ = drift.check([cell], store, workers=1)
-    assert not drifts                                     # as computed: reproduces
+    assert not drifts  # as computed: reproduces
     _edit(store.path(cell), "total_weighted_jct_s", 0.9)
-    assert store.state(cell).current                       # the keys cannot see it ...
+    assert store.state(cell).current  # the keys cannot see it ...
     drifts, _ = drift.check([cell], store, workers=1)
     assert len(drifts) == 1 and "total_weighted_jct_s" in drifts[0].where  # ... this does

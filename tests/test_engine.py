@@ -36,10 +36,11 @@ def oracle_slots(inst, j, free, last, barrier, K, sync_first):
     each slot, end + sync of each slot), K slots per GPU (more are never needed)."""
     g = np.flatnonzero(inst.eligible[j])
     r, o = inst.release[j], inst.overhead[j]
-    start = np.where(last[g] == j, np.maximum(free[g], barrier),
-                     np.maximum(np.maximum(free[g], r) + o, barrier))
+    start = np.where(
+        last[g] == j, np.maximum(free[g], barrier), np.maximum(np.maximum(free[g], r) + o, barrier)
+    )
     p, s = inst.proc[j, g], inst.sync[j, g]
-    ends = start[:, None] + p[:, None] * np.arange(1, K + 1)          # (GPUs, K)
+    ends = start[:, None] + p[:, None] * np.arange(1, K + 1)  # (GPUs, K)
     synced = ends + s[:, None]
     return dict(zip(g.tolist(), start.tolist())), (synced if sync_first else ends), synced
 
@@ -49,11 +50,12 @@ def warm_runs(draw):
     """An instance (some rounds larger than STREAM_LIMIT), a running cluster consistent
     with it, and a sequence of jobs whose rounds get placed one by one."""
     inst = draw(instances(max_jobs=4, max_gpus=4, max_rounds=3, max_k=4, max_tasks=None))
-    if draw(st.booleans()):   # a huge round: the bisection path
+    if draw(st.booleans()):  # a huge round: the bisection path
         j = draw(st.integers(0, inst.num_jobs - 1))
         jobs = list(inst.jobs)
-        jobs[j] = dataclasses.replace(jobs[j], tasks_per_round=draw(
-            st.integers(STREAM_LIMIT - 2, 2 * STREAM_LIMIT + 50)))
+        jobs[j] = dataclasses.replace(
+            jobs[j], tasks_per_round=draw(st.integers(STREAM_LIMIT - 2, 2 * STREAM_LIMIT + 50))
+        )
         inst = inst.with_jobs(jobs)
     m, n = inst.num_gpus, inst.num_jobs
     free = draw(st.lists(st.integers(0, 25), min_size=m, max_size=m))
@@ -87,9 +89,9 @@ def assert_rounds_match_oracle(inst, warm, seq, sync_first):
         assert runs[:, 2].tolist() == (k[j] - K + np.cumsum(runs[:, 4]) - runs[:, 4]).tolist()
         assert len(set(runs[:, 3].tolist())) == len(runs) and runs[:, 4].sum() == K
         used_key, used_end = [], []
-        assert (runs[:, 7] == 1).all()                 # one round: no period
+        assert (runs[:, 7] == 1).all()  # one round: no period
         for _, _, _, g, cnt, start, _, _ in runs.tolist():
-            assert start == starts[g]                  # the GPU's earliest start
+            assert start == starts[g]  # the GPU's earliest start
             p, s = int(inst.proc[j, g]), int(inst.sync[j, g])
             ends = start + p * np.arange(1, cnt + 1)
             used_key += (ends + s if sync_first else ends).tolist()
@@ -113,8 +115,10 @@ def test_place_round_takes_the_earliest_slots(case):
 def test_setup_ties_end_where_the_setup_fits_before_the_barrier():
     # round 2 (barrier 13, setup 3): GPUs freed at 11 and 12 by another job do not tie
     # (starts 14 and 15); the earlier one must win the second slot (barrier 19, not 20)
-    inst = Instance((GPU("a", "A"), GPU("b", "A"), GPU("c", "A")),
-                    (Job("j", {"A": 5}, rounds=2, tasks_per_round=2, switch_overhead=3),))
+    inst = Instance(
+        (GPU("a", "A"), GPU("b", "A"), GPU("c", "A")),
+        (Job("j", {"A": 5}, rounds=2, tasks_per_round=2, switch_overhead=3),),
+    )
     warm = Warm([0, 11, 12], [-1, -1, -1], [2], [0])
     assert_rounds_match_oracle(inst, warm, [0, 0], True)
 
@@ -122,10 +126,20 @@ def test_setup_ties_end_where_the_setup_fits_before_the_barrier():
 @pytest.mark.parametrize("seed", range(4))
 def test_every_dispatch_is_checked_with_its_objective(seed):
     # rounds on both sides of STREAM_LIMIT, setups, per-type syncs, releases, eligibility
-    inst = random_instance(seed, n_jobs=8, n_gpus=9, rounds=(1, 5),
-                           tasks_per_round=(1, 2 * STREAM_LIMIT if seed % 2 else 12),
-                           heterogeneity=1.5, release_spread=60, sync=(0, 4), sync_map=True,
-                           switch_overhead=(0, 6), eligibility=0.3, max_task_time=6)
+    inst = random_instance(
+        seed,
+        n_jobs=8,
+        n_gpus=9,
+        rounds=(1, 5),
+        tasks_per_round=(1, 2 * STREAM_LIMIT if seed % 2 else 12),
+        heterogeneity=1.5,
+        release_spread=60,
+        sync=(0, 4),
+        sync_map=True,
+        switch_overhead=(0, 6),
+        eligibility=0.3,
+        max_task_time=6,
+    )
     order = np.random.default_rng(seed).permutation(inst.num_jobs)
     for mode, run in DISPATCH.items():
         eng = run(inst, order)
@@ -137,6 +151,7 @@ def test_every_dispatch_is_checked_with_its_objective(seed):
 
 def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
     """numba raises at decoration when no cache folder is writable: fall back, one warning."""
+
     def njit(fn=None, cache=False, **options):
         if cache:
             raise RuntimeError("cannot cache function 'f': no locator available")
@@ -152,8 +167,9 @@ def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
     assert len(caught) == 1 and "cache unavailable" in str(caught[0].message)
 
 
-@pytest.mark.parametrize("module", [_kernels, _search, relaxed_kernel],
-                         ids=["round engine", "bnb", "relaxed simulator"])
+@pytest.mark.parametrize(
+    "module", [_kernels, _search, relaxed_kernel], ids=["round engine", "bnb", "relaxed simulator"]
+)
 def test_start_rule_is_pinned_for_the_numba_cache(module):
     """numba's cache of a kernel would keep a stale copy of an edited start rule (or of
     another module's helpers it calls); the pin in each kernel file makes such an edit
@@ -172,21 +188,31 @@ def repeat_cases(draw):
     """Long jobs on a few GPUs of few types (ties between GPUs are common), from an idle
     or a running cluster, in a random order."""
     seed = draw(st.integers(0, 10**6))
-    inst = random_instance(seed, n_jobs=draw(st.integers(1, 6)), n_gpus=draw(st.integers(1, 8)),
-                           gpu_types=("A", "B", "C")[:draw(st.integers(1, 3))],
-                           rounds=(1, 40), tasks_per_round=(1, draw(st.integers(1, 5))),
-                           heterogeneity=draw(st.sampled_from((0.0, 0.5, 2.0))),
-                           release_spread=draw(st.integers(0, 40)), sync=(0, 10),
-                           sync_map=draw(st.booleans()), switch_overhead=(0, 5),
-                           max_task_time=draw(st.integers(1, 12)),
-                           eligibility=draw(st.sampled_from((0.0, 0.3))))
+    inst = random_instance(
+        seed,
+        n_jobs=draw(st.integers(1, 6)),
+        n_gpus=draw(st.integers(1, 8)),
+        gpu_types=("A", "B", "C")[: draw(st.integers(1, 3))],
+        rounds=(1, 40),
+        tasks_per_round=(1, draw(st.integers(1, 5))),
+        heterogeneity=draw(st.sampled_from((0.0, 0.5, 2.0))),
+        release_spread=draw(st.integers(0, 40)),
+        sync=(0, 10),
+        sync_map=draw(st.booleans()),
+        switch_overhead=(0, 5),
+        max_task_time=draw(st.integers(1, 12)),
+        eligibility=draw(st.sampled_from((0.0, 0.3))),
+    )
     warm = None
     if draw(st.booleans()):
         m, n, k = inst.num_gpus, inst.num_jobs, inst.tasks_per_round.tolist()
         left = [draw(st.integers(1, kj)) for kj in k]
-        warm = Warm(draw(st.lists(st.integers(0, 30), min_size=m, max_size=m)),
-                    draw(st.lists(st.integers(-1, n - 1), min_size=m, max_size=m)), left,
-                    [draw(st.integers(0, 40)) if lj < kj else 0 for lj, kj in zip(left, k)])
+        warm = Warm(
+            draw(st.lists(st.integers(0, 30), min_size=m, max_size=m)),
+            draw(st.lists(st.integers(-1, n - 1), min_size=m, max_size=m)),
+            left,
+            [draw(st.integers(0, 40)) if lj < kj else 0 for lj, kj in zip(left, k)],
+        )
     return inst, warm, np.random.default_rng(seed).permutation(inst.num_jobs)
 
 
@@ -197,14 +223,24 @@ def test_repeated_rounds_are_the_rounds_placed_one_by_one(case):
         fast, slow = run(inst, order, warm=warm), run(inst, order, warm=warm, repeat=False)
         assert fast.schedule().sorted() == slow.schedule().sorted(), mode
         assert fast.barrier.tolist() == slow.barrier.tolist(), mode
-        assert fast._gst.tolist() == slow._gst.tolist(), mode   # free, last, sorted GPUs
+        assert fast._gst.tolist() == slow._gst.tolist(), mode  # free, last, sorted GPUs
         assert slow.repeated == 0
 
 
 def side_by_side() -> Instance:
     """Four long jobs of two tasks on eight GPUs of one type, each with its own period."""
-    jobs = tuple(Job(f"j{i}", {"A": 3 + i}, rounds=200 + 10 * i, tasks_per_round=2,
-                     sync_time=2 + i, switch_overhead=1 + i % 2, weight=1 + i) for i in range(4))
+    jobs = tuple(
+        Job(
+            f"j{i}",
+            {"A": 3 + i},
+            rounds=200 + 10 * i,
+            tasks_per_round=2,
+            sync_time=2 + i,
+            switch_overhead=1 + i % 2,
+            weight=1 + i,
+        )
+        for i in range(4)
+    )
     return Instance(tuple(GPU(f"g{i}", "A") for i in range(8)), jobs)
 
 
@@ -217,16 +253,28 @@ def test_repeats_do_place_most_rounds_of_long_jobs():
     for mode, run in {**DISPATCH, **HOLD}.items():
         eng = run(inst, np.arange(inst.num_jobs))
         assert eng.repeated > 0.9 * inst.rounds.sum(), mode
-    inst = random_instance(3, n_jobs=4, n_gpus=4, rounds=(200, 300), tasks_per_round=(1, 1),
-                           sync=(2, 5), switch_overhead=(1, 3))
+    inst = random_instance(
+        3,
+        n_jobs=4,
+        n_gpus=4,
+        rounds=(200, 300),
+        tasks_per_round=(1, 1),
+        sync=(2, 5),
+        switch_overhead=(1, 3),
+    )
     for mode, run in {**DISPATCH, **HOLD}.items():
         if not mode.startswith("interleaved") or mode.endswith("-hold"):
             eng = run(inst, np.arange(inst.num_jobs))
             assert eng.repeated > 0.8 * inst.rounds.sum(), mode
 
 
-@given(a=st.integers(0, 10**6), d=st.integers(0, 10**6), m=st.integers(1, 400),
-       lo=st.integers(0, 399), width=st.integers(0, 399))
+@given(
+    a=st.integers(0, 10**6),
+    d=st.integers(0, 10**6),
+    m=st.integers(1, 400),
+    lo=st.integers(0, 399),
+    width=st.integers(0, 399),
+)
 def test_first_hit_is_the_least_step_in_the_window(a, d, m, lo, width):
     """``_first_hit`` (Euclid's descent) against counting up: a sequence a + n d mod m
     revisits its values with period m, so the first m steps decide."""

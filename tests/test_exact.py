@@ -34,8 +34,7 @@ LIMIT = 20.0
 def model_only(solver: str) -> dict:
     """``special=False`` for solvers that take it: their model, not solvers/special.py
     (tests/test_special.py covers that); nothing for solvers without the option."""
-    return {"special": False} if "special" in SOLVERS.spec(solver).options_class().names() \
-        else {}
+    return {"special": False} if "special" in SOLVERS.spec(solver).options_class().names() else {}
 
 
 def _optimal(inst: Instance, solver: str, **options) -> int:
@@ -69,8 +68,11 @@ def test_single_gpu_smith_rule(exact_solver, inst):
     assert _optimal(inst, exact_solver, **model_only(exact_solver)) == smith(inst)
 
 
-@given(instances(max_gpus=3, max_rounds=1, max_k=1, max_jobs=5, releases=False, sync=False,
-                 setup=False))
+@given(
+    instances(
+        max_gpus=3, max_rounds=1, max_k=1, max_jobs=5, releases=False, sync=False, setup=False
+    )
+)
 def test_unrelated_gpus_horn_matching(exact_solver, inst):
     inst = inst.with_jobs([Job(j.id, j.task_time) for j in inst.jobs])  # unit weights
     assert _optimal(inst, exact_solver, **model_only(exact_solver)) == horn(inst)
@@ -89,8 +91,9 @@ def test_fig1_beats_paper(exact_solver):
     assert opt <= min(solve(inst, rule).objective for rule in RULES)
 
 
-@pytest.mark.parametrize("path", sorted((INSTANCES / "tiny").glob("tiny-*.json")),
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", sorted((INSTANCES / "tiny").glob("tiny-*.json")), ids=lambda p: p.stem
+)
 def test_tiny_library(exact_solver, path):
     inst = load_instance(path)
     opt = _optimal(inst, exact_solver)
@@ -101,10 +104,23 @@ def test_time_limit_never_claims_optimal(exact_solver):
     # 48 tasks with setups: far beyond what any backend proves in half a second.
     rng = np.random.default_rng(7)
     gpus = tuple(GPU(f"g{i}", t) for i, t in enumerate("AABBC"))
-    jobs = tuple(Job(f"j{i}", {"A": int(rng.integers(2, 9)), "B": int(rng.integers(4, 15)),
-                               "C": int(rng.integers(6, 20))}, rounds=3, tasks_per_round=2,
-                     weight=int(rng.integers(1, 6)), release=int(rng.integers(0, 30)),
-                     sync_time=1, switch_overhead=2) for i in range(8))
+    jobs = tuple(
+        Job(
+            f"j{i}",
+            {
+                "A": int(rng.integers(2, 9)),
+                "B": int(rng.integers(4, 15)),
+                "C": int(rng.integers(6, 20)),
+            },
+            rounds=3,
+            tasks_per_round=2,
+            weight=int(rng.integers(1, 6)),
+            release=int(rng.integers(0, 30)),
+            sync_time=1,
+            switch_overhead=2,
+        )
+        for i in range(8)
+    )
     result = solve(Instance(gpus, jobs, "hard"), exact_solver, time_limit=0.5)
     assert result.status in ("feasible", "unknown")
     if result.status == "feasible":
@@ -113,9 +129,15 @@ def test_time_limit_never_claims_optimal(exact_solver):
 
 # --- CP-SAT specifics: the optional model parts never change the optimum ---------------------
 
-CPSAT_VARIANTS = [dict(symmetry=False), dict(redundant=False), dict(cumulative=True),
-                  dict(setup_energy=False), dict(relax_setups=0),
-                  dict(time_indexed=5000), dict(set_times=True)]
+CPSAT_VARIANTS = [
+    dict(symmetry=False),
+    dict(redundant=False),
+    dict(cumulative=True),
+    dict(setup_energy=False),
+    dict(relax_setups=0),
+    dict(time_indexed=5000),
+    dict(set_times=True),
+]
 
 
 @pytest.mark.slow

@@ -20,8 +20,9 @@ from hare_opt.checker import check
 from hare_opt.io import load_instance, load_result
 from hare_opt.solvers.milp.backends import CBC_FOLDER, sweep_stale_folders
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(),
-                                reason="orphan detection reads /proc (Linux)")
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/stat").exists(), reason="orphan detection reads /proc (Linux)"
+)
 
 
 ROOT_INSTANCES = HARD.parents[1]
@@ -31,16 +32,34 @@ def _cbc_folders(pid: int) -> list[Path]:
     return list(Path(tempfile.gettempdir()).glob(f"{CBC_FOLDER}{pid}-*"))
 
 
-@pytest.mark.parametrize("args, sig, ready", [
-    (["--solver", "lns", "--time-limit", "120"], signal.SIGINT, "incumbent"),
-    (["--solver", "lns", "--time-limit", "120"], signal.SIGTERM, "incumbent"),
-    (["--solver", "milp", "--option", "backend=cbc", "--option", "special=false",
-      "--time-limit", "120"], signal.SIGINT, "MIP search"),
-    (["--solver", "milp", "--option", "backend=cbc", "--time-limit", "120"], signal.SIGTERM,
-     "MIP search"),
-    # HiGHS under a node limit (its reproducible mode, no time limit) once let two SIGTERMs by
-    (["--solver", "milp", "--option", "work_limit=100000000"], signal.SIGTERM, "MIP search"),
-])
+@pytest.mark.parametrize(
+    "args, sig, ready",
+    [
+        (["--solver", "lns", "--time-limit", "120"], signal.SIGINT, "incumbent"),
+        (["--solver", "lns", "--time-limit", "120"], signal.SIGTERM, "incumbent"),
+        (
+            [
+                "--solver",
+                "milp",
+                "--option",
+                "backend=cbc",
+                "--option",
+                "special=false",
+                "--time-limit",
+                "120",
+            ],
+            signal.SIGINT,
+            "MIP search",
+        ),
+        (
+            ["--solver", "milp", "--option", "backend=cbc", "--time-limit", "120"],
+            signal.SIGTERM,
+            "MIP search",
+        ),
+        # HiGHS under a node limit (its reproducible mode, no time limit) once let two SIGTERMs by
+        (["--solver", "milp", "--option", "work_limit=100000000"], signal.SIGTERM, "MIP search"),
+    ],
+)
 def test_first_signal_stops_the_engine_and_leaves_nothing(tmp_path, args, sig, ready):
     out = tmp_path / "s.json"
     cli = Cli("solve", str(HARD), *args, "--out", str(out))
@@ -61,8 +80,18 @@ def test_first_signal_stops_the_engine_and_leaves_nothing(tmp_path, args, sig, r
 
 
 def test_kill9_of_a_cbc_driver_kills_cbc_and_its_folder_goes_at_the_next_cbc_start():
-    cli = Cli("solve", str(HARD), "--solver", "milp", "--option", "backend=cbc",
-              "--option", "lp_bound=false", "--time-limit", "120")
+    cli = Cli(
+        "solve",
+        str(HARD),
+        "--solver",
+        "milp",
+        "--option",
+        "backend=cbc",
+        "--option",
+        "lp_bound=false",
+        "--time-limit",
+        "120",
+    )
     cli.wait_for(lambda: any("MIP search" in ln for ln in cli.lines))
     deadline = time.time() + 30
     while time.time() < deadline and not any("cbc" in cmd for _, cmd in session(cli.proc.pid)):

@@ -94,11 +94,13 @@ def test_stats_round_trip_through_a_csv_file(tmp_path):
 
 # --- every number a user sees is true ------------------------------------------------
 
+
 def _recorder():
     seen: list[tuple[str, float | None, float | None]] = []
 
     def record(source, incumbent, bound, note):
         seen.append((source, incumbent, bound))
+
     return seen, record
 
 
@@ -130,8 +132,7 @@ def test_cpsat_progress_never_shows_its_setup_relaxation_as_incumbent():
     assert res.lower_bound <= opt.objective
 
 
-def test_every_cpsat_incumbent_is_the_objective_of_a_schedule_the_checker_passes(
-        monkeypatch):
+def test_every_cpsat_incumbent_is_the_objective_of_a_schedule_the_checker_passes(monkeypatch):
     # Each value CP-SAT reports as an incumbent is scored from the schedule its solution
     # gives; the checker, run on every such schedule, must pass it at that very value.
     import hare_opt.solvers.cpsat.solver as cpsat_solver
@@ -160,8 +161,7 @@ def test_every_cpsat_incumbent_is_the_objective_of_a_schedule_the_checker_passes
     monkeypatch.setattr(solvers_exact, "best_start", start_checked)
     seen, record = _recorder()
     # the rules' start (not hare's, which CP-SAT rarely beats here): CP-SAT improves on it
-    res = solve(inst, "cpsat", time_limit=6, progress=record, threads=1,
-                start_heuristic=None)
+    res = solve(inst, "cpsat", time_limit=6, progress=record, threads=1, start_heuristic=None)
     incumbents = {i for _, i, _ in seen if i is not None}
     assert len(incumbents) >= 2 and incumbents <= checked, (incumbents, checked)
     assert res.objective <= min(incumbents)  # the answer is at least the best it showed
@@ -171,8 +171,14 @@ def test_a_portfolio_without_a_backend_bound_prints_the_proved_floor():
     # Every member fails: the start is the answer, its bound the cheap proved floor, never
     # its own objective.
     inst = load_instance(INSTANCES / "small" / "small-07.json")
-    res = solve(inst, "portfolio", time_limit=9, quick=False, backends=("milp",),
-                backend_options={"milp": {"max_vars": 1}})
+    res = solve(
+        inst,
+        "portfolio",
+        time_limit=9,
+        quick=False,
+        backends=("milp",),
+        backend_options={"milp": {"max_vars": 1}},
+    )
     assert "milp_error" in res.stats
     assert res.lower_bound == lower_bound(inst, lp=False) < res.objective
     assert res.status == "feasible"
@@ -186,15 +192,31 @@ def test_a_portfolio_no_member_takes_is_refused_before_any_work(tmp_path, capsys
     from hare_opt.io import dumps_instance
 
     gpus = tuple(GPU(f"g{i}", "V100" if i % 2 else "K80") for i in range(8))
-    inst = Instance(gpus, tuple(Job(f"j{n}", {"V100": 5, "K80": 9}, rounds=250,
-                                    tasks_per_round=10, sync_time=1) for n in range(100)),
-                    "wide")  # 250,000 tasks: over each member's own size limit
+    inst = Instance(
+        gpus,
+        tuple(
+            Job(f"j{n}", {"V100": 5, "K80": 9}, rounds=250, tasks_per_round=10, sync_time=1)
+            for n in range(100)
+        ),
+        "wide",
+    )  # 250,000 tasks: over each member's own size limit
     with pytest.raises(CapacityError, match="no member"):
         solve(inst, "portfolio", time_limit=30)
     path, out = tmp_path / "wide.json", tmp_path / "s.json"
     path.write_text(dumps_instance(inst))
-    code = main(["solve", str(path), "--solver", "portfolio", "--time-limit", "30", "--json",
-                 "--out", str(out)])
+    code = main(
+        [
+            "solve",
+            str(path),
+            "--solver",
+            "portfolio",
+            "--time-limit",
+            "30",
+            "--json",
+            "--out",
+            str(out),
+        ]
+    )
     got = capsys.readouterr()
     assert code == 2 and got.out == "" and not out.exists()
     from hare_opt.solvers.portfolio.options import members
@@ -204,9 +226,11 @@ def test_a_portfolio_no_member_takes_is_refused_before_any_work(tmp_path, capsys
 
 def _wide(tasks: int, gpus: int) -> Instance:
     rounds = tasks // 10
-    return Instance(tuple(GPU(f"g{i}", "V100" if i % 2 else "K80") for i in range(gpus)),
-                    (Job("big", {"V100": 5, "K80": 9}, rounds=rounds, tasks_per_round=10,
-                         sync_time=1),), "wide")
+    return Instance(
+        tuple(GPU(f"g{i}", "V100" if i % 2 else "K80") for i in range(gpus)),
+        (Job("big", {"V100": 5, "K80": 9}, rounds=rounds, tasks_per_round=10, sync_time=1),),
+        "wide",
+    )
 
 
 def test_milp_refuses_a_large_instance_at_once_and_names_who_takes_it():
@@ -223,30 +247,42 @@ def test_milp_refuses_a_large_instance_at_once_and_names_who_takes_it():
         spec = SOLVERS.spec(name)
         if spec.fits is not None:  # every solver it recommends takes the instance
             from hare_opt.util.registry import resolve
+
             resolve(spec.fits)(inst)
 
 
 # --- options refused before any work, on one line ------------------------------------
 
-@pytest.mark.parametrize("solver, options, says", [
-    ("milp", {"mip_rel_gap": -1}, "HiGHS refuses the value -1"),
-    ("milp", {"mip_rel_gap": "abc"}, "HiGHS refuses the value 'abc'"),
-    ("milp", {"backend": "cbc", "gapRel": -1}, "must be a number between 0 and 1 for CBC"),
-    ("milp", {"backend": "cbc", "keepFiles": True}, "is set by the solver"),
-    ("cpsat", {"start_heuristic": "nope"}, "'start_heuristic': must be a heuristic or rule"),
-    ("lns", {"start": "nope"}, "'start': must be a heuristic or rule"),
-    ("cpsat", {"linearization_level": "abc"}, "must be of type int (a CP-SAT parameter)"),
-    ("cpsat", {"max_deterministic_time": -1}, "must be non-negative"),
-    ("portfolio", {"seed": 2**31}, "'seed': must be between 0 and 2147483647"),
-    ("lns", {"seed": 2**31}, "'seed': must be between 0 and 2147483647"),
-    ("cpsat", {"threads": 100_000}, "'threads': must be between 1 and 1024"),
-    ("cpsat", {"seed": 2**31}, "'seed': must be between 0 and 2147483647"),
-    ("milp", {"backend": "cbc", "gapRel": "abc"}, "must be a number between 0 and 1 for CBC"),
-    ("portfolio", {"start_heuristic": "nope"}, "'start_heuristic': must be a heuristic or rule"),
-    ("cpsat", {"params": {"linearization_level": "abc"}},
-     "must be of type int (a CP-SAT parameter)"),
-    ("cpsat", {"params": {"num_search_workers": "x"}}, "is the shared option 'threads'"),
-])
+
+@pytest.mark.parametrize(
+    "solver, options, says",
+    [
+        ("milp", {"mip_rel_gap": -1}, "HiGHS refuses the value -1"),
+        ("milp", {"mip_rel_gap": "abc"}, "HiGHS refuses the value 'abc'"),
+        ("milp", {"backend": "cbc", "gapRel": -1}, "must be a number between 0 and 1 for CBC"),
+        ("milp", {"backend": "cbc", "keepFiles": True}, "is set by the solver"),
+        ("cpsat", {"start_heuristic": "nope"}, "'start_heuristic': must be a heuristic or rule"),
+        ("lns", {"start": "nope"}, "'start': must be a heuristic or rule"),
+        ("cpsat", {"linearization_level": "abc"}, "must be of type int (a CP-SAT parameter)"),
+        ("cpsat", {"max_deterministic_time": -1}, "must be non-negative"),
+        ("portfolio", {"seed": 2**31}, "'seed': must be between 0 and 2147483647"),
+        ("lns", {"seed": 2**31}, "'seed': must be between 0 and 2147483647"),
+        ("cpsat", {"threads": 100_000}, "'threads': must be between 1 and 1024"),
+        ("cpsat", {"seed": 2**31}, "'seed': must be between 0 and 2147483647"),
+        ("milp", {"backend": "cbc", "gapRel": "abc"}, "must be a number between 0 and 1 for CBC"),
+        (
+            "portfolio",
+            {"start_heuristic": "nope"},
+            "'start_heuristic': must be a heuristic or rule",
+        ),
+        (
+            "cpsat",
+            {"params": {"linearization_level": "abc"}},
+            "must be of type int (a CP-SAT parameter)",
+        ),
+        ("cpsat", {"params": {"num_search_workers": "x"}}, "is the shared option 'threads'"),
+    ],
+)
 def test_bad_option_values_are_refused_before_any_work_on_one_line(solver, options, says):
     inst = load_instance(FIG1)
     with pytest.raises(OptionError) as err:
@@ -255,6 +291,7 @@ def test_bad_option_values_are_refused_before_any_work_on_one_line(solver, optio
 
 
 # --- one-off compiles --------------------------------------------------------------
+
 
 def slow_warm_up() -> float:
     time.sleep(1.0)
@@ -296,10 +333,27 @@ def test_a_registered_toy_bound_is_cross_checked(tmp_path, honest):
     (tmp_path / "toy_bound.py").write_text(TOY_BOUND.format(honest=honest))
     tests = INSTANCES.parent / "tests"
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{tests}", "CI": "true"}
-    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "toy_bound", "-q", "-x",
-                          "-p", "no:cacheprovider", "tests/test_bounds.py", "-k",
-                          "brute_force"], cwd=INSTANCES.parent, env=env, capture_output=True,
-                         text=True, timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "toy_bound",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_bounds.py",
+            "-k",
+            "brute_force",
+        ],
+        cwd=INSTANCES.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert (out.returncode == 0) == honest, out.stdout[-2000:]
     if not honest:
         assert "toy" in out.stdout

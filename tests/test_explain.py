@@ -25,8 +25,10 @@ from hare_opt.sim import simulate
 
 def toy(second_release: int = 0) -> Instance:
     """docs/reproduction.md's toy: two 1-GPU jobs that sync every batch, one V100."""
-    jobs = tuple(Job(n, {"V100": 270}, rounds=5, weight=w, sync_time=205, switch_overhead=4,
-                     release=r) for n, w, r in (("a", 2, 0), ("b", 1, second_release)))
+    jobs = tuple(
+        Job(n, {"V100": 270}, rounds=5, weight=w, sync_time=205, switch_overhead=4, release=r)
+        for n, w, r in (("a", 2, 0), ("b", 1, second_release))
+    )
     return Instance(gpus=(GPU("g0", "V100"),), jobs=jobs, name="toy", time_unit="ms")
 
 
@@ -44,8 +46,8 @@ def test_the_toy_shows_the_idle_v100_while_b_waits():
     inst, sched = serial_toy()
     e = explain(inst, sched)
     assert e.objective == 9311
-    assert e.idle_while_waiting == {"V100": 4 * 205}   # a's four syncs before its last round
-    assert e.reserved_idle == {"V100": 4 * 205}        # the V100 kept for a's next round
+    assert e.idle_while_waiting == {"V100": 4 * 205}  # a's four syncs before its last round
+    assert e.reserved_idle == {"V100": 4 * 205}  # the V100 kept for a's next round
     a, b = e.story("a"), e.story("b")
     assert a.reserved_idle == 820 and b.reserved_idle == 0  # a's rounds held it
     assert b.idle_while_waiting == {"V100": 820} and a.idle_while_waiting == {"V100": 0}
@@ -119,14 +121,17 @@ def brute_force(inst: Instance, sched: Schedule) -> tuple[dict[str, int], int]:
     reserved = 0
     for t in range(horizon):
         for k in inst.gpu_types:
-            idle = sum(1 for g in inst.gpus if g.type == k and not any(
-                b == g.id and lo <= t < hi for b, lo, hi in busy))
-            waiting = sum(1 for j, lo, hi in waits if lo <= t < hi
-                          and k in job[j].task_time)
+            idle = sum(
+                1
+                for g in inst.gpus
+                if g.type == k and not any(b == g.id and lo <= t < hi for b, lo, hi in busy)
+            )
+            waiting = sum(1 for j, lo, hi in waits if lo <= t < hi and k in job[j].task_time)
             per_type[k] += min(idle, waiting)
         for g, lo, hi in held:
-            if lo <= t < hi and any(w0 <= t < w1 and gpu_type[g] in job[j].task_time
-                                    for j, w0, w1 in waits):
+            if lo <= t < hi and any(
+                w0 <= t < w1 and gpu_type[g] in job[j].task_time for j, w0, w1 in waits
+            ):
                 reserved += 1
     return per_type, reserved
 
@@ -145,8 +150,7 @@ def test_idle_measures_match_a_brute_force_over_time(case, seed):
 
 def test_an_infeasible_schedule_is_refused_in_one_line(tmp_path):
     inst, sched = serial_toy()
-    bad = Schedule(sched.job, sched.round, sched.task, sched.gpu, sched.start - 1,
-                   sched.end - 1)
+    bad = Schedule(sched.job, sched.round, sched.task, sched.gpu, sched.start - 1, sched.end - 1)
     f_inst, f_sched = tmp_path / "i.json", tmp_path / "s.json"
     save_instance(inst, f_inst)
     save_result(Result("x", "feasible", bad), f_sched)
@@ -173,18 +177,20 @@ def test_cli_text_json_and_figure(files, tmp_path):
     assert doc["idle_while_waiting"] == {"V100": 820} and doc["objective"] == 9311
     assert [j["completion"] for j in doc["jobs"]] == [2379, 4553]
     png = tmp_path / "e.png"
-    code, out, err = run(["explain", str(f_inst), str(f_sched), "--job", "b", "--out",
-                          str(png)])
+    code, out, err = run(["explain", str(f_inst), str(f_sched), "--job", "b", "--out", str(png)])
     assert code == 0, err
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
-@pytest.mark.parametrize("extra,says", [
-    (["--job", "nosuch"], "--job"),
-    (["--out", "{tmp}/e.txt"], "suffix"),
-    (["--out", "{inst}"], "also an input"),
-    (["--links", "-1"], "--links"),
-])
+@pytest.mark.parametrize(
+    "extra,says",
+    [
+        (["--job", "nosuch"], "--job"),
+        (["--out", "{tmp}/e.txt"], "suffix"),
+        (["--out", "{inst}"], "also an input"),
+        (["--links", "-1"], "--links"),
+    ],
+)
 def test_cli_refusals(files, tmp_path, extra, says):
     f_inst, f_sched = files
     argv = [x.format(tmp=tmp_path, inst=f_inst) for x in extra]
@@ -196,13 +202,29 @@ def test_simulate_out_dir_saves_the_executed_schedules(tmp_path):
     inst = toy()
     f = tmp_path / "toy.json"
     save_instance(inst, f)
-    code, _, err = run(["simulate", "--instance", str(f), "--policies", "hare,hlas",
-                        "--no-progress", "--out-dir", str(tmp_path / "runs")])
+    code, _, err = run(
+        [
+            "simulate",
+            "--instance",
+            str(f),
+            "--policies",
+            "hare,hlas",
+            "--no-progress",
+            "--out-dir",
+            str(tmp_path / "runs"),
+        ]
+    )
     assert code == 0, err
     for policy in ("hare", "hlas"):
         res = load_result(tmp_path / "runs" / f"{policy}.schedule.json")
         rep = check(inst, res.schedule)
         assert rep.feasible and rep.objective == res.objective
-        code, out, _ = run(["explain", str(tmp_path / "runs" / f"{policy}.instance.json"),
-                            str(tmp_path / "runs" / f"{policy}.schedule.json"), "--json"])
+        code, out, _ = run(
+            [
+                "explain",
+                str(tmp_path / "runs" / f"{policy}.instance.json"),
+                str(tmp_path / "runs" / f"{policy}.schedule.json"),
+                "--json",
+            ]
+        )
         assert code == 0 and json.loads(out)["objective"] == res.objective

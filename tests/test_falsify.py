@@ -29,13 +29,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_short_run_is_deterministic_and_ratio_at_least_one():
-    runs = [falsify("hare-paper", iterations=12, budget=300, seed=5, space=SMALL, progress=False)
-            for _ in range(2)]
+    runs = [
+        falsify("hare-paper", iterations=12, budget=300, seed=5, space=SMALL, progress=False)
+        for _ in range(2)
+    ]
     a, b = runs
     assert a.evaluated > 0
     assert a.ratio >= 1.0
-    assert (a.ratio, a.evaluated, a.skipped, a.history) == (b.ratio, b.evaluated, b.skipped,
-                                                            b.history)
+    assert (a.ratio, a.evaluated, a.skipped, a.history) == (
+        b.ratio,
+        b.evaluated,
+        b.skipped,
+        b.history,
+    )
     assert instance_to_dict(a.instance) == instance_to_dict(b.instance)
     opt = solve(a.instance, "cpsat", time_limit=30)
     assert opt.status == "optimal"
@@ -44,9 +50,26 @@ def test_short_run_is_deterministic_and_ratio_at_least_one():
 
 def test_cli_writes_a_valid_instance_and_schedule(tmp_path, capsys):
     out = tmp_path / "worst.json"
-    rc = main(["falsify", "--solver", "wspt", "--iterations", "8", "--budget", "300",
-               "--seed", "3", "--max-tasks", "5", "--max-gpus", "2", "--no-progress",
-               "--out", str(out)])
+    rc = main(
+        [
+            "falsify",
+            "--solver",
+            "wspt",
+            "--iterations",
+            "8",
+            "--budget",
+            "300",
+            "--seed",
+            "3",
+            "--max-tasks",
+            "5",
+            "--max-gpus",
+            "2",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "worst ratio" in text
@@ -56,9 +79,15 @@ def test_cli_writes_a_valid_instance_and_schedule(tmp_path, capsys):
     assert rep.feasible and rep.objective == res.objective
 
 
-@pytest.mark.parametrize("argv", [["--solver", "no-such"], ["--solver", "fifo", "--budget", "0"],
-                                  ["--solver", "fifo", "--iterations", "0"],
-                                  ["--solver", "fifo", "--min-gpus", "5"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--solver", "no-such"],
+        ["--solver", "fifo", "--budget", "0"],
+        ["--solver", "fifo", "--iterations", "0"],
+        ["--solver", "fifo", "--min-gpus", "5"],
+    ],
+)
 def test_cli_bad_arguments_exit_2(argv, capsys):
     assert main(["falsify", "--no-progress", *argv]) == 2
     assert "error" in capsys.readouterr().err
@@ -86,8 +115,16 @@ def test_generated_and_mutated_instances_stay_in_space():
 def test_shrink_keeps_a_violation():
     inst = smith_counterexample(6, 100)
     res = solve(inst, "hare-paper")
-    f = Finding("hare-paper", "opt", inst, res, 475.0, res.objective / 475.0,
-                guarantee=claimed_guarantee(inst, "hare-paper"), alpha=1.0)
+    f = Finding(
+        "hare-paper",
+        "opt",
+        inst,
+        res,
+        475.0,
+        res.objective / 475.0,
+        guarantee=claimed_guarantee(inst, "hare-paper"),
+        alpha=1.0,
+    )
     assert f.violates
     small = shrink(f, Space(max_tasks=8, max_gpus=1))
     assert small.violates
@@ -100,13 +137,35 @@ def test_shrink_keeps_a_violation():
 def test_the_label_names_what_the_score_measured(score, capsys):
     # Under the default score the best instance is the one nearest its claim, not the
     # worst ratio: "worst ratio 1" was printed while a ratio-score run found 1.26.
-    argv = ["falsify", "--solver", "hare", "--iterations", "25", "--budget", "300",
-            "--seed", "1", "--max-tasks", "6", "--max-gpus", "2", "--no-progress",
-            "--score", score]
+    argv = [
+        "falsify",
+        "--solver",
+        "hare",
+        "--iterations",
+        "25",
+        "--budget",
+        "300",
+        "--seed",
+        "1",
+        "--max-tasks",
+        "6",
+        "--max-gpus",
+        "2",
+        "--no-progress",
+        "--score",
+        score,
+    ]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    f = falsify("hare", iterations=25, budget=300, seed=1, space=Space(max_tasks=6, max_gpus=2),
-                progress=False, score=score)
+    f = falsify(
+        "hare",
+        iterations=25,
+        budget=300,
+        seed=1,
+        space=Space(max_tasks=6, max_gpus=2),
+        progress=False,
+        score=score,
+    )
     assert f.max_ratio >= f.ratio >= 1.0
     if score == "ratio":
         assert f.ratio == f.max_ratio and f"worst ratio  {f.ratio:.6g}" in text
@@ -158,12 +217,27 @@ def test_iterations_alone_never_stop_on_the_clock(monkeypatch):
 
 def test_the_worst_ratio_instance_is_saved_whatever_the_score(tmp_path, capsys):
     out = tmp_path / "hunt.json"
-    argv = ["falsify", "--solver", "hare-paper", "--iterations", "150", "--seed", "3",
-            "--max-tasks", "6", "--max-gpus", "2", "--no-progress", "--out", str(out)]
+    argv = [
+        "falsify",
+        "--solver",
+        "hare-paper",
+        "--iterations",
+        "150",
+        "--seed",
+        "3",
+        "--max-tasks",
+        "6",
+        "--max-gpus",
+        "2",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    f = falsify("hare-paper", iterations=150, seed=3, space=Space(max_tasks=6, max_gpus=2),
-                progress=False)
+    f = falsify(
+        "hare-paper", iterations=150, seed=3, space=Space(max_tasks=6, max_gpus=2), progress=False
+    )
     assert f.worst is not None and f.worst[0] is not f.instance  # another instance was worse
     worst = out.with_suffix(".worst-ratio.json")
     assert worst.exists() and f"({f.max_ratio:.6g}) -> {worst}" in text
@@ -174,14 +248,19 @@ def test_the_worst_ratio_instance_is_saved_whatever_the_score(tmp_path, capsys):
     assert res.objective / opt.objective == pytest.approx(f.max_ratio)
 
 
-@pytest.mark.parametrize("argv,says", [
-    (["--family", "smith", "--max-gpus", "2"], "--max-gpus"),
-    (["--family", "smith", "--allow-infinite-alpha"], "--allow-infinite-alpha"),
-    (["--max-weight", "50"], "--max-weight"),
-])
+@pytest.mark.parametrize(
+    "argv,says",
+    [
+        (["--family", "smith", "--max-gpus", "2"], "--max-gpus"),
+        (["--family", "smith", "--allow-infinite-alpha"], "--allow-infinite-alpha"),
+        (["--max-weight", "50"], "--max-weight"),
+    ],
+)
 def test_options_that_do_not_apply_to_the_family_are_refused(argv, says, capsys):
-    assert main(["falsify", "--solver", "hare-paper", "--iterations", "1", "--no-progress",
-                 *argv]) == 2
+    assert (
+        main(["falsify", "--solver", "hare-paper", "--iterations", "1", "--no-progress", *argv])
+        == 2
+    )
     err = capsys.readouterr().err
     assert says in err and len(err.splitlines()) == 1
 
@@ -203,13 +282,18 @@ def documented_hunts() -> list[tuple[list[str], str]]:
 
 def _hunt_id(hunt: tuple[list[str], str]) -> str:
     argv = hunt[0]
-    return "-".join(argv[argv.index(k) + 1] for k in ("--seed", "--iterations") if k in argv) \
-        + ("-smith" if "smith" in argv else "")
+    return "-".join(argv[argv.index(k) + 1] for k in ("--seed", "--iterations") if k in argv) + (
+        "-smith" if "smith" in argv else ""
+    )
 
 
-@pytest.mark.parametrize("hunt", [
-    pytest.param(h, id=_hunt_id(h), marks=[] if "**violation**" in h[1] else pytest.mark.slow)
-    for h in documented_hunts()])
+@pytest.mark.parametrize(
+    "hunt",
+    [
+        pytest.param(h, id=_hunt_id(h), marks=[] if "**violation**" in h[1] else pytest.mark.slow)
+        for h in documented_hunts()
+    ],
+)
 def test_every_documented_hunt_reproduces(hunt, tmp_path, capsys):
     argv, finds = hunt
     out = tmp_path / "hunt.json"
@@ -230,8 +314,9 @@ def test_every_documented_hunt_reproduces(hunt, tmp_path, capsys):
     assert "VIOLATED" not in text
     share = re.search(r"([\d.]+) of the claim at most", finds)
     got = re.search(r"highest ratio / claimed guarantee +([\d.]+)", text)
-    assert share and got and float(got.group(1)) == pytest.approx(float(share.group(1)),
-                                                                 abs=0.005), text
+    assert (
+        share and got and float(got.group(1)) == pytest.approx(float(share.group(1)), abs=0.005)
+    ), text
     worst = re.search(r"highest ratio ([\d.]+), at alpha", finds)
     if worst:
         seen = re.search(r"highest ratio of any instance evaluated +([\d.]+)", text)

@@ -35,9 +35,13 @@ class Cli:
 
     def __init__(self, *args: str, env: dict | None = None):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hare_opt.cli.main", *args], cwd=ROOT,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            env={**os.environ, "HARE_OPT_PROGRESS": "1", **(env or {})})
+            [sys.executable, "-m", "hare_opt.cli.main", *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env={**os.environ, "HARE_OPT_PROGRESS": "1", **(env or {})},
+        )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -52,8 +56,9 @@ class Cli:
             if test():
                 return
             if self.proc.poll() is not None:
-                raise AssertionError(f"ended early ({self.proc.returncode}): "
-                                     f"{''.join(self.lines)[-500:]}")
+                raise AssertionError(
+                    f"ended early ({self.proc.returncode}): {''.join(self.lines)[-500:]}"
+                )
             time.sleep(0.1)
         raise AssertionError("condition not met in time")
 
@@ -98,7 +103,7 @@ def session(sid: int) -> list[tuple[int, str]]:
             continue
         try:
             stat = Path(f"/proc/{d}/stat").read_text()
-            rest = stat[stat.rindex(")") + 2:].split()
+            rest = stat[stat.rindex(")") + 2 :].split()
             if int(rest[3]) == sid and rest[0] != "Z":
                 cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ")
                 out.append((int(d), cmd.decode(errors="replace")[:100]))
@@ -107,21 +112,25 @@ def session(sid: int) -> list[tuple[int, str]]:
     return out
 
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(),
-                                reason="orphan detection reads /proc (Linux)")
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/stat").exists(), reason="orphan detection reads /proc (Linux)"
+)
 
 
 # --- solvers ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("solver, sig, target", [
-    ("cpsat", signal.SIGINT, "group"),
-    ("milp", signal.SIGTERM, "pid"),
-    ("bnb", signal.SIGINT, "pid"),
-    ("portfolio", signal.SIGINT, "pid"),      # only the parent hears it: it must relay
-    ("portfolio", signal.SIGTERM, "group"),
-])
-def test_signal_returns_the_best_schedule_and_leaves_no_process(tmp_path, solver, sig,
-                                                                target):
+
+@pytest.mark.parametrize(
+    "solver, sig, target",
+    [
+        ("cpsat", signal.SIGINT, "group"),
+        ("milp", signal.SIGTERM, "pid"),
+        ("bnb", signal.SIGINT, "pid"),
+        ("portfolio", signal.SIGINT, "pid"),  # only the parent hears it: it must relay
+        ("portfolio", signal.SIGTERM, "group"),
+    ],
+)
+def test_signal_returns_the_best_schedule_and_leaves_no_process(tmp_path, solver, sig, target):
     out = tmp_path / "s.json"
     cli = Cli("solve", str(HARD), "--solver", solver, "--out", str(out))
     ready = "done" if solver == "portfolio" else "incumbent"
@@ -165,8 +174,9 @@ def test_falsify_stops_on_a_signal_and_keeps_its_best(tmp_path):
     cli.signal(signal.SIGINT, "group")
     assert cli.finish(60) == 130  # far from the 600 s budget
     assert load_result(out.with_suffix(".schedule.json")).status.has_schedule
-    assert check(load_instance(out), load_result(out.with_suffix(".schedule.json"))
-                 .schedule).feasible
+    assert check(
+        load_instance(out), load_result(out.with_suffix(".schedule.json")).schedule
+    ).feasible
 
 
 #: ``hare-opt ARGS`` with a signal sent to itself while a command module is imported
@@ -191,9 +201,13 @@ sys.exit(cli.main())
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("how", ["plain", "fail"])
 def test_a_signal_during_start_up_exits_130_in_one_line(sig, how):
-    out = subprocess.run([sys.executable, "-c", STARTUP, str(int(sig)), how,
-                          str(ROOT / "instances" / "fig1.json")], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", STARTUP, str(int(sig)), how, str(ROOT / "instances" / "fig1.json")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 130, out.stderr[-800:]
     assert out.stderr.splitlines() == [f"hare-opt solve: interrupted by {sig.name}"]
     assert out.stdout == ""
@@ -216,8 +230,13 @@ def test_time_limit_is_kept_within_a_generous_margin():
     from hare_opt.solvers import solve
 
     inst = load_instance(HARD)
-    for solver, limit in (("portfolio", 2.0), ("portfolio", 9.0), ("cpsat", 2.0),
-                          ("milp", 2.0), ("bnb", 2.0)):
+    for solver, limit in (
+        ("portfolio", 2.0),
+        ("portfolio", 9.0),
+        ("cpsat", 2.0),
+        ("milp", 2.0),
+        ("bnb", 2.0),
+    ):
         t0 = time.perf_counter()
         res = solve(inst, solver, time_limit=limit)
         assert time.perf_counter() - t0 < limit + max(6.0, limit), (solver, limit)
@@ -244,15 +263,17 @@ def _saved(folder: Path) -> int:
     return len(list((folder / "cells" / "slow").glob("*.json")))
 
 
-@pytest.mark.parametrize("executor, sig, target", [
-    ("local", signal.SIGINT, "group"),
-    ("local", signal.SIGTERM, "twice"),     # as ``timeout`` sends it: pid, then the group
-    ("local", signal.SIGKILL, "pid"),
-    ("dask", signal.SIGTERM, "pid"),
-    ("dask", signal.SIGKILL, "pid"),
-])
-def test_driver_stopped_or_killed_then_resumed_gives_the_same_rows(tmp_path, executor, sig,
-                                                                    target):
+@pytest.mark.parametrize(
+    "executor, sig, target",
+    [
+        ("local", signal.SIGINT, "group"),
+        ("local", signal.SIGTERM, "twice"),  # as ``timeout`` sends it: pid, then the group
+        ("local", signal.SIGKILL, "pid"),
+        ("dask", signal.SIGTERM, "pid"),
+        ("dask", signal.SIGKILL, "pid"),
+    ],
+)
+def test_driver_stopped_or_killed_then_resumed_gives_the_same_rows(tmp_path, executor, sig, target):
     cfg = tmp_path / "slow.toml"
     cfg.write_text(SLOW_SWEEP)
     ref = tmp_path / "ref"
@@ -260,8 +281,17 @@ def test_driver_stopped_or_killed_then_resumed_gives_the_same_rows(tmp_path, exe
 
     run_sweep(Sweep.load(cfg), ref, workers=1, progress=False)
     out = tmp_path / "out"
-    args = ("sweep", str(cfg), "--out-dir", str(out), "--executor", executor, "--workers", "2",
-            "--no-progress")
+    args = (
+        "sweep",
+        str(cfg),
+        "--out-dir",
+        str(out),
+        "--executor",
+        executor,
+        "--workers",
+        "2",
+        "--no-progress",
+    )
     cli = Cli(*args)
     cli.wait_for(lambda: (out / "cells" / "slow").is_dir() and _saved(out) >= 2)
     cli.signal(sig, target)
@@ -278,15 +308,23 @@ def test_driver_stopped_or_killed_then_resumed_gives_the_same_rows(tmp_path, exe
 
 @pytest.mark.slow
 def test_reproduce_stopped_then_resumed_gives_the_same_tables(tmp_path):
-    args = ["reproduce", "--quick", "--only", "ours-bounds", "--workers", "2",
-            "--no-progress"]
+    args = ["reproduce", "--quick", "--only", "ours-bounds", "--workers", "2", "--no-progress"]
     ref = tmp_path / "ref"
-    assert subprocess.run([sys.executable, "-m", "hare_opt.cli.main", *args, "--out-dir",
-                           str(ref)], cwd=ROOT, capture_output=True).returncode == 0
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "hare_opt.cli.main", *args, "--out-dir", str(ref)],
+            cwd=ROOT,
+            capture_output=True,
+        ).returncode
+        == 0
+    )
     out = tmp_path / "out"
     cli = Cli(*args, "--out-dir", str(out))
-    cli.wait_for(lambda: len(list((out / ".cells").glob("*.json"))) >= 3
-                 if (out / ".cells").is_dir() else False)
+    cli.wait_for(
+        lambda: (
+            len(list((out / ".cells").glob("*.json"))) >= 3 if (out / ".cells").is_dir() else False
+        )
+    )
     cli.signal(signal.SIGTERM, "pid")
     assert cli.finish(60) == 130
     assert cli.orphans() == []
@@ -301,17 +339,34 @@ def test_broken_pipe_is_quiet():
 
     folder = Path(tempfile.mkdtemp(prefix="hare-pipe-"))
     n = 20_000
-    doc = {"format": "hare-opt/instance@1", "name": "p", "time_unit": "s",
-           "gpus": [{"id": "g0", "type": "A"}],
-           "jobs": [{"id": "j0", "rounds": n, "tasks_per_round": 1, "task_time": {"A": 2}}]}
+    doc = {
+        "format": "hare-opt/instance@1",
+        "name": "p",
+        "time_unit": "s",
+        "gpus": [{"id": "g0", "type": "A"}],
+        "jobs": [{"id": "j0", "rounds": n, "tasks_per_round": 1, "task_time": {"A": 2}}],
+    }
     (folder / "i.json").write_text(json.dumps(doc))
-    rows = ",".join(f'{{"job": "j0", "round": {r}, "task": 0, "gpu": "g0", "start": {r}, '
-                    f'"end": {r + 1}}}' for r in range(n))
+    rows = ",".join(
+        f'{{"job": "j0", "round": {r}, "task": 0, "gpu": "g0", "start": {r}, "end": {r + 1}}}'
+        for r in range(n)
+    )
     (folder / "s.json").write_text(f'{{"format": "hare-opt/schedule@1", "tasks": [{rows}]}}')
     head = subprocess.Popen(["head", "-1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    cmd = subprocess.Popen([sys.executable, "-m", "hare_opt.cli.main", "check",
-                            str(folder / "i.json"), str(folder / "s.json"), "--all"],
-                           stdout=head.stdin, stderr=subprocess.PIPE, cwd=ROOT)
+    cmd = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hare_opt.cli.main",
+            "check",
+            str(folder / "i.json"),
+            str(folder / "s.json"),
+            "--all",
+        ],
+        stdout=head.stdin,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     head.stdin.close()
     head.stdin = None  # the command writes into it, not this process
     _, err = cmd.communicate(timeout=120)

@@ -45,12 +45,15 @@ def assert_reads(fig: Figure, monkeypatch) -> None:
     """Every drawn text inside the canvas, no two texts overlapping, a title present."""
     texts = drawn_texts(fig, monkeypatch)
     w, h = fig.bbox.width, fig.bbox.height
-    outside = [t for t, (x0, y0, x1, y1) in texts
-               if x0 < -SLACK or y0 < -SLACK or x1 > w + SLACK or y1 > h + SLACK]
+    outside = [
+        t
+        for t, (x0, y0, x1, y1) in texts
+        if x0 < -SLACK or y0 < -SLACK or x1 > w + SLACK or y1 > h + SLACK
+    ]
     assert not outside, f"clipped by the canvas ({w:.0f}x{h:.0f} px): {outside}"
     clashes = []
     for i, (a, (ax0, ay0, ax1, ay1)) in enumerate(texts):
-        for b, (bx0, by0, bx1, by1) in texts[i + 1:]:
+        for b, (bx0, by0, bx1, by1) in texts[i + 1 :]:
             if min(ax1, bx1) - max(ax0, bx0) > SLACK and min(ay1, by1) - max(ay0, by0) > SLACK:
                 clashes.append((a, b))
     assert not clashes, f"texts drawn over each other: {clashes[:5]}"
@@ -67,11 +70,14 @@ def _categorical(ax, axis: str = "x") -> bool:
     """Tick labels that are names (policies, settings, GPUs), not numbers."""
     labels = ax.get_xticklabels() if axis == "x" else ax.get_yticklabels()
     words = [t.get_text() for t in labels if t.get_text()]
-    return bool(words) and not all(w.replace(".", "").replace("−", "").replace("-", "")
-                                   .replace("$", "").strip().isdigit() for w in words)
+    return bool(words) and not all(
+        w.replace(".", "").replace("−", "").replace("-", "").replace("$", "").strip().isdigit()
+        for w in words
+    )
 
 
 # --- synthetic tables of the shape each item's analysis gives --------------------------
+
 
 def _sim_rows(item) -> pd.DataFrame:
     """Rows as the simulate cell gives them, for every cell of ``item`` (quick)."""
@@ -81,44 +87,84 @@ def _sim_rows(item) -> pd.DataFrame:
         size = 1 + 0.1 * (cell.params["seed"] % 7)
         base = 50 + 10 * (sum(map(ord, cell.params["policy"])) % 11)
         jct = rng.gamma(2.0, 600.0, size=40)
-        rows.append({**cell.labels, "seed": cell.params["seed"], "policy": cell.params["policy"],
-                     "total_weighted_jct_s": base * size * (1 + 0.01 * rng.normal()),
-                     "switching_s": 10.0, "jct_s": jct})
+        rows.append(
+            {
+                **cell.labels,
+                "seed": cell.params["seed"],
+                "policy": cell.params["policy"],
+                "total_weighted_jct_s": base * size * (1 + 0.01 * rng.normal()),
+                "switching_s": 10.0,
+                "jct_s": jct,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def _fig1_table() -> pd.DataFrame:
-    return pd.DataFrame({"schedule": ["(a) paper", "(b) paper", "(c) paper", "optimum cpsat"],
-                         "total_jct_s": [10.5, 9.0, 8.5, 7.5],
-                         "paper_s": [10.5, 9.0, 8.5, np.nan],
-                         "status": ["paper's schedule"] * 3 + ["optimal"]})
+    return pd.DataFrame(
+        {
+            "schedule": ["(a) paper", "(b) paper", "(c) paper", "optimum cpsat"],
+            "total_jct_s": [10.5, 9.0, 8.5, 7.5],
+            "paper_s": [10.5, 9.0, 8.5, np.nan],
+            "status": ["paper's schedule"] * 3 + ["optimal"],
+        }
+    )
 
 
 def _quality_table() -> pd.DataFrame:
     solvers = ["hare", "geobatch", "hare-paper", "hare-paper:step3=start", "wspt", "fifo", "eft"]
-    return pd.DataFrame({"solver": solvers, "mean": np.linspace(1.02, 1.3, len(solvers)),
-                         "max": np.linspace(1.2, 2.1, len(solvers))})
+    return pd.DataFrame(
+        {
+            "solver": solvers,
+            "mean": np.linspace(1.02, 1.3, len(solvers)),
+            "max": np.linspace(1.2, 2.1, len(solvers)),
+        }
+    )
 
 
 def _bounds_table() -> pd.DataFrame:
-    checks = ["hare <= guarantee x LB", "geobatch <= approx_factor x LB", "LB <= OPT",
-              "hare-paper (step 3 phi), random instances with finite alpha (40 of 40)",
-              "hare-paper (step 3 start), random instances with finite alpha (40 of 40)"]
-    checks += [f"hare-paper (step 3 {r}), Smith family k={k}" for k in (4, 6, 10)
-               for r in ("phi", "start")]
-    return pd.DataFrame({"check": checks, "worst": np.linspace(0.3, 1.6, len(checks)),
-                         "holds": [True] * 5 + [False] * 6, "instances": 1})
+    checks = [
+        "hare <= guarantee x LB",
+        "geobatch <= approx_factor x LB",
+        "LB <= OPT",
+        "hare-paper (step 3 phi), random instances with finite alpha (40 of 40)",
+        "hare-paper (step 3 start), random instances with finite alpha (40 of 40)",
+    ]
+    checks += [
+        f"hare-paper (step 3 {r}), Smith family k={k}" for k in (4, 6, 10) for r in ("phi", "start")
+    ]
+    return pd.DataFrame(
+        {
+            "check": checks,
+            "worst": np.linspace(0.3, 1.6, len(checks)),
+            "holds": [True] * 5 + [False] * 6,
+            "instances": 1,
+        }
+    )
 
 
 def _runtime_table() -> pd.DataFrame:
-    rows = [{"solver": s, "jobs": n, "gpus": m, "tasks": 100 * n, "seconds": 1e-4 * n,
-             "kernel_load_s": 0.1} for s in ("hare", "wspt")
-            for n, m in ((20, 15), (100, 60), (500, 160))]
+    rows = [
+        {
+            "solver": s,
+            "jobs": n,
+            "gpus": m,
+            "tasks": 100 * n,
+            "seconds": 1e-4 * n,
+            "kernel_load_s": 0.1,
+        }
+        for s in ("hare", "wspt")
+        for n, m in ((20, 15), (100, 60), (500, 160))
+    ]
     return pd.DataFrame(rows)
 
 
-OFFLINE = {"fig1": _fig1_table, "ours-quality": _quality_table, "ours-bounds": _bounds_table,
-           "ours-runtime": _runtime_table}
+OFFLINE = {
+    "fig1": _fig1_table,
+    "ours-quality": _quality_table,
+    "ours-bounds": _bounds_table,
+    "ours-runtime": _runtime_table,
+}
 
 
 def _item_names() -> list[str]:
@@ -148,12 +194,19 @@ def test_the_gantt_charts_read(monkeypatch, tmp_path):
     from hare_opt.solvers import solve
 
     inst = fig1_instance()
-    assert_reads(gantt(inst, fig1_schedule("c"), title=schedule_title(
-        inst.name, "paper (c)", 17, inst.time_unit)), monkeypatch)
+    assert_reads(
+        gantt(
+            inst,
+            fig1_schedule("c"),
+            title=schedule_title(inst.name, "paper (c)", 17, inst.time_unit),
+        ),
+        monkeypatch,
+    )
     big = paper_instance(seed=1, n_jobs=20)  # the demo's second instance
     res = solve(big, "hare")
-    fig = gantt(big, res.schedule, title=schedule_title(big.name, "hare", res.objective,
-                                                        big.time_unit))
+    fig = gantt(
+        big, res.schedule, title=schedule_title(big.name, "hare", res.objective, big.time_unit)
+    )
     assert_reads(fig, monkeypatch)
 
 
@@ -184,8 +237,9 @@ def test_a_clash_is_caught(monkeypatch):
     with pytest.raises(AssertionError, match="over each other"):
         assert_reads(fig, monkeypatch)
     fig = Figure(figsize=(3, 2), layout="constrained")
-    fig.subplots().set(title="a title that is far too long for a figure three inches wide",
-                       xlabel="x", ylabel="y")
+    fig.subplots().set(
+        title="a title that is far too long for a figure three inches wide", xlabel="x", ylabel="y"
+    )
     with pytest.raises(AssertionError, match="clipped"):
         assert_reads(fig, monkeypatch)
 
@@ -194,9 +248,19 @@ def test_every_policy_has_its_own_colour_and_marker():
     from hare_opt.sim import policy_names
     from hare_opt.solvers import solver_names
 
-    names = list(dict.fromkeys([*policy_names(), *ALL_POLICIES, *PAPER_HARE,
-                                *solver_names("heuristic"), *solver_names("rule")]))
-    assert all(n in POLICY_COLORS and n in POLICY_MARKERS for n in names), \
-        [n for n in names if n not in POLICY_COLORS or n not in POLICY_MARKERS]
+    names = list(
+        dict.fromkeys(
+            [
+                *policy_names(),
+                *ALL_POLICIES,
+                *PAPER_HARE,
+                *solver_names("heuristic"),
+                *solver_names("rule"),
+            ]
+        )
+    )
+    assert all(n in POLICY_COLORS and n in POLICY_MARKERS for n in names), [
+        n for n in names if n not in POLICY_COLORS or n not in POLICY_MARKERS
+    ]
     assert len({policy_color(n) for n in names}) == len(names)
     assert len({policy_marker(n) for n in names}) == len(names)

@@ -31,8 +31,13 @@ LARGE = [t for t in RESULTS["traces"] if t not in SMALL]
 
 
 def instance(trace: str, chunk_s: float = 1.0) -> Instance:
-    return gavel_instance(read_gavel_trace(DATA / "traces" / trace), THR,
-                          gavel_cluster(RESULTS["cluster"]), chunk_s=chunk_s, name="g")
+    return gavel_instance(
+        read_gavel_trace(DATA / "traces" / trace),
+        THR,
+        gavel_cluster(RESULTS["cluster"]),
+        chunk_s=chunk_s,
+        name="g",
+    )
 
 
 def ratios(traces: list[str]) -> dict[str, list[float]]:
@@ -93,10 +98,16 @@ def test_translation_of_a_job():
     jobs = read_gavel_trace(DATA / "traces" / SMALL[0])
     j = next(i for i, job in enumerate(jobs) if job.scale_factor == 4)
     job, spec = jobs[j], inst.jobs[j]
-    rate = {r.gpu_type: r.throughput for r in THR.itertuples()
-            if r.job_type == job.job_type and r.scale_factor == 4}
-    one = {r.gpu_type: r.throughput for r in THR.itertuples()
-           if r.job_type == job.job_type and r.scale_factor == 1}
+    rate = {
+        r.gpu_type: r.throughput
+        for r in THR.itertuples()
+        if r.job_type == job.job_type and r.scale_factor == 4
+    }
+    one = {
+        r.gpu_type: r.throughput
+        for r in THR.itertuples()
+        if r.job_type == job.job_type and r.scale_factor == 1
+    }
     c = max(1, int(max(rate.values())))
     unit = unit_seconds(inst.time_unit)
     assert spec.tasks_per_round == 4 and spec.rounds == -(-job.total_steps // c)
@@ -123,15 +134,17 @@ def test_trace_reader_names_the_line(tmp_path):
 
 # --- Gavel's mechanism on hand-made cases ------------------------------------------------
 def one_type(n_gpus: int, jobs: list[Job]) -> Instance:
-    return Instance(tuple(GPU(f"g{i}", "A") for i in range(n_gpus)), tuple(jobs), "hand",
-                    time_unit="s")
+    return Instance(
+        tuple(GPU(f"g{i}", "A") for i in range(n_gpus)), tuple(jobs), "hand", time_unit="s"
+    )
 
 
 def test_a_job_arriving_mid_round_joins_at_the_round_end():
     """Gavel's rounds are cluster-wide: a job arriving at 100 s on an idle GPU waits for
     the round that started at 0 to end (360 s), under both policies."""
-    inst = one_type(2, [Job("long", {"A": 10}, rounds=100), Job("late", {"A": 10},
-                                                                    rounds=3, release=100)])
+    inst = one_type(
+        2, [Job("long", {"A": 10}, rounds=100), Job("late", {"A": 10}, rounds=3, release=100)]
+    )
     for p in POLICIES.values():
         jobs = simulate(inst, p).jobs.set_index("job")
         assert jobs.loc["late", "first_start"] == 360, p
@@ -144,8 +157,12 @@ def test_fifo_waits_for_its_next_allocation():
     as Gavel's loop only wakes at round ends and arrivals, until d arrives at 5000 s.
     Without a later arrival Gavel forces an allocation at once (every job has arrived);
     with ``realloc=0`` b starts at 1000 s either way."""
-    jobs = [Job("head", {"A": 10}, rounds=100), Job("b", {"A": 10}, rounds=5, release=10),
-            Job("c", {"A": 10}, rounds=50, release=20), Job("d", {"A": 10}, release=5000)]
+    jobs = [
+        Job("head", {"A": 10}, rounds=100),
+        Job("b", {"A": 10}, rounds=5, release=10),
+        Job("c", {"A": 10}, rounds=50, release=20),
+        Job("d", {"A": 10}, release=5000),
+    ]
     got = simulate(one_type(1, jobs), "gavel-fifo").jobs.set_index("job")
     assert got.loc["head", "completion"] == 1000
     assert got.loc["b", "first_start"] == 5000
@@ -156,8 +173,12 @@ def test_fifo_waits_for_its_next_allocation():
 
 
 def test_one_type_per_job_and_jobs_wider_than_every_type_refused():
-    inst = Instance((GPU("a", "A"), GPU("b", "B")),
-                    (Job("wide", {"A": 1, "B": 1}, tasks_per_round=2),), "two", "s")
+    inst = Instance(
+        (GPU("a", "A"), GPU("b", "B")),
+        (Job("wide", {"A": 1, "B": 1}, tasks_per_round=2),),
+        "two",
+        "s",
+    )
     for p in POLICIES.values():
         with pytest.raises(SimulationError, match="no GPU type it can use has 2 GPUs"):
             simulate(inst, p)

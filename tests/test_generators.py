@@ -37,16 +37,23 @@ def roundtrip(inst, tmp_path) -> None:
 
 # --- random_instance -----------------------------------------------------------
 
-knobs = st.fixed_dictionaries({
-    "n_jobs": st.integers(1, 6), "n_gpus": st.integers(1, 5),
-    "rounds": st.tuples(st.integers(1, 2), st.integers(2, 4)),
-    "tasks_per_round": st.tuples(st.integers(1, 2), st.integers(2, 4)),
-    "heterogeneity": st.sampled_from([0.0, 0.5, 2.0]),
-    "release_spread": st.integers(0, 15), "sync": st.tuples(st.integers(0, 1), st.integers(1, 3)),
-    "sync_map": st.booleans(), "switch_overhead": st.tuples(st.just(0), st.integers(0, 3)),
-    "weights": st.tuples(st.integers(1, 2), st.integers(2, 5)),
-    "max_task_time": st.integers(1, 12), "eligibility": st.sampled_from([0.0, 0.5]),
-    "max_tasks": st.one_of(st.none(), st.integers(6, 20))})
+knobs = st.fixed_dictionaries(
+    {
+        "n_jobs": st.integers(1, 6),
+        "n_gpus": st.integers(1, 5),
+        "rounds": st.tuples(st.integers(1, 2), st.integers(2, 4)),
+        "tasks_per_round": st.tuples(st.integers(1, 2), st.integers(2, 4)),
+        "heterogeneity": st.sampled_from([0.0, 0.5, 2.0]),
+        "release_spread": st.integers(0, 15),
+        "sync": st.tuples(st.integers(0, 1), st.integers(1, 3)),
+        "sync_map": st.booleans(),
+        "switch_overhead": st.tuples(st.just(0), st.integers(0, 3)),
+        "weights": st.tuples(st.integers(1, 2), st.integers(2, 5)),
+        "max_task_time": st.integers(1, 12),
+        "eligibility": st.sampled_from([0.0, 0.5]),
+        "max_tasks": st.one_of(st.none(), st.integers(6, 20)),
+    }
+)
 
 
 @given(seed=st.integers(0, 2**31), kw=knobs)
@@ -81,9 +88,21 @@ def test_random_instance_respects_knobs(seed, kw):
 
 
 def test_random_instance_seeds_and_roundtrip(tmp_path):
-    texts = {dumps_instance(random_instance(s, n_jobs=4, release_spread=5, sync=(0, 2),
-                                            sync_map=True, switch_overhead=(0, 2),
-                                            eligibility=0.3, name="r")) for s in range(5)}
+    texts = {
+        dumps_instance(
+            random_instance(
+                s,
+                n_jobs=4,
+                release_spread=5,
+                sync=(0, 2),
+                sync_map=True,
+                switch_overhead=(0, 2),
+                eligibility=0.3,
+                name="r",
+            )
+        )
+        for s in range(5)
+    }
     assert len(texts) == 5
     roundtrip(random_instance(3, sync=(1, 2), sync_map=True, switch_overhead=(1, 1)), tmp_path)
 
@@ -110,24 +129,36 @@ def test_finite_alpha_sync_maps():
 def test_heterogeneity_widens_speed_ratios():
     def mean_ratio(h):
         inst = random_instance(0, n_jobs=40, n_gpus=3, heterogeneity=h, max_task_time=100)
-        return float(np.mean([max(j.task_time.values()) / min(j.task_time.values())
-                              for j in inst.jobs]))
+        return float(
+            np.mean([max(j.task_time.values()) / min(j.task_time.values()) for j in inst.jobs])
+        )
+
     lo, mid, hi = mean_ratio(0.0), mean_ratio(1.0), mean_ratio(4.0)
     assert lo == 1.0 < mid < hi <= 5.0 + 1e-9
 
 
-@pytest.mark.parametrize("kw, field", [
-    ({"n_jobs": 0}, "n_jobs"), ({"n_gpus": 0}, "n_gpus"), ({"rounds": (3, 1)}, "rounds"),
-    ({"sync": (-1, 2)}, "sync"), ({"weights": (0, 2)}, "weights"),
-    ({"eligibility": 1.0}, "eligibility"), ({"heterogeneity": -1}, "heterogeneity"),
-    ({"max_tasks": 2, "n_jobs": 3}, "max_tasks"), ({"gpu_types": ()}, "gpu_types"),
-    ({"tasks_per_round": "x"}, "tasks_per_round")])
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        ({"n_jobs": 0}, "n_jobs"),
+        ({"n_gpus": 0}, "n_gpus"),
+        ({"rounds": (3, 1)}, "rounds"),
+        ({"sync": (-1, 2)}, "sync"),
+        ({"weights": (0, 2)}, "weights"),
+        ({"eligibility": 1.0}, "eligibility"),
+        ({"heterogeneity": -1}, "heterogeneity"),
+        ({"max_tasks": 2, "n_jobs": 3}, "max_tasks"),
+        ({"gpu_types": ()}, "gpu_types"),
+        ({"tasks_per_round": "x"}, "tasks_per_round"),
+    ],
+)
 def test_random_instance_rejects_bad_knobs(kw, field):
     with pytest.raises(ValueError, match=field):
         random_instance(0, **kw)
 
 
 # --- clusters ------------------------------------------------------------------
+
 
 def test_parse_cluster_testbed():
     gpus = parse_cluster(TESTBED)
@@ -137,14 +168,28 @@ def test_parse_cluster_testbed():
     assert [g.node for g in nodes] == ["V100-n0", "V100-n0", "V100-n1", "V100-n1", None]
 
 
-@pytest.mark.parametrize("spec", ["", "V100", "V100:0", "V100:2,V100:1", "V100:-1",
-                                  "V100:2;K80:1", "V100:x", ":3", "V100:2@0", None])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "",
+        "V100",
+        "V100:0",
+        "V100:2,V100:1",
+        "V100:-1",
+        "V100:2;K80:1",
+        "V100:x",
+        ":3",
+        "V100:2@0",
+        None,
+    ],
+)
 def test_parse_cluster_errors(spec):
     with pytest.raises(InstanceError, match="cluster"):
         parse_cluster(spec)
 
 
 # --- paper tables and workloads -----------------------------------------------------
+
 
 def test_profiles_match_paper_statements():
     assert len(PROFILES) == 8
@@ -160,22 +205,42 @@ def test_profiles_match_paper_statements():
         model_profile("AlexNet")
 
 
-@given(seed=st.integers(0, 2**31), n=st.integers(1, 40),
-       arrival=st.sampled_from(["poisson", "trace", "all-at-zero"]),
-       durations=st.sampled_from(["philly", "uniform"]),
-       demand=st.sampled_from(["philly", "uniform"]))
+@given(
+    seed=st.integers(0, 2**31),
+    n=st.integers(1, 40),
+    arrival=st.sampled_from(["poisson", "trace", "all-at-zero"]),
+    durations=st.sampled_from(["philly", "uniform"]),
+    demand=st.sampled_from(["philly", "uniform"]),
+)
 def test_paper_jobs_knobs(seed, n, arrival, durations, demand):
-    jobs = paper_jobs(seed, n, arrival=arrival, durations=durations, demand=demand,
-                      rounds=(2, 30), max_gpus=6, weights=(1, 3))
-    assert jobs == paper_jobs(seed, n, arrival=arrival, durations=durations, demand=demand,
-                              rounds=(2, 30), max_gpus=6, weights=(1, 3))
+    jobs = paper_jobs(
+        seed,
+        n,
+        arrival=arrival,
+        durations=durations,
+        demand=demand,
+        rounds=(2, 30),
+        max_gpus=6,
+        weights=(1, 3),
+    )
+    assert jobs == paper_jobs(
+        seed,
+        n,
+        arrival=arrival,
+        durations=durations,
+        demand=demand,
+        rounds=(2, 30),
+        max_gpus=6,
+        weights=(1, 3),
+    )
     assert len(jobs) == n and len({j.id for j in jobs}) == n
     rel = [j.release for j in jobs]
     assert rel[0] == 0 and rel == sorted(rel)
     if arrival == "all-at-zero":
         assert max(rel) == 0
-    assert all(2 <= j.rounds <= 30 and 1 <= j.tasks_per_round <= 6 and 1 <= j.weight <= 3
-               for j in jobs)
+    assert all(
+        2 <= j.rounds <= 30 and 1 <= j.tasks_per_round <= 6 and 1 <= j.weight <= 3 for j in jobs
+    )
     if demand == "philly":
         assert {j.tasks_per_round for j in jobs} <= {1, 2, 4, 6}
     assert all(model_profile(j.model).category == j.category for j in jobs)
@@ -207,8 +272,9 @@ def test_build_instance_switching_bandwidth_batch(tmp_path):
     assert build_instance(jobs, TESTBED, switching="none", unit_ms=1).overhead.max() == 0
     slow = build_instance(jobs, TESTBED, bandwidth_gbps=12.5, unit_ms=1)
     assert np.abs(slow.sync_by_type - 2 * fine.sync_by_type).max() <= 1
-    per_type = build_instance(jobs, TESTBED, bandwidth_gbps={"V100": 25, "T4": 25, "K80": 10,
-                                                             "M60": 10}, unit_ms=1)
+    per_type = build_instance(
+        jobs, TESTBED, bandwidth_gbps={"V100": 25, "T4": 25, "K80": 10, "M60": 10}, unit_ms=1
+    )
     k80 = per_type.gpu_types.index("K80")
     assert (per_type.sync_by_type[:, k80] > fine.sync_by_type[:, k80]).any()
     big = build_instance(jobs, TESTBED, batch_scale=2.0)
@@ -241,6 +307,7 @@ def test_paper_instance_sizes():
 
 # --- the committed library ---------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", list(SETS))
 def test_library_files_are_regenerated_exactly(name):
     built = build_set(name)
@@ -259,8 +326,9 @@ def test_library_covers_features():
     assert {i.num_gpus for i in tiny} == {1, 2, 3}
     assert any(i.release.max() > 0 for i in tiny) and any(i.overhead.max() > 0 for i in tiny)
     assert any(not i.eligible_by_type.all() for i in tiny)
-    assert any(isinstance(j.sync_time, dict) or hasattr(j.sync_time, "keys")
-               for i in tiny for j in i.jobs)
+    assert any(
+        isinstance(j.sync_time, dict) or hasattr(j.sync_time, "keys") for i in tiny for j in i.jobs
+    )
     small = [i for _, i, _ in build_set("small")]
     assert all(2 <= i.num_gpus <= 6 and i.proc.max() <= 20 for i in small)
     assert sum(i.num_tasks <= 40 for i in small) >= len(small) * 3 // 4
@@ -270,13 +338,50 @@ def test_library_covers_features():
 
 # --- CLI ---------------------------------------------------------------------------
 
+
 def test_cli_generate(tmp_path, capsys):
     out = tmp_path / "r.json"
-    assert cli(["generate", "random", "--seed", "4", "--jobs", "3", "--gpus", "2",
-                "--sync", "0-2", "--out", str(out)]) == 0
+    assert (
+        cli(
+            [
+                "generate",
+                "random",
+                "--seed",
+                "4",
+                "--jobs",
+                "3",
+                "--gpus",
+                "2",
+                "--sync",
+                "0-2",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert load_instance(out) == random_instance(4, n_jobs=3, n_gpus=2, sync=(0, 2))
-    assert cli(["generate", "paper", "--seed", "2", "--jobs", "20", "--mix", "2:1:1:1",
-                "--switching", "default", "--count", "2", "--out-dir", str(tmp_path)]) == 0
+    assert (
+        cli(
+            [
+                "generate",
+                "paper",
+                "--seed",
+                "2",
+                "--jobs",
+                "20",
+                "--mix",
+                "2:1:1:1",
+                "--switching",
+                "default",
+                "--count",
+                "2",
+                "--out-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     got = load_instance(tmp_path / "paper-s3-n20.json")
     assert got == paper_instance(3, 20, mix=(2, 1, 1, 1), switching="default")
     capsys.readouterr()
@@ -292,9 +397,15 @@ def test_cli_generate(tmp_path, capsys):
 #: in the paper regime: fast GPUs, whose short batches hide little of the all-reduce of a
 #: large model (hare_opt/data/PROVENANCE.md justifies each; docs/reproduction.md lists them).
 #: A job on one GPU syncs locally and never breaks T^c > T^s.
-NETWORK_SYNC_OUTLASTS_COMPUTE = {("VGG-19", "V100"), ("VGG-19", "P100"), ("VGG-19", "A100"),
-                                 ("Transformer", "V100"), ("Transformer", "P100"),
-                                 ("Transformer", "A100"), ("BERT-base", "A100")}
+NETWORK_SYNC_OUTLASTS_COMPUTE = {
+    ("VGG-19", "V100"),
+    ("VGG-19", "P100"),
+    ("VGG-19", "A100"),
+    ("Transformer", "V100"),
+    ("Transformer", "P100"),
+    ("Transformer", "A100"),
+    ("BERT-base", "A100"),
+}
 
 
 def test_paper_regime_keeps_compute_above_sync_but_for_the_listed_pairs():
@@ -303,7 +414,7 @@ def test_paper_regime_keeps_compute_above_sync_but_for_the_listed_pairs():
     for p in PROFILES.values():
         for t in p.gpu_types:
             task = p.task_time_s(t, iters_per_task=1)
-            assert p.sync_time_s(t, workers=1) < task          # one GPU: local sync
+            assert p.sync_time_s(t, workers=1) < task  # one GPU: local sync
             if p.sync_time_s(t, workers=2) >= task:
                 broken.add((p.model, t))
     assert broken == NETWORK_SYNC_OUTLASTS_COMPUTE
@@ -322,9 +433,9 @@ def test_exposed_sync_follows_workers_bandwidth_and_batch():
     assert bert.sync_time_s("V100", workers=1, bandwidth_gbps=10) == one  # no network
     two = bert.sync_time_s("V100", workers=2)
     assert two > 10 * one
-    assert bert.sync_time_s("V100", workers=2, bandwidth_gbps=10) > two   # more volume
-    assert bert.sync_time_s("V100", workers=2, batch_scale=2) < two       # more hidden
-    assert bert.sync_time_s("K80", workers=2) < two    # a slow GPU's batch hides more
+    assert bert.sync_time_s("V100", workers=2, bandwidth_gbps=10) > two  # more volume
+    assert bert.sync_time_s("V100", workers=2, batch_scale=2) < two  # more hidden
+    assert bert.sync_time_s("K80", workers=2) < two  # a slow GPU's batch hides more
     floor = model_profile("GraphSAGE").sync.floor_ms / 1000
     assert model_profile("GraphSAGE").sync_time_s("V100", workers=4) == pytest.approx(floor)
     with pytest.raises(ValueError, match="sync"):
@@ -332,11 +443,11 @@ def test_exposed_sync_follows_workers_bandwidth_and_batch():
     jobs = [JobSpec("a", "BERT-base", "NLP", 5, 1), JobSpec("b", "BERT-base", "NLP", 5, 4)]
     inst = build_instance(jobs, "V100:4,K80:2", regime="paper", bandwidth_gbps=10)
     assert inst.jobs[0].sync_time["V100"] == round(bert.sync.single_ms)
-    assert inst.jobs[1].sync_time["V100"] == round(1000 * bert.sync_time_s(
-        "V100", workers=4, bandwidth_gbps=10))
+    assert inst.jobs[1].sync_time["V100"] == round(
+        1000 * bert.sync_time_s("V100", workers=4, bandwidth_gbps=10)
+    )
     heavy = build_instance(jobs, "V100:4,K80:2", regime="paper-heavy-sync", bandwidth_gbps=10)
-    assert {j.sync_time["K80"] for j in heavy.jobs} == {round(bert.sync.least_overlap_ms
-                                                              * 2.5)}
+    assert {j.sync_time["K80"] for j in heavy.jobs} == {round(bert.sync.least_overlap_ms * 2.5)}
 
 
 def test_heavy_sync_regime_is_the_paper_regime_of_2026_12_01():
@@ -345,16 +456,23 @@ def test_heavy_sync_regime_is_the_paper_regime_of_2026_12_01():
     from hare_opt.generators.regimes import isolated_jct
 
     inst = paper_instance(3, 40, TESTBED, regime="paper-heavy-sync")
-    assert (int(inst.sync.sum()), int(inst.proc.sum()), int(inst.rounds.sum()),
-            int(inst.release.sum()), int(inst.overhead.sum())) == \
-        (171810, 303394, 59262, 62996059, 144)
+    assert (
+        int(inst.sync.sum()),
+        int(inst.proc.sum()),
+        int(inst.rounds.sum()),
+        int(inst.release.sum()),
+        int(inst.overhead.sum()),
+    ) == (171810, 303394, 59262, 62996059, 144)
     j0 = inst.jobs[0]
-    assert (dict(j0.task_time), dict(j0.sync_time), j0.rounds, j0.tasks_per_round) == \
-        ({"V100": 228, "T4": 808, "K80": 1615, "M60": 1462}, dict.fromkeys(j0.task_time, 178),
-         2622, 4)
+    assert (dict(j0.task_time), dict(j0.sync_time), j0.rounds, j0.tasks_per_round) == (
+        {"V100": 228, "T4": 808, "K80": 1615, "M60": 1462},
+        dict.fromkeys(j0.task_time, 178),
+        2622,
+        4,
+    )
     assert int((inst.weight * isolated_jct(inst)).sum()) == 114961747
     new = paper_instance(3, 40, TESTBED, regime="paper")
-    assert new.sync.sum() < inst.sync.sum() / 3    # the default exposes far less sync
+    assert new.sync.sum() < inst.sync.sum() / 3  # the default exposes far less sync
 
 
 def test_sync_exposure_metric():
@@ -372,6 +490,7 @@ def test_sync_exposure_metric():
     assert e["longer:B"] == 0.0
     assert e["ratio:fastest"] == e["ratio:A"] and e["longer:fastest"] == 0.5
 
+
 def test_regimes_paper_and_compressed():
     from hare_opt.generators import get_regime
 
@@ -386,8 +505,9 @@ def test_regimes_paper_and_compressed():
         assert j.switch_overhead == round(prof.switch_ms["hare"])  # kept at 1 ms
     old = build_instance(jobs, TESTBED, regime="compressed")
     assert old.time_unit == "100ms" and old.overhead.max() == 0
-    assert paper_jobs(5, 8) == paper_jobs(5, 8, regime="compressed", rounds=(2, 40),
-                                           mean_interarrival=30.0)
+    assert paper_jobs(5, 8) == paper_jobs(
+        5, 8, regime="compressed", rounds=(2, 40), mean_interarrival=30.0
+    )
     reg = get_regime("paper")
     assert reg.mean_interarrival(15) == reg.mean_interarrival(16) == reg.testbed_gap_s
     assert reg.mean_interarrival(100) == reg.mean_interarrival(180) == reg.large_gap_s
@@ -401,18 +521,21 @@ def test_isolated_jct_bounds_every_simulated_jct():
     from hare_opt.generators.regimes import isolated_jct
     from hare_opt.sim import simulate
 
-    inst = paper_instance(4, 6, "V100:3,T4:2,K80:1", regime="paper", rounds=(5, 60),
-                          mean_interarrival=5.0)
+    inst = paper_instance(
+        4, 6, "V100:3,T4:2,K80:1", regime="paper", rounds=(5, 60), mean_interarrival=5.0
+    )
     iso = isolated_jct(inst)
     for policy in ("srtf", "hare"):
         jct = simulate(inst, policy).jobs["jct"].to_numpy()
-        assert (jct >= iso).all()           # no schedule beats a job alone on the cluster
-        assert (jct <= 2 * iso).any()       # and the bound is not vacuous
+        assert (jct >= iso).all()  # no schedule beats a job alone on the cluster
+        assert (jct <= 2 * iso).any()  # and the bound is not vacuous
 
 
 def test_isolated_demand_grows_as_arrivals_crowd():
     from hare_opt.generators.regimes import isolated_demand
 
-    demand = [isolated_demand(paper_instance(3, 30, regime="paper", mean_interarrival=g))
-              for g in (200.0, 60.0, 20.0, 5.0)]
+    demand = [
+        isolated_demand(paper_instance(3, 30, regime="paper", mean_interarrival=g))
+        for g in (200.0, 60.0, 20.0, 5.0)
+    ]
     assert demand == sorted(demand) and demand[-1] > 2 * demand[0]

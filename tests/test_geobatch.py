@@ -48,10 +48,11 @@ def replay(inst: Instance, theta: float) -> dict[tuple[int, int, int], tuple[int
         heapq.heapify(events)
         while True:
             for j in sorted(ready, key=rank.get):
-                cands = sorted((g for g in idle if keep[j, g]),
-                               key=lambda g: (last[g] != j, p[j, g] + s[j, g],
-                                              inst.gpu_type_index[g], g))
-                for g in cands[:left[j]]:
+                cands = sorted(
+                    (g for g in idle if keep[j, g]),
+                    key=lambda g: (last[g] != j, p[j, g] + s[j, g], inst.gpu_type_index[g], g),
+                )
+                for g in cands[: left[j]]:
                     st = t if last[g] == j else t + int(o[j])
                     out[(j, rnd[j], int(inst.tasks_per_round[j]) - left[j])] = (g, st)
                     heapq.heappush(events, (st + int(p[j, g]), 0, g))
@@ -77,8 +78,10 @@ def replay(inst: Instance, theta: float) -> dict[tuple[int, int, int], tuple[int
 @given(inst=instances(max_jobs=5, max_tasks=30))
 def test_kernel_follows_the_list_rule(inst):
     sched, objective, stats = geobatch(inst)
-    rows = {(inst.job_index(j), int(r), int(k)): (inst.gpu_index(g), int(s))
-            for j, r, k, g, s in zip(sched.job, sched.round, sched.task, sched.gpu, sched.start)}
+    rows = {
+        (inst.job_index(j), int(r), int(k)): (inst.gpu_index(g), int(s))
+        for j, r, k, g, s in zip(sched.job, sched.round, sched.task, sched.gpu, sched.start)
+    }
     assert rows == replay(inst, stats["theta"])
     rep = check(inst, sched)
     assert rep.feasible, rep.violations
@@ -124,10 +127,11 @@ def assert_proof_steps(inst: Instance) -> None:
     tau = grid_start(inst)
     level = 0
     while len(scheduled) < inst.num_jobs:
-        cands = [j for j in order if j not in scheduled and inst.release[j] <= tau
-                 and span[j] <= tau]
+        cands = [
+            j for j in order if j not in scheduled and inst.release[j] <= tau and span[j] <= tau
+        ]
         batch = batches[level][1] if level < len(batches) and batches[level][0] == tau else []
-        assert batch == cands[:len(batch)]
+        assert batch == cands[: len(batch)]
         assert (not cands) == (not batch)
         assert sum(int(work[j]) for j in batch[:-1]) <= m * tau
         if len(batch) < len(cands):
@@ -140,24 +144,25 @@ def assert_proof_steps(inst: Instance) -> None:
         # Step 2 (batch start): when every GPU is free
         assert start == free
         batch_busy = int(busy[jobs].sum())
-        assert int(work[jobs].sum()) <= 2 * m * tau                  # knapsack plus one job
+        assert int(work[jobs].sum()) <= 2 * m * tau  # knapsack plus one job
         for j in jobs:
             # Step 3 (non-idling): C_j - max(S, r_j) <= busy / M'_j + R_j a_j
             a = int(inst.overhead[j]) + int(round_keep[j])
             ready = max(start, int(inst.release[j]))
             assert ready <= max(free, tau)
-            assert done[j] - ready <= Fraction(batch_busy, int(kept_gpus[j])) \
-                + int(inst.rounds[j]) * a
+            assert (
+                done[j] - ready <= Fraction(batch_busy, int(kept_gpus[j])) + int(inst.rounds[j]) * a
+            )
             assert busy[j] <= terms["lambda"] * int(work[j])
-            assert done[j] - ready <= rho * tau                      # batch makespan
-            assert done[j] <= 2 * rho * tau                          # Step 4
+            assert done[j] - ready <= rho * tau  # batch makespan
+            assert done[j] <= 2 * rho * tau  # Step 4
         free = int(sched.end[np.isin(sched.job_indices(inst), jobs)].max())
     # Step 5 (cover): the weight scheduled by tau_l is at least Obar_l
     for tau_l, cover in covers(inst):
         scheduled_w = sum(int(w[j]) for t, jobs in batches if t <= tau_l for j in jobs)
         assert scheduled_w >= cover
     lb = geometric_bound(inst)
-    assert objective <= terms["factor"] * lb                         # the theorem
+    assert objective <= terms["factor"] * lb  # the theorem
     assert objective <= stats["certificate"] * (1 + 1e-12)
 
 
@@ -168,9 +173,19 @@ def test_proof_steps_on_random_instances(inst):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_proof_steps_on_larger_instances(seed):
-    inst = random_instance(seed, n_jobs=40, n_gpus=12, rounds=(1, 20), tasks_per_round=(1, 8),
-                           heterogeneity=2.0, release_spread=400, sync=(0, 4), sync_map=True,
-                           switch_overhead=(0, 5), eligibility=0.3)
+    inst = random_instance(
+        seed,
+        n_jobs=40,
+        n_gpus=12,
+        rounds=(1, 20),
+        tasks_per_round=(1, 8),
+        heterogeneity=2.0,
+        release_spread=400,
+        sync=(0, 4),
+        sync_map=True,
+        switch_overhead=(0, 5),
+        eligibility=0.3,
+    )
     assert_proof_steps(inst)
     res = solve(inst, "geobatch")
     lb = lower_bound(inst)
@@ -203,9 +218,18 @@ def scaled(inst: Instance, copies: int) -> Instance:
 @pytest.mark.parametrize("eligibility", [0.0, 0.4])
 def test_factor_does_not_change_with_cluster_size(eligibility):
     for seed in range(5):
-        inst = random_instance(seed, n_jobs=10, n_gpus=6, rounds=(1, 5), tasks_per_round=(1, 6),
-                               heterogeneity=3.0, sync=(0, 3), sync_map=True,
-                               switch_overhead=(0, 4), eligibility=eligibility)
+        inst = random_instance(
+            seed,
+            n_jobs=10,
+            n_gpus=6,
+            rounds=(1, 5),
+            tasks_per_round=(1, 6),
+            heterogeneity=3.0,
+            sync=(0, 3),
+            sync_map=True,
+            switch_overhead=(0, 4),
+            eligibility=eligibility,
+        )
         base = approx_factor(inst)
         assert math.isfinite(base)
         for copies in (2, 3, 10):
@@ -216,13 +240,22 @@ def test_factor_does_not_change_with_cluster_size(eligibility):
 
 def test_full_eligibility_factor_is_free_of_the_cluster():
     # all GPUs eligible, theta = inf: Gamma = 1 for any number of GPUs of any type mix
-    jobs = (Job("a", {"A": 2, "B": 5}, rounds=3, tasks_per_round=4, sync_time={"A": 1, "B": 0},
-                switch_overhead=1),
-            Job("b", {"A": 7, "B": 3}, rounds=2, tasks_per_round=9, weight=4, release=5))
+    jobs = (
+        Job(
+            "a",
+            {"A": 2, "B": 5},
+            rounds=3,
+            tasks_per_round=4,
+            sync_time={"A": 1, "B": 0},
+            switch_overhead=1,
+        ),
+        Job("b", {"A": 7, "B": 3}, rounds=2, tasks_per_round=9, weight=4, release=5),
+    )
     factors = set()
     for na, nb in ((1, 1), (1, 40), (25, 3), (100, 100)):
-        gpus = tuple(GPU(f"a{i}", "A") for i in range(na)) + tuple(GPU(f"b{i}", "B")
-                                                                    for i in range(nb))
+        gpus = tuple(GPU(f"a{i}", "A") for i in range(na)) + tuple(
+            GPU(f"b{i}", "B") for i in range(nb)
+        )
         inst = Instance(gpus, jobs)
         terms = approx_terms(inst)
         assert terms["gamma"] == 1
@@ -240,8 +273,8 @@ def test_cascade_family_closed_form(k):
     m = 2**k
     res = solve(inst, "geobatch")
     assert res.objective == sum(m // 2**i * i for i in range(1, k + 1)) + (k + 1) + heavy * (k + 2)
-    opt = m + 3 * heavy            # a schedule with this value exists, and it is the
-    assert critical_path_bound(inst) == opt          # critical-path bound: it is OPT
+    opt = m + 3 * heavy  # a schedule with this value exists, and it is the
+    assert critical_path_bound(inst) == opt  # critical-path bound: it is OPT
     assert res.objective / opt > (k + 2) / 3 - 0.01  # grows like log2(M) / 3
     assert res.objective <= approx_factor(inst) * opt
     assert solve(inst, "hare").objective <= res.objective
@@ -256,8 +289,9 @@ def test_hare_is_never_worse_than_geobatch(k):
 
 
 def test_cli_bound_prints_the_factor(tmp_path, capsys):
-    inst = random_instance(4, n_jobs=5, n_gpus=4, sync=(1, 3), sync_map=True,
-                           switch_overhead=(0, 2), heterogeneity=2.0)
+    inst = random_instance(
+        4, n_jobs=5, n_gpus=4, sync=(1, 3), sync_map=True, switch_overhead=(0, 2), heterogeneity=2.0
+    )
     path = tmp_path / "i.json"
     save_instance(inst, path)
     assert main(["bound", str(path), "--json", "--no-lp"]) == 0
@@ -299,8 +333,9 @@ def test_falsify_hunts_geobatch_within_its_space():
     from hare_opt.falsify import Space, _valid, claimed_guarantee, falsify, mutate
     from hare_opt.falsify import random_candidate as random_doc
 
-    space = Space(max_tasks=6, max_gpus=3, model="full", eligibility="full", types=2,
-                  finite_alpha=False)
+    space = Space(
+        max_tasks=6, max_gpus=3, model="full", eligibility="full", types=2, finite_alpha=False
+    )
     rng = random.Random(3)
     data, seen = random_doc(rng, space), 0
     for _ in range(150):
@@ -310,8 +345,18 @@ def test_falsify_hunts_geobatch_within_its_space():
             data, seen = cand, seen + 1
             assert inst.eligible.all() and len(inst.gpu_types) <= 2
     assert seen > 30
-    runs = [falsify("geobatch", iterations=10, budget=300, seed=2, space=space, progress=False,
-                    score="ratio") for _ in range(2)]
+    runs = [
+        falsify(
+            "geobatch",
+            iterations=10,
+            budget=300,
+            seed=2,
+            space=space,
+            progress=False,
+            score="ratio",
+        )
+        for _ in range(2)
+    ]
     a, b = runs
     assert a.evaluated > 0 and (a.ratio, a.history) == (b.ratio, b.history)
     assert a.guarantee == approx_factor(a.instance) == claimed_guarantee(a.instance, "geobatch")

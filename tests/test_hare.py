@@ -41,15 +41,14 @@ def assert_theorem(inst: Instance, *, lp: bool = True, budget: int = 40_000) -> 
 
 @given(inst=instances())
 def test_hare_schedule_is_checked_and_within_guarantee(inst):
-    res = solve(inst, "hare")      # solve() runs the checker; check again independently
+    res = solve(inst, "hare")  # solve() runs the checker; check again independently
     rep = check(inst, res.schedule)
     assert rep.feasible, rep.violations
     assert rep.objective == res.objective and res.status == "feasible"
     assert_theorem(inst)
 
 
-@given(inst=instances(max_jobs=5, max_tasks=20),
-       perm=st.randoms(use_true_random=False))
+@given(inst=instances(max_jobs=5, max_tasks=20), perm=st.randoms(use_true_random=False))
 def test_any_order_any_dispatch_is_feasible(inst, perm):
     order = list(range(inst.num_jobs))
     perm.shuffle(order)
@@ -62,9 +61,19 @@ def test_any_order_any_dispatch_is_feasible(inst, perm):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_guarantee_on_larger_random_instances(seed):
-    inst = random_instance(seed, n_jobs=25, n_gpus=12, rounds=(1, 30), tasks_per_round=(1, 8),
-                           heterogeneity=2.0, release_spread=300, sync=(0, 4), sync_map=True,
-                           switch_overhead=(0, 5), eligibility=0.2)
+    inst = random_instance(
+        seed,
+        n_jobs=25,
+        n_gpus=12,
+        rounds=(1, 30),
+        tasks_per_round=(1, 8),
+        heterogeneity=2.0,
+        release_spread=300,
+        sync=(0, 4),
+        sync_map=True,
+        switch_overhead=(0, 5),
+        eligibility=0.2,
+    )
     assert_theorem(inst, budget=3000)
 
 
@@ -75,9 +84,17 @@ def test_guarantee_on_paper_instances(seed, switching):
 
 
 def test_improvement_never_hurts_and_is_deterministic():
-    inst = random_instance(5, n_jobs=12, n_gpus=5, rounds=(1, 6), tasks_per_round=(1, 4),
-                           heterogeneity=1.0, release_spread=40, sync=(0, 2),
-                           switch_overhead=(0, 2))
+    inst = random_instance(
+        5,
+        n_jobs=12,
+        n_gpus=5,
+        rounds=(1, 6),
+        tasks_per_round=(1, 4),
+        heterogeneity=1.0,
+        release_spread=40,
+        sync=(0, 2),
+        switch_overhead=(0, 2),
+    )
     quick = solve(inst, "hare", improve=False)
     full = solve(inst, "hare", budget=8000)
     again = solve(inst, "hare", budget=8000)
@@ -90,8 +107,14 @@ def test_round_block_matches_min_makespan_identical():
     # on an idle cluster the first round's barrier is release + round_time_first
     gpus = tuple(GPU(f"g{i}", t) for i, t in enumerate("ABBCC"))
     for k in (1, 3, 7, 40, 300):
-        job = Job("j", {"A": 2, "B": 5, "C": 9}, tasks_per_round=k, release=3,
-                  sync_time={"A": 4, "B": 1, "C": 0}, switch_overhead=2)
+        job = Job(
+            "j",
+            {"A": 2, "B": 5, "C": 9},
+            tasks_per_round=k,
+            release=3,
+            sync_time={"A": 4, "B": 1, "C": 0},
+            switch_overhead=2,
+        )
         inst = Instance(gpus, (job,))
         assert RoundEngine(inst).place_round(0) == 3 + inst.round_time_first[0]
 
@@ -107,6 +130,7 @@ def test_fig1_beats_the_paper_schedule():
     from pathlib import Path
 
     from hare_opt.io import load_instance
+
     inst = load_instance(Path(__file__).resolve().parents[1] / "instances" / "fig1.json")
     assert solve(inst, "hare").objective <= 17
     assert np.isfinite(guarantee(inst))
@@ -116,8 +140,16 @@ def test_falls_back_to_the_guaranteed_schedule(monkeypatch):
     # make the a-priori bound look violated: hare must return the serial plan schedule
     import hare_opt.heuristics.hare as hare_mod
 
-    inst = random_instance(3, n_jobs=6, n_gpus=3, rounds=(1, 3), tasks_per_round=(1, 3),
-                           release_spread=10, sync=(0, 2), switch_overhead=(0, 2))
+    inst = random_instance(
+        3,
+        n_jobs=6,
+        n_gpus=3,
+        rounds=(1, 3),
+        tasks_per_round=(1, 3),
+        release_spread=10,
+        sync=(0, 2),
+        switch_overhead=(0, 2),
+    )
     order, _ = guarantee_plan(inst)
     monkeypatch.setattr(hare_mod, "guarantee_plan", lambda i: (order, 0))
     res = solve(inst, "hare")
@@ -128,20 +160,35 @@ def test_falls_back_to_the_guaranteed_schedule(monkeypatch):
 def warm_residual(inst: Instance, state: ClusterState) -> tuple[Instance, Warm, list[int]]:
     """What an online planner sees: the unfinished jobs' remaining rounds and the cluster."""
     rows = [j for j in range(inst.num_jobs) if not state.done(j)]
-    jobs = [Job(inst.jobs[j].id, inst.jobs[j].task_time, int(inst.rounds[j] - state.round[j]),
-                inst.jobs[j].tasks_per_round, inst.jobs[j].weight,
-                int(max(inst.release[j], state.barrier[j])), inst.jobs[j].sync_time,
-                inst.jobs[j].switch_overhead) for j in rows]
+    jobs = [
+        Job(
+            inst.jobs[j].id,
+            inst.jobs[j].task_time,
+            int(inst.rounds[j] - state.round[j]),
+            inst.jobs[j].tasks_per_round,
+            inst.jobs[j].weight,
+            int(max(inst.release[j], state.barrier[j])),
+            inst.jobs[j].sync_time,
+            inst.jobs[j].switch_overhead,
+        )
+        for j in rows
+    ]
     pos = np.full(inst.num_jobs + 1, -1)
     pos[rows] = np.arange(len(rows))
-    warm = Warm(free=state.free.tolist(), last=pos[state.last].tolist(),
-                left=(inst.tasks_per_round[rows] - state.placed[rows]).tolist(),
-                carry=state.round_end[rows].tolist())
+    warm = Warm(
+        free=state.free.tolist(),
+        last=pos[state.last].tolist(),
+        left=(inst.tasks_per_round[rows] - state.placed[rows]).tolist(),
+        carry=state.round_end[rows].tolist(),
+    )
     return inst.with_jobs(jobs), warm, rows
 
 
-@given(inst=instances(max_jobs=5, max_gpus=3, max_tasks=16),
-       rnd=st.randoms(use_true_random=False), frac=st.floats(0, 1))
+@given(
+    inst=instances(max_jobs=5, max_gpus=3, max_tasks=16),
+    rnd=st.randoms(use_true_random=False),
+    frac=st.floats(0, 1),
+)
 def test_warm_plan_continues_a_running_cluster(inst, rnd, frac):
     """Part of the tasks placed (rounds left half-done, GPUs busy, setups paid): every
     dispatcher's warm plan of the rest, appended, is a feasible schedule of the whole
@@ -155,19 +202,36 @@ def test_warm_plan_continues_a_running_cluster(inst, rnd, frac):
     residual, warm, rows = warm_residual(inst, state)
     order = list(range(residual.num_jobs))
     rnd.shuffle(order)
-    done = sum(int(inst.weight[j]) * state.completion(j)
-               for j in range(inst.num_jobs) if state.done(j))
+    done = sum(
+        int(inst.weight[j]) * state.completion(j) for j in range(inst.num_jobs) if state.done(j)
+    )
     for run in DISPATCH.values():
         eng = run(residual, order, warm=warm)
         plan, past = eng.schedule(), state.schedule()
         first = np.array([int(state.round[rows[residual.job_index(j)]]) for j in plan.job])
-        whole = Schedule(*(np.concatenate([a, b]) for a, b in (
-            (past.job, plan.job), (past.round, plan.round + first), (past.task, plan.task),
-            (past.gpu, plan.gpu), (past.start, plan.start), (past.end, plan.end))))
+        whole = Schedule(
+            *(
+                np.concatenate([a, b])
+                for a, b in (
+                    (past.job, plan.job),
+                    (past.round, plan.round + first),
+                    (past.task, plan.task),
+                    (past.gpu, plan.gpu),
+                    (past.start, plan.start),
+                    (past.end, plan.end),
+                )
+            )
+        )
         rep = check(inst, whole)
         assert rep.feasible, rep.violations[:3]
         assert rep.objective == done + eng.objective()
-    cold = Warm([0] * inst.num_gpus, [-1] * inst.num_gpus, inst.tasks_per_round.tolist(),
-                [0] * inst.num_jobs)
-    assert (search_hare(inst, warm=cold, budget=2000).best.objective
-            == search_hare(inst, budget=2000).best.objective)
+    cold = Warm(
+        [0] * inst.num_gpus,
+        [-1] * inst.num_gpus,
+        inst.tasks_per_round.tolist(),
+        [0] * inst.num_jobs,
+    )
+    assert (
+        search_hare(inst, warm=cold, budget=2000).best.objective
+        == search_hare(inst, budget=2000).best.objective
+    )

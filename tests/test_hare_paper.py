@@ -66,8 +66,10 @@ def test_theorem_4_where_alpha_is_finite(inst):
         event("Theorem 4 violated at finite alpha (recorded, see instances/counterexamples)")
 
 
-@given(p=st.lists(st.integers(1, 6), min_size=1, max_size=5),
-       w=st.lists(st.integers(1, 6), min_size=5, max_size=5))
+@given(
+    p=st.lists(st.integers(1, 6), min_size=1, max_size=5),
+    w=st.lists(st.integers(1, 6), min_size=5, max_size=5),
+)
 def test_relaxation_exact_on_one_gpu(p, w):
     # One GPU, R = K = 1, no releases: the relaxation is an LP with one
     # constraint sum p_i x_i >= sum_{i<k} p_i p_k; its optimum loads all of it
@@ -118,8 +120,14 @@ def test_time_limited_relaxation_is_flagged():
     m.add_gpus("A", 2)
     m.add_gpus("B", 2)
     for i in range(8):
-        m.add_job({"A": 2 + i % 3, "B": 5 + i}, rounds=2, tasks_per_round=2, weight=1 + i % 4,
-                  release=i, sync_time=1)
+        m.add_job(
+            {"A": 2 + i % 3, "B": 5 + i},
+            rounds=2,
+            tasks_per_round=2,
+            weight=1 + i % 4,
+            release=i,
+            sync_time=1,
+        )
     inst = m.build("big")
     res = solve(inst, "hare-paper", time_limit=0.05)
     assert res.stats["relaxation_optimal"] is False
@@ -145,8 +153,11 @@ def test_counterexamples_still_violate(name):
     opt = solve(inst, "cpsat", time_limit=60)
     assert opt.status == "optimal"
     alpha = float(inst.alpha.max())
-    assert (res.objective, opt.objective, alpha) == (entry["objective"], entry["opt"],
-                                                     entry["alpha"])
+    assert (res.objective, opt.objective, alpha) == (
+        entry["objective"],
+        entry["opt"],
+        entry["alpha"],
+    )
     assert res.objective / opt.objective > alpha * (2 + alpha) == entry["guarantee"]
 
 
@@ -208,13 +219,28 @@ def test_ctrl_c_returns_the_schedule_exit_130_and_progress_names_the_phase(tmp_p
     from hare_opt.io import load_result
 
     out = tmp_path / "s.json"
-    proc = subprocess.Popen([sys.executable, "-m", "hare_opt.cli.main", "solve", str(SMALL02),
-                             "--solver", "hare-paper", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, env={**os.environ, "HARE_OPT_PROGRESS": "1"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hare_opt.cli.main",
+            "solve",
+            str(SMALL02),
+            "--solver",
+            "hare-paper",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "HARE_OPT_PROGRESS": "1"},
+    )
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(
-        raw.decode(errors="replace") for raw in proc.stderr), daemon=True)
+    reader = threading.Thread(
+        target=lambda: lines.extend(raw.decode(errors="replace") for raw in proc.stderr),
+        daemon=True,
+    )
     reader.start()
     deadline = time.time() + 120
     while not any("relaxation: MILP" in ln for ln in lines):
@@ -241,8 +267,14 @@ def test_per_type_relaxation_through_the_solver():
     m.add_gpus("A", 2)
     m.add_gpus("B", 2)
     for i in range(4):
-        m.add_job({"A": 2 + i % 3, "B": 5 + i}, rounds=2, tasks_per_round=2, weight=1 + i,
-                  release=i, sync_time=1)
+        m.add_job(
+            {"A": 2 + i % 3, "B": 5 + i},
+            rounds=2,
+            tasks_per_round=2,
+            weight=1 + i,
+            release=i,
+            sync_time=1,
+        )
     inst = m.build("types")
     per_gpu = solve(inst, "hare-paper")
     per_type = solve(inst, "hare-paper", relaxation="per-type")

@@ -43,13 +43,17 @@ def test_gavel_synthetic(tmp_path):
     assert list(unc.gpu_type) == ["k80"] and unc.scale_factor.item() == 2
 
 
-@pytest.mark.parametrize("data, match", [
-    ({"v100": {"('X', 1)": {"other": 1.0}}}, "'null'"),
-    ({"v100": {"('X', 1)": {"null": -1}}}, "'null'"),
-    ({"v100": {"ResNet-50": {"null": 1.0}}}, "job key"),
-    ({"v100": {"('X', 0)": {"null": 1.0}}}, "job key"),
-    ({"v100": [1, 2]}, "v100"),
-    ([1], "object")])
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        ({"v100": {"('X', 1)": {"other": 1.0}}}, "'null'"),
+        ({"v100": {"('X', 1)": {"null": -1}}}, "'null'"),
+        ({"v100": {"ResNet-50": {"null": 1.0}}}, "job key"),
+        ({"v100": {"('X', 0)": {"null": 1.0}}}, "job key"),
+        ({"v100": [1, 2]}, "v100"),
+        ([1], "object"),
+    ],
+)
 def test_gavel_errors(tmp_path, data, match):
     with pytest.raises(TraceError, match=match):
         load_gavel_throughputs(write_json(tmp_path / "g.json", data))
@@ -74,11 +78,15 @@ def test_philly_gavel_style(tmp_path):
 
 def test_philly_sia_style_gzip(tmp_path):
     path = tmp_path / "s.csv.gz"
-    pd.DataFrame({"timestamp": ["2017-10-09 07:01:55", "2017-10-09 06:13:03",
-                                "2017-10-09 07:02:05"],
-                  "duration": [66.0, 2951.0, 10.0], "num_gpus": [1, 2, 16],
-                  "gpu_time": [66.0, 5902.0, 160.0], "cluster": ["a", "b", "a"]}
-                 ).to_csv(path, index=False, compression="gzip")
+    pd.DataFrame(
+        {
+            "timestamp": ["2017-10-09 07:01:55", "2017-10-09 06:13:03", "2017-10-09 07:02:05"],
+            "duration": [66.0, 2951.0, 10.0],
+            "num_gpus": [1, 2, 16],
+            "gpu_time": [66.0, 5902.0, 160.0],
+            "cluster": ["a", "b", "a"],
+        }
+    ).to_csv(path, index=False, compression="gzip")
     df = load_philly_jobs(path)
     assert list(df.submit_s) == [2932.0, 0.0, 2942.0]  # seconds after the first submit
     assert list(df.cluster) == ["a", "b", "a"] and "gpu_time" in df.columns
@@ -88,14 +96,18 @@ def test_philly_sia_style_gzip(tmp_path):
     assert all(2 <= s.rounds <= 40 for s in specs)
 
 
-@pytest.mark.parametrize("text, match", [
-    ("duration_s,gpus_wanted\n10,1\n", "missing column 'num_gpus'"),
-    ("runtime,num_gpus\n10,1\nabc,2\n", r"line 3: column 'runtime'"),
-    ("duration,num_gpus\n10,0\n", r"line 2: column 'num_gpus'"),
-    ("duration,num_gpus\n10,1.5\n", r"line 2: column 'num_gpus': expected an integer"),
-    ("duration,num_gpus\ninf,1\n", r"line 2: column 'duration': expected a finite number"),
-    ("timestamp,duration,num_gpus\nnot-a-time,10,1\n", "line 2: column 'timestamp'"),
-    ("", "not a readable CSV")])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("duration_s,gpus_wanted\n10,1\n", "missing column 'num_gpus'"),
+        ("runtime,num_gpus\n10,1\nabc,2\n", r"line 3: column 'runtime'"),
+        ("duration,num_gpus\n10,0\n", r"line 2: column 'num_gpus'"),
+        ("duration,num_gpus\n10,1.5\n", r"line 2: column 'num_gpus': expected an integer"),
+        ("duration,num_gpus\ninf,1\n", r"line 2: column 'duration': expected a finite number"),
+        ("timestamp,duration,num_gpus\nnot-a-time,10,1\n", "line 2: column 'timestamp'"),
+        ("", "not a readable CSV"),
+    ],
+)
 def test_philly_errors(tmp_path, text, match):
     path = tmp_path / "bad.csv"
     path.write_text(text)
@@ -117,6 +129,7 @@ def test_specs_without_timestamps_are_poisson(tmp_path):
 
 
 # --- the shared reference data ---------------------------------------------------------
+
 
 @pytest.mark.shared_data
 def test_shared_gavel(shared_data):
@@ -146,7 +159,8 @@ def test_shared_philly(shared_data, tmp_path):
 @pytest.mark.shared_data
 def test_committed_tables_match_derivation(shared_data):
     spec = importlib.util.spec_from_file_location(
-        "derive_profiles", ROOT / "experiments" / "derive_profiles.py")
+        "derive_profiles", ROOT / "experiments" / "derive_profiles.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     for name, text in mod.derive().items():

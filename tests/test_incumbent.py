@@ -78,8 +78,13 @@ def test_a_malformed_or_foreign_board_reads_as_empty(tmp_path, case):
     inst, _ = case
     path = tmp_path / "best.json"
     board = SharedIncumbent(path)
-    for text in (b"\x80\x04K\x01.", b"{}", b'{"value": "1", "rows": []}', b"[1, 2]",
-                 b'{"value": 5, "rows": [[0, 0, 0, 99, 0]]}'):
+    for text in (
+        b"\x80\x04K\x01.",
+        b"{}",
+        b'{"value": "1", "rows": []}',
+        b"[1, 2]",
+        b'{"value": 5, "rows": [[0, 0, 0, 99, 0]]}',
+    ):
         path.write_bytes(text)
         board._seen = None
         assert board.peek() in (None, 5) and board.schedule(inst) is None

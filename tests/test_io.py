@@ -56,9 +56,13 @@ def test_instance_round_trip_is_exact_and_canonical(inst):
 
 
 def test_instance_round_trip_keeps_the_form_of_sync_time_and_nodes():
-    inst = Instance((GPU("g0", "A", "n0"), GPU("g1", "B")),
-                    (Job("j0", {"A": 2, "B": 3}, sync_time={"B": 1, "A": 0}),
-                     Job("j1", {"A": 1}, sync_time=np.int64(4), weight=np.int32(2))))
+    inst = Instance(
+        (GPU("g0", "A", "n0"), GPU("g1", "B")),
+        (
+            Job("j0", {"A": 2, "B": 3}, sync_time={"B": 1, "A": 0}),
+            Job("j1", {"A": 1}, sync_time=np.int64(4), weight=np.int32(2)),
+        ),
+    )
     d = json.loads(dumps_instance(inst))
     assert d["gpus"] == [{"id": "g0", "type": "A", "node": "n0"}, {"id": "g1", "type": "B"}]
     assert d["jobs"][0]["sync_time"] == {"B": 1, "A": 0}
@@ -67,27 +71,50 @@ def test_instance_round_trip_keeps_the_form_of_sync_time_and_nodes():
 
 
 def test_optional_fields_take_their_defaults():
-    doc = {"format": "hare-opt/instance@1", "name": "x", "gpus": [{"id": "g", "type": "A"}],
-           "jobs": [{"id": "j", "rounds": 1, "tasks_per_round": 1, "task_time": {"A": 2}}]}
+    doc = {
+        "format": "hare-opt/instance@1",
+        "name": "x",
+        "gpus": [{"id": "g", "type": "A"}],
+        "jobs": [{"id": "j", "rounds": 1, "tasks_per_round": 1, "task_time": {"A": 2}}],
+    }
     inst = load_instance(_write(json.dumps(doc)))
     j = inst.jobs[0]
-    assert (j.weight, j.release, j.sync_time, j.switch_overhead, inst.time_unit) == \
-        (1, 0, 0, 0, "s")
+    assert (j.weight, j.release, j.sync_time, j.switch_overhead, inst.time_unit) == (
+        1,
+        0,
+        0,
+        0,
+        "s",
+    )
 
 
-@given(feasible_schedules(), st.sampled_from(["optimal", "feasible"]),
-       st.sampled_from([None, 17, 2.5]))
+@given(
+    feasible_schedules(), st.sampled_from(["optimal", "feasible"]), st.sampled_from([None, 17, 2.5])
+)
 def test_schedule_round_trip_is_exact_and_canonical(case, status, bound):
     inst, sched = case
-    res = Result("test", status, sched, objective=123, lower_bound=bound, runtime_s=0.25,
-                 instance_name=inst.name)
+    res = Result(
+        "test",
+        status,
+        sched,
+        objective=123,
+        lower_bound=bound,
+        runtime_s=0.25,
+        instance_name=inst.name,
+    )
     path = _write("")
     save_result(res, path)
     text = path.read_text()
     back = load_result(path)
     assert back.schedule == sched
-    assert (back.solver, back.status, back.objective, back.lower_bound, back.runtime_s,
-            back.instance_name) == ("test", status, 123, bound, 0.25, inst.name)
+    assert (
+        back.solver,
+        back.status,
+        back.objective,
+        back.lower_bound,
+        back.runtime_s,
+        back.instance_name,
+    ) == ("test", status, 123, bound, 0.25, inst.name)
     assert dumps_result(back) == text
 
 
@@ -98,6 +125,7 @@ def test_empty_unknown_schedule_round_trips():
 
 
 # --- malformed instance files --------------------------------------------------------
+
 
 @given(broken_instance_docs())
 def test_every_broken_instance_file_is_rejected_naming_field_and_owner(case):
@@ -112,9 +140,15 @@ def test_every_broken_instance_file_is_rejected_naming_field_and_owner(case):
         assert owner in msg, msg
 
 
-@given(st.one_of(
-    st.integers(), st.text(), st.none(), st.lists(st.integers(), max_size=3),
-    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)))
+@given(
+    st.one_of(
+        st.integers(),
+        st.text(),
+        st.none(),
+        st.lists(st.integers(), max_size=3),
+        st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    )
+)
 def test_non_instance_json_is_rejected(value):
     with pytest.raises(InstanceError):
         load_instance(_write(json.dumps(value)))
@@ -130,10 +164,18 @@ def test_truncated_or_garbled_text_is_rejected(inst, data):
         load_result(_write(text[:cut]))
 
 
-@pytest.mark.parametrize("raw", [
-    b"\xff\xfe{not utf-8", b"", b"NaN", b"[" * 100_000 + b"]" * 100_000,
-    b'{"format": "hare-opt/instance@1", "name": "x", "gpus": [], "jobs": [' + b"9" * 5000 + b"]}",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\xff\xfe{not utf-8",
+        b"",
+        b"NaN",
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"format": "hare-opt/instance@1", "name": "x", "gpus": [], "jobs": ['
+        + b"9" * 5000
+        + b"]}",
+    ],
+)
 def test_pathological_files_give_clean_errors(raw):
     path = _write(raw)
     with pytest.raises(InstanceError):
@@ -151,6 +193,7 @@ def test_missing_file_and_directory():
 
 
 # --- malformed schedule files --------------------------------------------------------
+
 
 @given(broken_schedule_docs())
 def test_every_broken_schedule_file_is_rejected_naming_the_field(case):

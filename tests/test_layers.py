@@ -23,12 +23,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hare_opt"
 LAYERS = {
     "util": 0,
     "model": 1,
-    "io": 2, "checker": 2,
-    "generators": 3, "bounds": 3, "examples": 3, "analysis": 3,
+    "io": 2,
+    "checker": 2,
+    "generators": 3,
+    "bounds": 3,
+    "examples": 3,
+    "analysis": 3,
     "heuristics": 4,
-    "solvers": 5, "plot": 5,
+    "solvers": 5,
+    "plot": 5,
     "sim": 6,
-    "falsify": 7, "sweeps": 7,
+    "falsify": 7,
+    "sweeps": 7,
     "cli": 8,
 }
 
@@ -44,7 +50,8 @@ def module_name(path: Path) -> str:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def imports(path: Path, typing: bool = False) -> set[str]:
@@ -52,8 +59,7 @@ def imports(path: Path, typing: bool = False) -> set[str]:
     return imports_in(path.read_text(), module_name(path), path.name == "__init__.py", typing)
 
 
-def imports_in(source: str, me: str, is_package: bool = False,
-               typing: bool = False) -> set[str]:
+def imports_in(source: str, me: str, is_package: bool = False, typing: bool = False) -> set[str]:
     """hare_opt modules that ``source`` (module ``me``) imports at run time (``typing``:
     and for annotations, under ``if TYPE_CHECKING:``)."""
     tree = ast.parse(source)
@@ -145,8 +151,11 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_every_part_has_a_layer():
-    parts = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
-             if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
+    parts = {
+        p.stem if p.is_file() else p.name
+        for p in PACKAGE.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()
+    }
     assert parts <= set(LAYERS), f"give these a layer in LAYERS: {sorted(parts - set(LAYERS))}"
 
 
@@ -175,7 +184,9 @@ def test_no_import_cycle():
 #: policies, the entry point that picks an engine, and what builds workloads for it.
 #: The package's ``__init__`` is its facade.
 SIM_LAYERS = {
-    "events": 0, "semantics": 0, "results": 0,
+    "events": 0,
+    "semantics": 0,
+    "results": 0,
     "engine": 1,
     "policy": 2,
     "policies": 3,
@@ -211,15 +222,16 @@ def test_every_sim_module_has_a_layer():
 def test_sim_layers_only_point_down():
     """Inside the package too: an engine never imports a policy or the registry, the
     registry never a compiled core, a policy never the entry point."""
-    wrong = [f"{src} -> hare_opt.sim (the facade imports every layer)"
-             for src, dsts in graph(SIM, typing=True).items()
-             if sim_part(src) is not None and "hare_opt.sim" in dsts]
+    wrong = [
+        f"{src} -> hare_opt.sim (the facade imports every layer)"
+        for src, dsts in graph(SIM, typing=True).items()
+        if sim_part(src) is not None and "hare_opt.sim" in dsts
+    ]
     for src, dst in sim_graph().edges:
         a, b = sim_part(src), sim_part(dst)
         assert a is not None and b is not None
         if a != b and SIM_LAYERS[b] >= SIM_LAYERS[a]:
-            wrong.append(f"{src} -> {dst} ({a}: layer {SIM_LAYERS[a]}, {b}: "
-                         f"layer {SIM_LAYERS[b]})")
+            wrong.append(f"{src} -> {dst} ({a}: layer {SIM_LAYERS[a]}, {b}: layer {SIM_LAYERS[b]})")
     assert not wrong, "imports pointing up or sideways:\n" + "\n".join(sorted(wrong))
 
 
@@ -228,11 +240,13 @@ def test_only_the_policies_import_policies_and_the_registry_no_compiled_core():
     through the registry: neither imports a policy module; the registry names policies
     by string and its one engine import is the Protocol's home, the reference loop."""
     g = sim_graph()
-    into_policies = sorted(src for src, dst in g.edges
-                           if sim_part(dst) == "policies" and sim_part(src) != "policies")
+    into_policies = sorted(
+        src for src, dst in g.edges if sim_part(dst) == "policies" and sim_part(src) != "policies"
+    )
     assert not into_policies, into_policies
-    assert {d for d in g.successors("hare_opt.sim.policy") if sim_part(d) == "engine"} \
-        == {"hare_opt.sim.engine.reference"}
+    assert {d for d in g.successors("hare_opt.sim.policy") if sim_part(d) == "engine"} == {
+        "hare_opt.sim.engine.reference"
+    }
 
 
 def test_no_import_cycle_in_the_simulator_counting_annotations():
@@ -256,15 +270,18 @@ def test_the_cycle_finder_finds_cycles():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("import hare_opt.model\n", {"hare_opt.model"}),
-    ("from hare_opt.model import errors\n", {"hare_opt.model.errors"}),
-    ("from hare_opt.model import Instance\n", {"hare_opt.model"}),
-    ("from . import options\n", {"hare_opt.model.options"}),
-    ("from ..checker import check\n", {"hare_opt.checker.check"}),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import hare_opt.sim\n", set()),
-    ("def f():\n    from hare_opt import checker\n", {"hare_opt.checker"}),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("import hare_opt.model\n", {"hare_opt.model"}),
+        ("from hare_opt.model import errors\n", {"hare_opt.model.errors"}),
+        ("from hare_opt.model import Instance\n", {"hare_opt.model"}),
+        ("from . import options\n", {"hare_opt.model.options"}),
+        ("from ..checker import check\n", {"hare_opt.checker.check"}),
+        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import hare_opt.sim\n", set()),
+        ("def f():\n    from hare_opt import checker\n", {"hare_opt.checker"}),
+    ],
+)
 def test_the_scanner_sees_what_python_imports(source, expected):
     assert imports_in(source, "hare_opt.model.result") == expected
 

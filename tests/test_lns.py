@@ -56,7 +56,8 @@ def test_improves_a_poor_hint():
     inst = load_instance(INSTANCES / "small" / "small-14.json")
     fifo = solve(inst, "fifo")
     # small windows that CP-SAT (one worker) settles long before step_time: no timing in it
-    out = solve(inst, "lns", hint=fifo, work_limit=10, window=6, max_window=6, step_time=20,
-                threads=1)
+    out = solve(
+        inst, "lns", hint=fifo, work_limit=10, window=6, max_window=6, step_time=20, threads=1
+    )
     assert out.stats["start"] == "given"
     assert out.objective < fifo.objective

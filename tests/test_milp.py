@@ -38,23 +38,52 @@ def test_fig1_proved_below_paper():
 
 SETUP_CASES = [
     # two jobs sharing one GPU type: switching back and forth costs setups
-    _inst([Job("a", {"A": 2}, rounds=2, tasks_per_round=1, switch_overhead=2, sync_time=1),
-           Job("b", {"A": 1}, rounds=1, tasks_per_round=2, weight=3, switch_overhead=1)],
-          ["A", "A"]),
+    _inst(
+        [
+            Job("a", {"A": 2}, rounds=2, tasks_per_round=1, switch_overhead=2, sync_time=1),
+            Job("b", {"A": 1}, rounds=1, tasks_per_round=2, weight=3, switch_overhead=1),
+        ],
+        ["A", "A"],
+    ),
     # heterogeneous, per-type sync, releases, setup must not start before release
-    _inst([Job("a", {"A": 3, "B": 1}, rounds=2, tasks_per_round=1, release=2,
-               sync_time={"A": 0, "B": 2}, switch_overhead=3),
-           Job("b", {"A": 1}, rounds=1, tasks_per_round=2, weight=2, switch_overhead=1)],
-          ["A", "B"]),
+    _inst(
+        [
+            Job(
+                "a",
+                {"A": 3, "B": 1},
+                rounds=2,
+                tasks_per_round=1,
+                release=2,
+                sync_time={"A": 0, "B": 2},
+                switch_overhead=3,
+            ),
+            Job("b", {"A": 1}, rounds=1, tasks_per_round=2, weight=2, switch_overhead=1),
+        ],
+        ["A", "B"],
+    ),
     # one GPU, idle gap between two tasks of a job keeps its setup
-    _inst([Job("a", {"A": 1}, rounds=2, tasks_per_round=1, sync_time=3, switch_overhead=2),
-           Job("b", {"A": 5}, rounds=1, tasks_per_round=1, release=1, switch_overhead=1)],
-          ["A"]),
+    _inst(
+        [
+            Job("a", {"A": 1}, rounds=2, tasks_per_round=1, sync_time=3, switch_overhead=2),
+            Job("b", {"A": 5}, rounds=1, tasks_per_round=1, release=1, switch_overhead=1),
+        ],
+        ["A"],
+    ),
     # ineligible type and a round split over two GPUs of different speed
-    _inst([Job("a", {"A": 2, "B": 5}, rounds=1, tasks_per_round=3, sync_time={"A": 1, "B": 0},
-               switch_overhead=1),
-           Job("b", {"B": 2}, rounds=1, tasks_per_round=1, weight=4, release=1)],
-          ["A", "B"]),
+    _inst(
+        [
+            Job(
+                "a",
+                {"A": 2, "B": 5},
+                rounds=1,
+                tasks_per_round=3,
+                sync_time={"A": 1, "B": 0},
+                switch_overhead=1,
+            ),
+            Job("b", {"B": 2}, rounds=1, tasks_per_round=1, weight=4, release=1),
+        ],
+        ["A", "B"],
+    ),
 ]
 
 
@@ -92,8 +121,7 @@ def test_random_tiny_matches_brute_force(inst):
         assert res.stats["lp_bound"] <= res.objective + 1e-6
 
 
-@given(instances(max_tasks=6), st.sampled_from([solve_wspt, solve_eft, solve_fifo]),
-       st.booleans())
+@given(instances(max_tasks=6), st.sampled_from([solve_wspt, solve_eft, solve_fifo]), st.booleans())
 def test_every_feasible_schedule_satisfies_the_model(inst, rule, dense):
     """Soundness half of exactness: a heuristic's schedule, encoded, breaks no row."""
     start = rule(inst)
@@ -118,9 +146,18 @@ def test_random_with_setups_and_sync_optimal_below_heuristics(inst):
 
 def test_short_time_limit_never_claims_optimal():
     # 35 tasks with setups and syncs: HiGHS needs far more than the 2 s it is given
-    inst = random_instance(2, n_jobs=8, n_gpus=3, max_tasks=36, rounds=(1, 4),
-                           tasks_per_round=(1, 4), release_spread=10, sync=(0, 3),
-                           switch_overhead=(0, 2), max_task_time=10)
+    inst = random_instance(
+        2,
+        n_jobs=8,
+        n_gpus=3,
+        max_tasks=36,
+        rounds=(1, 4),
+        tasks_per_round=(1, 4),
+        release_spread=10,
+        sync=(0, 3),
+        switch_overhead=(0, 2),
+        max_task_time=10,
+    )
     res = solve(inst, "milp", time_limit=2, lp_bound=False)
     assert res.status == "feasible"
     assert res.lower_bound < res.objective

@@ -37,16 +37,27 @@ def raises(fn, field: str, owner: str) -> InstanceError:
 # --- validation -----------------------------------------------------------------------
 
 INT_FIELDS = {  # field: (smallest valid value, largest valid value)
-    "weight": (1, MAX_COUNT), "release": (0, MAX_TIME), "rounds": (1, MAX_COUNT),
-    "tasks_per_round": (1, MAX_COUNT), "switch_overhead": (0, MAX_TIME),
-    "sync_time": (0, MAX_TIME)}
+    "weight": (1, MAX_COUNT),
+    "release": (0, MAX_TIME),
+    "rounds": (1, MAX_COUNT),
+    "tasks_per_round": (1, MAX_COUNT),
+    "switch_overhead": (0, MAX_TIME),
+    "sync_time": (0, MAX_TIME),
+}
 
 
 def bad_ints(lo: int, hi: int) -> st.SearchStrategy:
     """Values an integer field in [lo, hi] must reject."""
-    return st.one_of(st.integers(max_value=lo - 1), st.integers(min_value=hi + 1),
-                     st.booleans(), st.floats(allow_nan=True), st.none(), st.text(max_size=3),
-                     st.just([1]), st.just(np.float64(2.0)))
+    return st.one_of(
+        st.integers(max_value=lo - 1),
+        st.integers(min_value=hi + 1),
+        st.booleans(),
+        st.floats(allow_nan=True),
+        st.none(),
+        st.text(max_size=3),
+        st.just([1]),
+        st.just(np.float64(2.0)),
+    )
 
 
 @pytest.mark.parametrize("name", sorted(INT_FIELDS))
@@ -65,56 +76,68 @@ def test_job_integer_limits_are_inclusive(name):
 
 @given(value=bad_ints(1, MAX_TIME), key=st.sampled_from(["A", "B"]))
 def test_bad_task_time_is_rejected_naming_the_type(value, key):
-    raises(lambda: job(task_time={"A": 4, "B": 6} | {key: value}), f"task_time.{key}",
-           "job 'j1'")
+    raises(lambda: job(task_time={"A": 4, "B": 6} | {key: value}), f"task_time.{key}", "job 'j1'")
 
 
-@pytest.mark.parametrize("kw, field", [
-    ({"task_time": {}}, "task_time"),
-    ({"task_time": [("A", 4)]}, "task_time"),
-    ({"task_time": {"": 4}}, "task_time"),
-    ({"task_time": {3: 4}}, "task_time"),
-    ({"sync_time": {"A": 1}}, "sync_time"),          # no entry for type B
-    ({"sync_time": {"A": 1, "B": -1}}, "sync_time.B"),
-    ({"sync_time": {"A": 1, "B": 0.5}}, "sync_time.B"),
-    ({"sync_time": "1"}, "sync_time"),
-])
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        ({"task_time": {}}, "task_time"),
+        ({"task_time": [("A", 4)]}, "task_time"),
+        ({"task_time": {"": 4}}, "task_time"),
+        ({"task_time": {3: 4}}, "task_time"),
+        ({"sync_time": {"A": 1}}, "sync_time"),  # no entry for type B
+        ({"sync_time": {"A": 1, "B": -1}}, "sync_time.B"),
+        ({"sync_time": {"A": 1, "B": 0.5}}, "sync_time.B"),
+        ({"sync_time": "1"}, "sync_time"),
+    ],
+)
 def test_bad_maps_are_rejected(kw, field):
     raises(lambda: job(**kw), field, "job 'j1'")
 
 
-@pytest.mark.parametrize("make, field, owner", [
-    (lambda: job(id=""), "id", "job"),
-    (lambda: job(id=7), "id", "job"),
-    (lambda: GPU("", "A"), "id", "gpu"),
-    (lambda: GPU(None, "A"), "id", "gpu"),
-    (lambda: GPU("g", ""), "type", "gpu 'g'"),
-    (lambda: GPU("g", 3), "type", "gpu 'g'"),
-    (lambda: GPU("g", "A", ""), "node", "gpu 'g'"),
-    (lambda: Instance((), (job(),)), "gpus", "instance"),
-    (lambda: Instance(GPUS, ()), "jobs", "instance"),
-    (lambda: Instance(GPUS, (job(),), name=""), "name", "instance"),
-    (lambda: Instance(GPUS, (job(),), time_unit=None), "time_unit", "instance"),
-    (lambda: Instance(GPUS + (GPU("g0", "C"),), (job(),)), "id", "gpu 'g0'"),
-    (lambda: Instance(GPUS, (job(), job(task_time={"A": 1}))), "id", "job 'j1'"),
-    (lambda: Instance(GPUS, (job(), "j2")), "jobs", "instance"),
-    (lambda: Instance(GPUS, (job(task_time={"K80": 3}),)), "task_time", "job 'j1'"),
-])
+@pytest.mark.parametrize(
+    "make, field, owner",
+    [
+        (lambda: job(id=""), "id", "job"),
+        (lambda: job(id=7), "id", "job"),
+        (lambda: GPU("", "A"), "id", "gpu"),
+        (lambda: GPU(None, "A"), "id", "gpu"),
+        (lambda: GPU("g", ""), "type", "gpu 'g'"),
+        (lambda: GPU("g", 3), "type", "gpu 'g'"),
+        (lambda: GPU("g", "A", ""), "node", "gpu 'g'"),
+        (lambda: Instance((), (job(),)), "gpus", "instance"),
+        (lambda: Instance(GPUS, ()), "jobs", "instance"),
+        (lambda: Instance(GPUS, (job(),), name=""), "name", "instance"),
+        (lambda: Instance(GPUS, (job(),), time_unit=None), "time_unit", "instance"),
+        (lambda: Instance(GPUS + (GPU("g0", "C"),), (job(),)), "id", "gpu 'g0'"),
+        (lambda: Instance(GPUS, (job(), job(task_time={"A": 1}))), "id", "job 'j1'"),
+        (lambda: Instance(GPUS, (job(), "j2")), "jobs", "instance"),
+        (lambda: Instance(GPUS, (job(task_time={"K80": 3}),)), "task_time", "job 'j1'"),
+    ],
+)
 def test_structural_rules(make, field, owner):
     raises(make, field, owner)
 
 
 def test_job_no_gpu_can_run_names_the_types():
-    err = raises(lambda: Instance(GPUS, (job(task_time={"K80": 3, "T4": 1}),)), "task_time",
-                 "job 'j1'")
+    err = raises(
+        lambda: Instance(GPUS, (job(task_time={"K80": 3, "T4": 1}),)), "task_time", "job 'j1'"
+    )
     assert "K80" in str(err) and "'A'" in str(err)
 
 
 def test_defaults_and_accepted_forms():
     j = Job("x", {"A": 2})
-    assert (j.rounds, j.tasks_per_round, j.weight, j.release, j.sync_time,
-            j.switch_overhead) == (1, 1, 1, 0, 0, 0)
-    assert type(job(weight=np.int64(3)).weight) is int   # numpy ints become plain ints
+    assert (j.rounds, j.tasks_per_round, j.weight, j.release, j.sync_time, j.switch_overhead) == (
+        1,
+        1,
+        1,
+        0,
+        0,
+        0,
+    )
+    assert type(job(weight=np.int64(3)).weight) is int  # numpy ints become plain ints
     # A sync map may name more types than the job runs on; the extras are ignored.
     assert job(sync_time={"A": 1, "B": 2, "Z": 9}).sync_on("B") == 2
     # Fields are frozen: an instance once valid stays valid.
@@ -129,8 +152,11 @@ def test_any_single_bad_field_of_a_valid_instance_is_caught(inst, data):
     value = data.draw(bad_ints(*INT_FIELDS[name]))
     jobs = list(inst.jobs)
     bad = jobs[k]
-    raises(lambda: inst.with_jobs(jobs[:k] + [replace(bad, **{name: value})] + jobs[k + 1:]),
-           name, f"job {bad.id!r}")
+    raises(
+        lambda: inst.with_jobs(jobs[:k] + [replace(bad, **{name: value})] + jobs[k + 1 :]),
+        name,
+        f"job {bad.id!r}",
+    )
 
 
 # --- derived views --------------------------------------------------------------------
@@ -150,8 +176,9 @@ def test_job_by_gpu_views(inst):
             assert inst.proc[i, g] == (j.task_time[gpu.type] if runs else 0)
             assert inst.sync[i, g] == (j.sync_on(gpu.type) if runs else 0)
             assert inst.gpu_types[inst.gpu_type_index[g]] == gpu.type
-        assert inst.min_task_time[i] == min(t for ty, t in j.task_time.items()
-                                            if ty in inst.gpu_types)
+        assert inst.min_task_time[i] == min(
+            t for ty, t in j.task_time.items() if ty in inst.gpu_types
+        )
         assert inst.min_work[i] == j.num_tasks * inst.min_task_time[i]
         assert inst.job_index(j.id) == i
     assert inst.num_tasks == sum(j.num_tasks for j in inst.jobs)
@@ -188,9 +215,10 @@ def test_min_round_time_brute_force_over_literal_assignments():
     # The count-vector shortcut above, checked once against every assignment of tasks.
     proc, sync = [3, 5, 2], [1, 0, 4]
     for count in range(1, 6):
-        want = min(max(2 + sum(1 for a in assign if a == g) * proc[g] + sync[g]
-                       for g in set(assign))
-                   for assign in itertools.product(range(3), repeat=count))
+        want = min(
+            max(2 + sum(1 for a in assign if a == g) * proc[g] + sync[g] for g in set(assign))
+            for assign in itertools.product(range(3), repeat=count)
+        )
         assert round_time(proc, sync, count, 2) == want
 
 

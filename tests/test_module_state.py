@@ -19,27 +19,40 @@ from hare_opt.util.registry import Registry
 
 #: (module, name) -> why the process, not one call, owns it.
 ALLOWED: dict[tuple[str, str], str] = {
-    ("hare_opt.cli.main", "_skip_teardown"):
-        "one command per process: after a signal it skips the interpreter's teardown",
-    ("hare_opt.heuristics.rounds", "_fixed_memo"):
-        "a cache keyed by a weak reference to the instance: a hit returns what a miss "
-        "computes",
-    ("hare_opt.solvers.base", "_warm"):
-        "kernel groups this process loaded: numba's dispatchers are process-wide",
-    ("hare_opt.solvers.exact", "_loaded_s"):
-        "seconds this process spent loading kernels mid-solve (reported, not decided on)",
-    ("hare_opt.util.highs", "_threads"):
-        "HiGHS fixes its thread pool once per process; later calls must ask for the same",
+    (
+        "hare_opt.cli.main",
+        "_skip_teardown",
+    ): "one command per process: after a signal it skips the interpreter's teardown",
+    (
+        "hare_opt.heuristics.rounds",
+        "_fixed_memo",
+    ): "a cache keyed by a weak reference to the instance: a hit returns what a miss computes",
+    (
+        "hare_opt.solvers.base",
+        "_warm",
+    ): "kernel groups this process loaded: numba's dispatchers are process-wide",
+    (
+        "hare_opt.solvers.exact",
+        "_loaded_s",
+    ): "seconds this process spent loading kernels mid-solve (reported, not decided on)",
+    (
+        "hare_opt.util.highs",
+        "_threads",
+    ): "HiGHS fixes its thread pool once per process; later calls must ask for the same",
     ("hare_opt.util.interrupt", "_events"): "signal handlers are process-wide in Python",
     ("hare_opt.util.interrupt", "_groups"): "signal handlers are process-wide in Python",
     ("hare_opt.util.interrupt", "_abandoned"): "signal handlers are process-wide in Python",
     ("hare_opt.util.interrupt", "_state"): "signal handlers are process-wide in Python",
-    ("hare_opt.util.startup", "_prior"):
-        "the signal handlers the start-up guard replaced (process-wide)",
+    (
+        "hare_opt.util.startup",
+        "_prior",
+    ): "the signal handlers the start-up guard replaced (process-wide)",
     ("hare_opt.util.jit", "_clock"): "numba's compile events are process-wide",
     ("hare_opt.util.progress", "_active"): "the process's one terminal progress line",
-    ("hare_opt.util.version", "_USED"):
-        "modules and data this process used, a record beside sys.modules (cache keys)",
+    (
+        "hare_opt.util.version",
+        "_USED",
+    ): "modules and data this process used, a record beside sys.modules (cache keys)",
     # the last value of a registration loop (``for _spec in (...): register(_spec)``):
     # a spec already in its registry, never read again
     ("hare_opt.bounds.lower", "_spec"): "registration loop variable",
@@ -50,8 +63,10 @@ ALLOWED: dict[tuple[str, str], str] = {
 
 
 def modules() -> list[types.ModuleType]:
-    return [importlib.import_module(m.name)
-            for m in pkgutil.walk_packages(hare_opt.__path__, "hare_opt.")]
+    return [
+        importlib.import_module(m.name)
+        for m in pkgutil.walk_packages(hare_opt.__path__, "hare_opt.")
+    ]
 
 
 def constant(name: str) -> bool:
@@ -62,16 +77,21 @@ def mutable(value: object) -> bool:
     if isinstance(value, (types.ModuleType, types.FunctionType, type, Registry)):
         return False
     return isinstance(value, (list, dict, set, bytearray)) or (
-        type(value).__module__.startswith("hare_opt") and not callable(value)
-        and not isinstance(value, (tuple, frozenset)))
+        type(value).__module__.startswith("hare_opt")
+        and not callable(value)
+        and not isinstance(value, (tuple, frozenset))
+    )
 
 
 def test_mutable_module_state_is_listed_with_its_reason():
-    found = {(mod.__name__, k) for mod in modules() for k, v in vars(mod).items()
-             if not k.startswith("__") and not constant(k) and mutable(v)}
+    found = {
+        (mod.__name__, k)
+        for mod in modules()
+        for k, v in vars(mod).items()
+        if not k.startswith("__") and not constant(k) and mutable(v)
+    }
     found |= {(m, k) for (m, k) in ALLOWED if constant(k)}  # a record named as a constant
-    assert found == set(ALLOWED), (sorted(found - set(ALLOWED)),
-                                   sorted(set(ALLOWED) - found))
+    assert found == set(ALLOWED), (sorted(found - set(ALLOWED)), sorted(set(ALLOWED) - found))
 
 
 def test_a_run_writes_no_module_constant():
@@ -81,9 +101,12 @@ def test_a_run_writes_no_module_constant():
     from hare_opt.sim import simulate
     from hare_opt.solvers import solve
 
-    tables = {(mod.__name__, k): v for mod in modules() for k, v in vars(mod).items()
-              if constant(k) and isinstance(v, (list, dict, set))
-              and (mod.__name__, k) not in ALLOWED}
+    tables = {
+        (mod.__name__, k): v
+        for mod in modules()
+        for k, v in vars(mod).items()
+        if constant(k) and isinstance(v, (list, dict, set)) and (mod.__name__, k) not in ALLOWED
+    }
     before = {key: copy.deepcopy(v) for key, v in tables.items()}
     inst = fig1_instance()
     for solver in ("hare", "wspt", "cpsat"):

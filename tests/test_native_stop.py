@@ -55,10 +55,16 @@ def test_the_relaxation_returns_soon_after_a_stop_in_its_milp():
         def fire() -> None:
             stopped_at.append(time.perf_counter())
             stop.set()
+
         threading.Timer(1.0, fire).start()
 
-    rel = solve_relaxation(inst, relaxation=opts.relaxation, stop=stop, on_start=on_start,
-                           max_assignments=opts.max_assignments)
+    rel = solve_relaxation(
+        inst,
+        relaxation=opts.relaxation,
+        stop=stop,
+        on_start=on_start,
+        max_assignments=opts.max_assignments,
+    )
     took = time.perf_counter() - stopped_at[0]
     assert rel.stats["stopped_by"] == "interrupted" and not rel.optimal
     assert took < interrupt.ABANDON_S + 2.5, took  # the root LP alone runs ~9 s
@@ -97,15 +103,29 @@ print("not reached")
 
 def test_end_process_exits_at_once_with_exit_handlers_when_a_worker_was_let_go():
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", END], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60, env={**os.environ})
+    out = subprocess.run(
+        [sys.executable, "-c", END],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ},
+    )
     assert out.returncode == 7, out.stderr
     assert out.stdout.splitlines() == ["output kept", "exit handlers ran"]
     assert time.perf_counter() - t0 < 20  # not the worker's 30 s
 
 
 def test_end_process_returns_when_nothing_was_let_go():
-    out = subprocess.run([sys.executable, "-c", "from hare_opt.util import interrupt\n"
-                          "interrupt.end_process(7)\nprint('went on')"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from hare_opt.util import interrupt\ninterrupt.end_process(7)\nprint('went on')",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0 and out.stdout.strip() == "went on", out.stderr

@@ -63,7 +63,7 @@ def test_an_interrupted_plot_keeps_the_old_chart(tmp_path, monkeypatch):
 
     def cut_short(self, fname, *args, **kwargs):
         real(self, fname, *args, **kwargs)  # the whole chart, in the temporary file ...
-        raise KeyboardInterrupt               # ... and then Ctrl-C before the rename
+        raise KeyboardInterrupt  # ... and then Ctrl-C before the rename
 
     monkeypatch.setattr(Figure, "savefig", cut_short)
     with pytest.raises(KeyboardInterrupt):
@@ -90,8 +90,10 @@ def test_standard_output_holds_the_output_alone():
 
 def test_dev_null_is_written_through(tmp_path):
     assert destination(os.devnull).kind == "discard"
-    for argv in (["solve", FIG1, "--solver", "wspt", "--out", os.devnull],
-                 ["plot", FIG1, FIG1_C, "--out", os.devnull]):
+    for argv in (
+        ["solve", FIG1, "--solver", "wspt", "--out", os.devnull],
+        ["plot", FIG1, FIG1_C, "--out", os.devnull],
+    ):
         code, _, err = run(argv)
         assert code == 0, err
     assert Path(os.devnull).is_char_device()
@@ -104,7 +106,7 @@ def test_a_named_pipe_gets_the_whole_output_or_is_refused(tmp_path):
     line = refused(["solve", FIG1, "--solver", "wspt", "--out", str(fifo)])
     assert "no process reads" in line and stat.S_ISFIFO(fifo.stat().st_mode)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader (the schedule < 64 KiB
-    try:                                                 # fits in the pipe's buffer)
+    try:  # fits in the pipe's buffer)
         code, _, err = run(["solve", FIG1, "--solver", "wspt", "--out", str(fifo)])
         got = os.read(reader, 1 << 16)
     finally:
@@ -137,10 +139,12 @@ def test_special_files_are_refused_before_any_work(tmp_path, kind):
         sock.bind(target)
     else:
         target = str(tmp_path)
-    for argv in (["solve", FIG1, "--solver", "wspt", "--out", target],
-                 ["plot", FIG1, FIG1_C, "--out", target],
-                 ["simulate", "--instance", FIG1, "--no-progress", "--out", target],
-                 ["generate", "random", "--out", target]):
+    for argv in (
+        ["solve", FIG1, "--solver", "wspt", "--out", target],
+        ["plot", FIG1, FIG1_C, "--out", target],
+        ["simulate", "--instance", FIG1, "--no-progress", "--out", target],
+        ["generate", "random", "--out", target],
+    ):
         refused(argv)
     with pytest.raises(OutputError):
         atomic_write_text(target, "x")
@@ -162,9 +166,11 @@ RAW_WRITERS = {
     ("hare_opt/solvers/incumbent.py", "json.dump("): "tmp + os.replace under the lock",
     ("hare_opt/solvers/incumbent.py", "os.replace("): "tmp + os.replace under the lock",
 }
-WRITES = re.compile(r"(?<!\w)(?:write_text\(|write_bytes\(|open\([^)]*['\"][wax]b?\+?['\"]|"
-                    r"os\.replace\(|os\.rename\(|mkstemp\(|savefig\(|to_csv\((?!index=|\))|"
-                    r"json\.dump\()")
+WRITES = re.compile(
+    r"(?<!\w)(?:write_text\(|write_bytes\(|open\([^)]*['\"][wax]b?\+?['\"]|"
+    r"os\.replace\(|os\.rename\(|mkstemp\(|savefig\(|to_csv\((?!index=|\))|"
+    r"json\.dump\()"
+)
 
 
 def test_every_writer_goes_through_the_one_helper():
@@ -176,8 +182,13 @@ def test_every_writer_goes_through_the_one_helper():
         for line in path.read_text().splitlines():
             for m in WRITES.finditer(line):
                 pattern = m.group(0)
-                key = "open(" if pattern.startswith("open(") else \
-                    "to_csv(" if pattern.startswith("to_csv(") else pattern
+                key = (
+                    "open("
+                    if pattern.startswith("open(")
+                    else "to_csv("
+                    if pattern.startswith("to_csv(")
+                    else pattern
+                )
                 found.add((rel, key))
     assert found <= set(RAW_WRITERS), sorted(found - set(RAW_WRITERS))
     assert set(RAW_WRITERS) <= found, sorted(set(RAW_WRITERS) - found)  # no stale excuse

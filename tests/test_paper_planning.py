@@ -39,16 +39,19 @@ def minimal_case():
     m = Model()
     m.add_gpus("V100", 2)
     for _ in range(4):
-        m.add_job({"V100": 56}, rounds=40, tasks_per_round=1, sync_time=150,
-                  switch_overhead=3)
+        m.add_job({"V100": 56}, rounds=40, tasks_per_round=1, sync_time=150, switch_overhead=3)
     return m.build("minimal")
 
 
 # --- step 3 ----------------------------------------------------------------------
 
+
 @settings(max_examples=40)
-@given(inst=instances(max_jobs=4, max_gpus=4, max_rounds=5, max_tasks=40, max_time=4),
-       data=st.data(), step3=st.sampled_from(["phi", "start"]))
+@given(
+    inst=instances(max_jobs=4, max_gpus=4, max_rounds=5, max_tasks=40, max_time=4),
+    data=st.data(),
+    step3=st.sampled_from(["phi", "start"]),
+)
 def test_compiled_step3_is_the_python_rule(inst, data, step3):
     """Same schedule, row for row, from a running cluster (busy GPUs, last jobs, partly
     started rounds), on small times so that ties are frequent."""
@@ -56,10 +59,12 @@ def test_compiled_step3_is_the_python_rule(inst, data, step3):
     warm = None
     if data.draw(st.booleans()):
         left = [data.draw(st.integers(1, int(k))) for k in inst.tasks_per_round]
-        warm = Warm(free=data.draw(st.lists(st.integers(0, 6), min_size=m, max_size=m)),
-                    last=data.draw(st.lists(st.integers(-1, n - 1), min_size=m, max_size=m)),
-                    left=left, carry=data.draw(st.lists(st.integers(0, 8), min_size=n,
-                                                        max_size=n)))
+        warm = Warm(
+            free=data.draw(st.lists(st.integers(0, 6), min_size=m, max_size=m)),
+            last=data.draw(st.lists(st.integers(-1, n - 1), min_size=m, max_size=m)),
+            left=left,
+            carry=data.draw(st.lists(st.integers(0, 8), min_size=n, max_size=n)),
+        )
     started = inst.tasks_per_round - np.asarray(warm.left) if warm else 0
     jobs = np.repeat(np.arange(n), inst.rounds * inst.tasks_per_round - started)
     jobs = np.array(data.draw(st.permutations(jobs.tolist())), dtype=np.int64)
@@ -92,6 +97,7 @@ def test_the_two_readings_of_step_3_differ():
 
 # --- batch-level plans and coarsening -----------------------------------------------
 
+
 @settings(max_examples=20)
 @given(inst=instances(max_jobs=4, max_gpus=3, max_rounds=7, max_tasks=30))
 @pytest.mark.parametrize("b", [1, 2, 3])
@@ -113,8 +119,10 @@ def test_blocks_relax_coarse_and_order_every_batch(b, inst):
     assert pair_count(coarse) <= pair_count(inst)
     rel = solve_relaxation(coarse, max_rounds=0, relaxation="per-type")
     jobs, inversions = task_order(inst, rel, b)
-    assert np.bincount(jobs, minlength=inst.num_jobs).tolist() == \
-        (inst.rounds * inst.tasks_per_round).tolist()
+    assert (
+        np.bincount(jobs, minlength=inst.num_jobs).tolist()
+        == (inst.rounds * inst.tasks_per_round).tolist()
+    )
     from hare_opt.heuristics.hare_paper import batch_priorities
 
     job, rnd, task, x, _ = batch_priorities(inst, rel, b)
@@ -154,13 +162,15 @@ def test_block_size_is_the_smallest_that_fits():
 
 SHAPES = {  # small paper-regime workloads with jobs of 30-100 rounds: b = 10 leaves each
     # job at least 3 blocks, as the automatic block size does in the paper regime
-    "testbed-types": lambda s: paper_instance(s, 5, "V100:2,T4:1,K80:1,M60:1", regime="paper",
-                                              rounds=(30, 100), mean_interarrival=2.0),
-    "v100+k80": lambda s: paper_instance(s, 4, "V100:2,K80:1", regime="paper",
-                                         rounds=(30, 100), mean_interarrival=1.0),
-    "multi-gpu-jobs": lambda s: paper_instance(s, 4, "V100:3,T4:2", regime="paper",
-                                               rounds=(30, 80), max_gpus=3,
-                                               mean_interarrival=0.5),
+    "testbed-types": lambda s: paper_instance(
+        s, 5, "V100:2,T4:1,K80:1,M60:1", regime="paper", rounds=(30, 100), mean_interarrival=2.0
+    ),
+    "v100+k80": lambda s: paper_instance(
+        s, 4, "V100:2,K80:1", regime="paper", rounds=(30, 100), mean_interarrival=1.0
+    ),
+    "multi-gpu-jobs": lambda s: paper_instance(
+        s, 4, "V100:3,T4:2", regime="paper", rounds=(30, 80), max_gpus=3, mean_interarrival=0.5
+    ),
 }
 
 
@@ -200,6 +210,7 @@ def test_minimal_case_is_not_worse_than_fifo():
 
 # --- step 1's budget ---------------------------------------------------------------------
 
+
 def _budget_runs(seed, step3, **setting):
     """Total weighted JCT and capped searches at the default cap of step 1's search and
     at ten times it, on the reproduction's workload (seeds 3000-..., not evaluation or
@@ -209,8 +220,9 @@ def _budget_runs(seed, step3, **setting):
 
     out = {}
     for cap in (SEARCH_EVALS, 10 * SEARCH_EVALS):
-        row = simulate_cell(seed=seed, policy=f"hare-paper:step3={step3}",
-                            options={"search_evals": cap}, **setting)[0]
+        row = simulate_cell(
+            seed=seed, policy=f"hare-paper:step3={step3}", options={"search_evals": cap}, **setting
+        )[0]
         out[cap] = (row["total_weighted_jct_s"], row["search_capped"], row["plans"])
     return out[SEARCH_EVALS], out[10 * SEARCH_EVALS]
 
@@ -239,8 +251,11 @@ def test_step1_budget_does_not_decide_results_on_more_seeds(step3, setting):
     """As above on four more testbed seeds, and on 160 GPUs with 300 jobs (seed 3000)."""
     from hare_opt.sweeps.items import large
 
-    runs = ([(s, _testbed()) for s in range(3001, 3005)] if setting == "testbed"
-            else [(3000, large(160, 300))])
+    runs = (
+        [(s, _testbed()) for s in range(3001, 3005)]
+        if setting == "testbed"
+        else [(3000, large(160, 300))]
+    )
     for seed, params in runs:
         (base, _, _), (more, capped, _) = _budget_runs(seed, step3, **params)
         assert capped == 0
@@ -248,6 +263,7 @@ def test_step1_budget_does_not_decide_results_on_more_seeds(step3, setting):
 
 
 # --- the relaxation's effect on the order ---------------------------------------------
+
 
 def test_order_change_measures_positions_and_pairs():
     inst = paper_instance(1, 4, "V100:2,K80:1", regime="paper", rounds=(6, 40))
@@ -265,8 +281,7 @@ def test_the_milp_effect_on_the_order_is_counted():
     planner counts the plans whose order it changed; with the defaults (no MILP) the count
     is 0 and the search's own effect is counted instead."""
     inst = random_instance(5, n_jobs=4, n_gpus=3, max_tasks=12, name="milp-moves")
-    milp = simulate(inst, "hare-paper", max_rounds=3, node_limit=200,
-                    search_evals=0).result.stats
+    milp = simulate(inst, "hare-paper", max_rounds=3, node_limit=200, search_evals=0).result.stats
     base = simulate(inst, "hare-paper").result.stats
     assert milp["order_changed_by_milp"] >= 1 and milp["order_moved_by_milp_max"] > 0
     assert milp["order_changed_by_search"] == 0  # no search
@@ -279,8 +294,9 @@ def test_the_milp_effect_on_the_order_is_counted():
 
 def test_an_exceeded_pair_budget_is_counted():
     """Every job one block and still over the budget: the plan goes ahead and says so."""
-    inst = paper_instance(1, 4, "V100:2,K80:1", regime="paper", rounds=(6, 40),
-                          mean_interarrival=1.0)
+    inst = paper_instance(
+        1, 4, "V100:2,K80:1", regime="paper", rounds=(6, 40), mean_interarrival=1.0
+    )
     stats = simulate(inst, "hare-paper", pairs=3).result.stats
     assert 0 < stats["pairs_over_budget"] <= stats["plans"]
     assert stats["pairs_max"] > 3
@@ -288,15 +304,22 @@ def test_an_exceeded_pair_budget_is_counted():
 
 # --- options and named variants -------------------------------------------------------
 
+
 def test_policy_variants_by_name():
     inst = two_readings_instance()
     run = simulate(inst, "hare-paper:step3=start")
     assert run.policy == "hare-paper:step3=start" and run.metrics["policy"] == run.policy
     assert run.metrics["total_weighted_jct"] == 15
     assert parse_policy_spec("hare-paper:step3=start,pairs=500,max_rounds=1") == (
-        "hare-paper", {"step3": "start", "pairs": 500, "max_rounds": 1})
+        "hare-paper",
+        {"step3": "start", "pairs": 500, "max_rounds": 1},
+    )
     assert parse_policy_spec("x:a=true,b=1.5,c=none,d=text")[1] == {
-        "a": True, "b": 1.5, "c": None, "d": "text"}
+        "a": True,
+        "b": 1.5,
+        "c": None,
+        "d": "text",
+    }
     with pytest.raises(OptionError, match=r"policy 'hare-paper:step3=fast': option 'step3'"):
         get_policy("hare-paper:step3=fast")
     with pytest.raises(OptionError, match=r"policy 'hare-paper:bogus=1': .*'bogus'"):
@@ -336,8 +359,9 @@ def test_step3_stopped_at_a_time_places_the_full_schedules_early_tasks(step3):
     for until in (0, 1, int(np.median(full[:, 4])), int(full[:, 4].max()) + 1):
         want = full[full[:, 4] < until]
         for compiled in (True, False):
-            rows = list_schedule(from_warm(inst, None), jobs, step3, compiled=compiled,
-                                 until=until).rows()
+            rows = list_schedule(
+                from_warm(inst, None), jobs, step3, compiled=compiled, until=until
+            ).rows()
             assert len(rows) <= len(full)
             np.testing.assert_array_equal(rows[rows[:, 4] < until], want)
 
@@ -348,8 +372,9 @@ def test_plans_cut_at_the_next_arrival_execute_as_full_plans(step3, engine, monk
     """hare-paper's online plans hold only what can start before the next arrival
     (``PlanPolicy._until``); the executed schedule is the full plans' one, and most of
     step 3's positions are not placed."""
-    inst = paper_instance(3, 8, "V100:3,T4:2", regime="paper", rounds=(30, 80), max_gpus=2,
-                          mean_interarrival=0.5)
+    inst = paper_instance(
+        3, 8, "V100:3,T4:2", regime="paper", rounds=(30, 80), max_gpus=2, mean_interarrival=0.5
+    )
     kw = {"step3": step3, "engine": engine}
     cut = simulate(inst, "hare-paper", **kw)
     assert cut.result.stats["step3_share_placed"] < 1

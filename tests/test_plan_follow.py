@@ -12,8 +12,7 @@ from hare_opt.model import Model
 from hare_opt.sim import simulate
 from hare_opt.sim.policy import get_policy
 
-WORK_CONSERVING = ("sched-homo", "hare:follow=work-conserving",
-                   "hare-paper:follow=work-conserving")
+WORK_CONSERVING = ("sched-homo", "hare:follow=work-conserving", "hare-paper:follow=work-conserving")
 
 
 def heterogeneity_blind() -> Model:
@@ -23,8 +22,9 @@ def heterogeneity_blind() -> Model:
     m = Model()
     m.add_gpus("F", 1)
     m.add_gpus("S", 1)
-    m.add_job({"F": 1, "S": 9}, rounds=3, tasks_per_round=2, weight=5,
-              sync_time={"F": 1, "S": 1}, id="A")
+    m.add_job(
+        {"F": 1, "S": 9}, rounds=3, tasks_per_round=2, weight=5, sync_time={"F": 1, "S": 1}, id="A"
+    )
     m.add_job({"F": 8, "S": 8}, rounds=1, tasks_per_round=1, weight=1, id="B")
     return m
 
@@ -72,8 +72,7 @@ def test_sched_homo_holds_no_gpu_on_a_paper_regime_testbed():
     and, on this workload, finishes the jobs sooner."""
     from hare_opt.generators import TESTBED, paper_instance
 
-    inst = paper_instance(3000, 16, TESTBED, regime="paper", rounds=(20, 400),
-                          mean_interarrival=20)
+    inst = paper_instance(3000, 16, TESTBED, regime="paper", rounds=(20, 400), mean_interarrival=20)
     strict = simulate(inst, "sched-homo:follow=strict").metrics
     ready = simulate(inst, "sched-homo").metrics
     assert strict["reserved_idle_share"] > 0.5 and ready["reserved_idle_share"] == 0

@@ -33,16 +33,28 @@ def test_a_failing_backend_is_reported_and_the_other_answers():
     # and the MILP's failure (model over max_vars) must be reported, not lost. (Below
     # 8 s the portfolio starts no children: their start-up would overrun the limit.)
     inst = load_instance(INSTANCES / "small" / "small-07.json")
-    result = solve(inst, "portfolio", time_limit=9, quick=False,
-                   backend_options={"milp": {"max_vars": 1}}, backends=("cpsat", "milp"))
+    result = solve(
+        inst,
+        "portfolio",
+        time_limit=9,
+        quick=False,
+        backend_options={"milp": {"max_vars": 1}},
+        backends=("cpsat", "milp"),
+    )
     assert "ModelTooLargeError" in result.stats["milp_error"]
     assert result.status == "feasible" and result.stats["schedule_from"] == "cpsat"
 
 
 def test_the_first_proof_ends_the_run_even_if_the_other_backend_fails():
     inst = load_instance(INSTANCES / "fig1.json")
-    result = solve(inst, "portfolio", time_limit=30, quick=False,
-                   backend_options={"milp": {"max_vars": 1}}, backends=("cpsat", "milp"))
+    result = solve(
+        inst,
+        "portfolio",
+        time_limit=30,
+        quick=False,
+        backend_options={"milp": {"max_vars": 1}},
+        backends=("cpsat", "milp"),
+    )
     assert result.status == "optimal" and result.stats["proved_by"] == "cpsat"
     assert "milp" not in result.stats  # the failing MILP never supplied a result
 
@@ -62,8 +74,15 @@ def test_combine_takes_best_schedule_and_highest_bound():
     b = solve(inst, "fifo")
     a.status = b.status = "feasible"
     a.lower_bound, b.lower_bound = 10, 12
-    ctx = Context("portfolio", inst, Run(), PortfolioOptions(), max(a, b, key=lambda r:
-                  r.objective), 0, Stats())
+    ctx = Context(
+        "portfolio",
+        inst,
+        Run(),
+        PortfolioOptions(),
+        max(a, b, key=lambda r: r.objective),
+        0,
+        Stats(),
+    )
     backend = PortfolioBackend()
     runs = _Runs({"x": a, "y": b})
     found = backend._combine(ctx, runs)

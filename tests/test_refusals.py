@@ -31,8 +31,9 @@ from hare_opt.model import HareOptError
 ROOT = Path(__file__).resolve().parents[1]
 FIG1 = str(ROOT / "instances" / "fig1.json")
 FIG1_C = str(ROOT / "instances" / "fig1" / "c.schedule.json")
-TRACE = "duration,num_gpus,submit_time\n" + "".join(f"{100 + i},{1 + i % 4},{10 * i}\n"
-                                                     for i in range(50))
+TRACE = "duration,num_gpus,submit_time\n" + "".join(
+    f"{100 + i},{1 + i % 4},{10 * i}\n" for i in range(50)
+)
 
 
 def refused(argv: list[str]) -> str:
@@ -43,8 +44,11 @@ def refused(argv: list[str]) -> str:
 def files(tmp_path_factory) -> dict[str, str]:
     d = tmp_path_factory.mktemp("refusals")
     raw = TRACE.encode()
-    for name, data in (("gz", gzip.compress(raw)), ("bz2", bz2.compress(raw)),
-                       ("xz", lzma.compress(raw))):
+    for name, data in (
+        ("gz", gzip.compress(raw)),
+        ("bz2", bz2.compress(raw)),
+        ("xz", lzma.compress(raw)),
+    ):
         (d / f"t.csv.{name}").write_bytes(data[: len(data) // 2])
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -57,15 +61,19 @@ def files(tmp_path_factory) -> dict[str, str]:
     (d / "unknown.toml").write_text('fn = "arith"\nseeds = 1\n[fixed]\nbogus = 1\n')
     (d / "negative.toml").write_text('fn = "arith"\nseeds = -3\n')
     (d / "gavel-deep.json").write_text("[" * 100_000 + "]" * 100_000)
-    (d / "gavel-bigint.json").write_text('{"v100": {"(\'A\', 1)": {"null": ' + "9" * 5000
-                                         + "}}}")
+    (d / "gavel-bigint.json").write_text('{"v100": {"(\'A\', 1)": {"null": ' + "9" * 5000 + "}}}")
     (d / "gavel-dir").mkdir()
     os.symlink(d / "loop", d / "loop")
     (d / "inst.json").write_text(Path(FIG1).read_text())
-    huge = {"format": "hare-opt/instance@1", "name": "huge", "time_unit": "s",
-            "gpus": [{"id": "g0", "type": "A"}, {"id": "g1", "type": "B"}],
-            "jobs": [{"id": "j0", "rounds": 10**7, "tasks_per_round": 10**6,
-                      "task_time": {"A": 1, "B": 2}}]}
+    huge = {
+        "format": "hare-opt/instance@1",
+        "name": "huge",
+        "time_unit": "s",
+        "gpus": [{"id": "g0", "type": "A"}, {"id": "g1", "type": "B"}],
+        "jobs": [
+            {"id": "j0", "rounds": 10**7, "tasks_per_round": 10**6, "task_time": {"A": 1, "B": 2}}
+        ],
+    }
     (d / "huge.json").write_text(json.dumps(huge))
     return {p.name: str(p) for p in d.iterdir()} | {"dir": str(d)}
 
@@ -78,9 +86,12 @@ CASES = [
     ["solve", FIG1, "--option", "=3"],
     ["solve", FIG1, "--option", "budget"],
     ["solve", FIG1, "--solver", "bnb", "--option", "memo_mb=NaN"],
-    *[["solve", FIG1, "--solver", s, "--time-limit", v] for s in ("milp", "bnb", "portfolio")
-      for v in ("nan", "inf", "-1", "0", "abc", "1e309")],
-    ["solve"],                                    # argparse: one line, not a usage block
+    *[
+        ["solve", FIG1, "--solver", s, "--time-limit", v]
+        for s in ("milp", "bnb", "portfolio")
+        for v in ("nan", "inf", "-1", "0", "abc", "1e309")
+    ],
+    ["solve"],  # argparse: one line, not a usage block
     ["solve", FIG1, "--bogus"],
     ["frobnicate"],
     ["generate", "random", "--jobs", "10**30", "--out", "x.json"],
@@ -104,17 +115,17 @@ CASES = [
 LATE = [
     ["bound", FIG1, "--strong", "--strong-time-limit", "0"],
     ["bound", FIG1, "--strong", "--strong-time-limit", "nan"],
-    ["bound", FIG1, "--strong-time-limit", "5"],            # without --strong: ignored before
+    ["bound", FIG1, "--strong-time-limit", "5"],  # without --strong: ignored before
     ["reproduce", "--only", "fig1", "--executor", "local", "--address", "tcp://127.0.0.1:8786"],
     ["reproduce", "--only", "fig1", "--executor", "dask", "--address", "not-a-url"],
     ["reproduce", "--only", "fig1", "--executor", "dask", "--address", "tcp://127.0.0.1:1"],
-    ["falsify", "--solver", "hare", "--exact", "wspt"],       # proves nothing: burnt the budget
+    ["falsify", "--solver", "hare", "--exact", "wspt"],  # proves nothing: burnt the budget
     ["falsify", "--solver", "hare", "--against", "bound", "--exact", "milp"],
     ["falsify", "--solver", "hare", "--types", "4"],
-    ["simulate", "--workload", "paper", "--cluster", "V100:1000000000"],   # hung before
+    ["simulate", "--workload", "paper", "--cluster", "V100:1000000000"],  # hung before
     ["simulate", "--workload", "paper", "--cluster", "V100:60000,T4:60000"],
     ["generate", "paper", "--cluster", "V100:1000000000", "--out", "x.json"],
-    ["simulate", "--instance", FIG1, "--jobs", "5"],          # the file fixes the jobs
+    ["simulate", "--instance", FIG1, "--jobs", "5"],  # the file fixes the jobs
     ["simulate", "--instance", FIG1, "--regime", "paper"],
     ["simulate", "--workload", "random", "--regime", "paper"],
     ["solve", FIG1, "--out", "/dev/zero"],
@@ -149,17 +160,22 @@ def test_bare_command_says_why_it_exits_2():
     assert err.splitlines() == ["hare-opt: error: a command is required (see 'hare-opt --help')"]
 
 
-@pytest.mark.parametrize("old, new, argv", [
-    ("--quiet", "--no-progress", ["solve", FIG1, "--solver", "wspt"]),
-    ("--summary-json", "--json", ["simulate", "--instance", FIG1, "--no-progress"]),
-])
+@pytest.mark.parametrize(
+    "old, new, argv",
+    [
+        ("--quiet", "--no-progress", ["solve", FIG1, "--solver", "wspt"]),
+        ("--summary-json", "--json", ["simulate", "--instance", FIG1, "--no-progress"]),
+    ],
+)
 def test_old_spellings_work_for_one_release_with_a_notice(old, new, argv):
     code, out, err = run([*argv, old])
     # a cold numba cache adds its one-off compile notice; that line is not the point here
     notices = [ln for ln in err.splitlines() if "compiling numba kernels" not in ln]
     assert code == 0 and notices == [
         f"hare-opt {argv[0]}: warning: {old} is deprecated, use {new} (the old spelling goes "
-        "in the next release)"]
+        "in the next release)"
+    ]
+
     def steady(text: str) -> list[str]:
         return [ln for ln in text.splitlines() if "runtime" not in ln]
 
@@ -190,40 +206,43 @@ def test_the_old_folder_spelling_is_the_new_one_with_a_notice(command, tmp_path,
         argv = ["reproduce", "--only", "fig1", "--no-progress"]
     code, out, err = run([*argv, "--out", str(folder)])
     assert code == 0, err
-    assert err.splitlines() == [f"hare-opt {command}: warning: --out is deprecated, use "
-                                "--out-dir (the old spelling goes in the next release)"]
+    assert err.splitlines() == [
+        f"hare-opt {command}: warning: --out is deprecated, use "
+        "--out-dir (the old spelling goes in the next release)"
+    ]
     if command == "sweep":
         assert (folder / "tiny.csv").is_file()
     else:
         assert seen == [str(folder)]
 
 
-@pytest.mark.parametrize("name", ["t.csv.gz", "t.csv.bz2", "t.csv.xz", "t.csv.zip",
-                                  "inf.csv", "frac.csv"])
+@pytest.mark.parametrize(
+    "name", ["t.csv.gz", "t.csv.bz2", "t.csv.xz", "t.csv.zip", "inf.csv", "frac.csv"]
+)
 def test_bad_traces_are_refused(files, name):
-    line = refused(["simulate", "--workload", "philly", "--trace", files[name], "--jobs", "3",
-                    "--no-progress"])
+    line = refused(
+        ["simulate", "--workload", "philly", "--trace", files[name], "--jobs", "3", "--no-progress"]
+    )
     assert name in line
     with pytest.raises(TraceError, match=name):
         load_philly_jobs(files[name])
 
 
-@pytest.mark.parametrize("name", ["gavel-deep.json", "gavel-bigint.json", "gavel-dir",
-                                  "loop"])
+@pytest.mark.parametrize("name", ["gavel-deep.json", "gavel-bigint.json", "gavel-dir", "loop"])
 def test_gavel_importer_errors_name_the_file(files, name):
     with pytest.raises(HareOptError, match=name):
         load_gavel_throughputs(files[name])
 
 
 def test_trace_with_a_generated_workload_is_refused(files):
-    line = refused(["simulate", "--workload", "paper", "--trace", files["ok.csv"],
-                    "--no-progress"])
+    line = refused(["simulate", "--workload", "paper", "--trace", files["ok.csv"], "--no-progress"])
     assert "--trace" in line and "philly" in line
 
 
-@pytest.mark.parametrize("name, word", [("missing.toml", "solver"),
-                                        ("unknown.toml", "bogus"),
-                                        ("negative.toml", "seeds")])
+@pytest.mark.parametrize(
+    "name, word",
+    [("missing.toml", "solver"), ("unknown.toml", "bogus"), ("negative.toml", "seeds")],
+)
 def test_bad_sweep_configs_are_refused_before_any_cell(files, name, word, tmp_path):
     line = refused(["sweep", files[name], "--out-dir", str(tmp_path / "o"), "--no-progress"])
     assert word in line
@@ -245,8 +264,9 @@ def test_plot_refuses_an_output_it_could_not_write(files, out):
     assert not Path(target).is_file()
 
 
-@pytest.mark.parametrize("solver", ["hare", "hare-paper", "cpsat", "milp", "bnb", "portfolio",
-                                    "wspt", "fifo", "eft"])
+@pytest.mark.parametrize(
+    "solver", ["hare", "hare-paper", "cpsat", "milp", "bnb", "portfolio", "wspt", "fifo", "eft"]
+)
 def test_instances_beyond_a_solver_are_refused_up_front(files, solver):
     line = refused(["solve", files["huge.json"], "--solver", solver, "--time-limit", "5"])
     assert "1e+13 tasks" in line and "10,000,000" in line  # the size and the limit
@@ -266,22 +286,39 @@ def test_solve_labels_its_lower_bound():
     assert "combinatorial bounds (no LP)" in line and "hare-opt bound" in line
     code, out, _ = run(["check", FIG1, FIG1_C])
     assert "average JCT                     5.667 0.5s (= 2.833 s)" in out  # rounded, in units
-    numbers = [tok for ln in out.splitlines() for tok in ln.split()
-               if "." in tok and tok.replace(".", "").isdigit()]
+    numbers = [
+        tok
+        for ln in out.splitlines()
+        for tok in ln.split()
+        if "." in tok and tok.replace(".", "").isdigit()
+    ]
     assert numbers and all(len(tok.split(".")[1]) <= 3 for tok in numbers)
 
 
 # --- hypothesis: malformed traces and instance files ----------------------------------
 
-CELLS = st.one_of(st.integers(-5, 10**6).map(str), st.sampled_from(
-    ["inf", "-inf", "nan", "1.5", "", "abc", "1e400", "9" * 40, "0x10", " 7 ", "1,5"]))
+CELLS = st.one_of(
+    st.integers(-5, 10**6).map(str),
+    st.sampled_from(
+        ["inf", "-inf", "nan", "1.5", "", "abc", "1e400", "9" * 40, "0x10", " 7 ", "1,5"]
+    ),
+)
 
 
 @st.composite
 def broken_traces(draw) -> bytes:
     """A Philly-style CSV with hostile values, maybe compressed, maybe truncated."""
-    header = draw(st.sampled_from(["duration,num_gpus", "duration,num_gpus,submit_time",
-                                   "runtime,gpus,timestamp", "a,b", "duration"]))
+    header = draw(
+        st.sampled_from(
+            [
+                "duration,num_gpus",
+                "duration,num_gpus,submit_time",
+                "runtime,gpus,timestamp",
+                "a,b",
+                "duration",
+            ]
+        )
+    )
     ncol = header.count(",") + 1
     rows = draw(st.lists(st.lists(CELLS, min_size=ncol, max_size=ncol + 1), max_size=6))
     text = header + "\n" + "".join(",".join(r) + "\n" for r in rows)
@@ -294,8 +331,7 @@ def broken_traces(draw) -> bytes:
 
 @given(broken_traces())
 def test_any_trace_loads_cleanly_or_is_refused_naming_the_file(tmp_path_factory, data):
-    path = tmp_path_factory.mktemp("trace") / ("t.csv.gz" if data[:2] == b"\x1f\x8b"
-                                              else "t.csv")
+    path = tmp_path_factory.mktemp("trace") / ("t.csv.gz" if data[:2] == b"\x1f\x8b" else "t.csv")
     path.write_bytes(data)
     try:
         df = load_philly_jobs(path)
@@ -303,6 +339,7 @@ def test_any_trace_loads_cleanly_or_is_refused_naming_the_file(tmp_path_factory,
         assert path.name in str(exc) and "\n" not in str(exc)
         return
     import numpy as np
+
     assert np.isfinite(df["duration_s"]).all() and (df["duration_s"] >= 0).all()
     assert (df["num_gpus"] >= 1).all()
 
@@ -319,8 +356,13 @@ def mangled_instance_files(draw) -> bytes:
             data[draw(st.integers(0, len(data) - 1))] = draw(st.integers(0, 255))
         return bytes(data)
     if how == "number":
-        return bytes(data).replace(b'"rounds": 2', b'"rounds": ' + draw(st.sampled_from(
-            [b"1e400", b"-0", b"2.0", b"9" * 5000, b"NaN", b"true", b"[2]"])))
+        return bytes(data).replace(
+            b'"rounds": 2',
+            b'"rounds": '
+            + draw(
+                st.sampled_from([b"1e400", b"-0", b"2.0", b"9" * 5000, b"NaN", b"true", b"[2]"])
+            ),
+        )
     return b'{"format": "hare-opt/instance@1", "jobs": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
 
 
@@ -364,8 +406,19 @@ def test_a_dask_address_that_is_not_dask_is_refused_in_time(answer, tmp_path, mo
     threading.Thread(target=serve, daemon=True).start()
     monkeypatch.chdir(tmp_path)
     try:
-        line = refused(["reproduce", "--only", "fig1", "--executor", "dask", "--address",
-                        f"tcp://127.0.0.1:{port}", "--out-dir", str(tmp_path / "out")])
+        line = refused(
+            [
+                "reproduce",
+                "--only",
+                "fig1",
+                "--executor",
+                "dask",
+                "--address",
+                f"tcp://127.0.0.1:{port}",
+                "--out-dir",
+                str(tmp_path / "out"),
+            ]
+        )
     finally:
         server.close()
     assert "--address" in line

@@ -104,25 +104,40 @@ PLUGIN = textwrap.dedent('''
 
 
 def run_pytest(tmp_path: Path, *args: str, honest: bool = True) -> subprocess.CompletedProcess:
-    source = PLUGIN if honest else PLUGIN.replace("honest: bool = option(True)",
-                                                   "honest: bool = option(False)").replace(
-        "def __init__(self, lazy=False)", "def __init__(self, lazy=True)").replace(
-        "TIMES = 1", "TIMES = 10")
+    source = (
+        PLUGIN
+        if honest
+        else PLUGIN.replace("honest: bool = option(True)", "honest: bool = option(False)")
+        .replace("def __init__(self, lazy=False)", "def __init__(self, lazy=True)")
+        .replace("TIMES = 1", "TIMES = 10")
+    )
     (tmp_path / "toy_plugin.py").write_text(source)
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{TESTS}", "CI": "true"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "toy_plugin", "-v",
-                           "-p", "no:cacheprovider", *args], cwd=TESTS.parent, env=env,
-                          capture_output=True, text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "toy_plugin", "-v", "-p", "no:cacheprovider", *args],
+        cwd=TESTS.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def test_a_registered_toy_solver_and_policy_are_cross_checked(tmp_path):
-    out = run_pytest(tmp_path, "tests/test_exact.py", "tests/test_sim.py", "-k",
-                     "toy and (brute_force or smith or fig1_beats or every_policy_gives_checked)")
+    out = run_pytest(
+        tmp_path,
+        "tests/test_exact.py",
+        "tests/test_sim.py",
+        "-k",
+        "toy and (brute_force or smith or fig1_beats or every_policy_gives_checked)",
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
-    for test in ("test_exact.py::test_matches_brute_force[toy]",
-                 "test_exact.py::test_single_gpu_smith_rule[toy]",
-                 "test_exact.py::test_fig1_beats_paper[toy]",
-                 "test_sim.py::test_every_policy_gives_checked_schedules[toy-policy]"):
+    for test in (
+        "test_exact.py::test_matches_brute_force[toy]",
+        "test_exact.py::test_single_gpu_smith_rule[toy]",
+        "test_exact.py::test_fig1_beats_paper[toy]",
+        "test_sim.py::test_every_policy_gives_checked_schedules[toy-policy]",
+    ):
         assert f"{test} PASSED" in out.stdout, out.stdout[-3000:]
 
 
@@ -132,24 +147,39 @@ def test_the_recipes_toy_bound_and_item_and_the_engines_contract(tmp_path):
     force; an item added to ``ITEMS`` is drawn and read by the figure test and runs
     end to end; a policy without a kernel leaves the engines' tests green (it runs in
     the reference engine)."""
-    out = run_pytest(tmp_path, "tests/test_bounds.py", "tests/test_figures.py",
-                     "tests/test_relaxed.py", "tests/test_compiled.py", "-k",
-                     "brute_force or toy-item or has_a_kernel")
+    out = run_pytest(
+        tmp_path,
+        "tests/test_bounds.py",
+        "tests/test_figures.py",
+        "tests/test_relaxed.py",
+        "tests/test_compiled.py",
+        "-k",
+        "brute_force or toy-item or has_a_kernel",
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
-    for test in ("test_bounds.py::test_bounds_below_brute_force_optimum_below_heuristics",
-                 "test_figures.py::test_each_item_figure_reads[toy-item]",
-                 "test_relaxed.py::test_every_built_in_relaxed_policy_has_a_kernel",
-                 "test_compiled.py::test_every_built_in_gang_policy_has_a_kernel"):
+    for test in (
+        "test_bounds.py::test_bounds_below_brute_force_optimum_below_heuristics",
+        "test_figures.py::test_each_item_figure_reads[toy-item]",
+        "test_relaxed.py::test_every_built_in_relaxed_policy_has_a_kernel",
+        "test_compiled.py::test_every_built_in_gang_policy_has_a_kernel",
+    ):
         assert f"{test} PASSED" in out.stdout, out.stdout[-3000:]
     (tmp_path / "toy_plugin.py").write_text(PLUGIN)
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{TESTS}", "CI": "true"}
-    script = ("import toy_plugin, sys\n"
-              "from hare_opt.sweeps.reproduce import run_items\n"
-              "[o] = run_items(sys.argv[1], only=['toy-item'], workers=1, progress=False)\n"
-              "print(o.verdict)\n")
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "figs")],
-                          cwd=TESTS.parent, env=env, capture_output=True, text=True,
-                          timeout=600)
+    script = (
+        "import toy_plugin, sys\n"
+        "from hare_opt.sweeps.reproduce import run_items\n"
+        "[o] = run_items(sys.argv[1], only=['toy-item'], workers=1, progress=False)\n"
+        "print(o.verdict)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "figs")],
+        cwd=TESTS.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "figs" / "toy-item.csv").is_file()
     assert (tmp_path / "figs" / "toy-item.png").is_file()
@@ -165,8 +195,14 @@ def test_a_wrong_toy_bound_is_caught(tmp_path):
 
 
 def test_a_wrong_toy_solver_and_policy_are_caught(tmp_path):
-    out = run_pytest(tmp_path, "tests/test_exact.py", "tests/test_sim.py", "-k",
-                     "toy and (brute_force or every_policy_gives_checked)", honest=False)
+    out = run_pytest(
+        tmp_path,
+        "tests/test_exact.py",
+        "tests/test_sim.py",
+        "-k",
+        "toy and (brute_force or every_policy_gives_checked)",
+        honest=False,
+    )
     assert out.returncode == 1, out.stdout[-3000:]
     assert "test_matches_brute_force[toy] FAILED" in out.stdout
     assert "test_every_policy_gives_checked_schedules[toy-policy] FAILED" in out.stdout

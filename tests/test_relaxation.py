@@ -70,8 +70,12 @@ def test_lazy_secants_reach_the_oracle():
         m.add_gpu("A")
         m.add_gpu("B")
         for _ in range(rng.randint(3, 5)):
-            m.add_job({"A": rng.randint(1, 9), "B": rng.randint(1, 9)}, rounds=rng.randint(1, 2),
-                      tasks_per_round=rng.randint(1, 2), weight=rng.randint(1, 5))
+            m.add_job(
+                {"A": rng.randint(1, 9), "B": rng.randint(1, 9)},
+                rounds=rng.randint(1, 2),
+                tasks_per_round=rng.randint(1, 2),
+                weight=rng.randint(1, 5),
+            )
         inst = m.build(f"lazy-{trial}")
         oracle, proved = pairwise_optimum(inst)
         relax = solve_relaxation(inst, ladder_ratio=8.0)
@@ -82,8 +86,7 @@ def test_lazy_secants_reach_the_oracle():
     assert max(rounds) >= 3 and sum(r > 1 for r in rounds) >= 4
 
 
-@given(inst=instances(max_jobs=3, max_tasks=7, releases=False),
-       shift=st.integers(1, 20))
+@given(inst=instances(max_jobs=3, max_tasks=7, releases=False), shift=st.integers(1, 20))
 def test_common_availability_shifts_the_optimum(inst, shift):
     # No releases and every GPU free from c: x -> x + c maps the offline relaxation
     # onto this one (barriers and the shifted inequality are invariant).
@@ -94,9 +97,11 @@ def test_common_availability_shifts_the_optimum(inst, shift):
     assert late.objective == pytest.approx(expected, rel=1e-6, abs=1e-6)
 
 
-@given(p=st.lists(st.integers(1, 6), min_size=1, max_size=5),
-       w=st.lists(st.integers(1, 6), min_size=5, max_size=5),
-       avail=st.integers(0, 9))
+@given(
+    p=st.lists(st.integers(1, 6), min_size=1, max_size=5),
+    w=st.lists(st.integers(1, 6), min_size=5, max_size=5),
+    avail=st.integers(0, 9),
+)
 def test_one_gpu_closed_form_with_availability(p, w, avail):
     # One GPU free from A, R = K = 1, no releases: x = A + x', and the LP
     # sum p x' >= sum_{i<k} p_i p_k loads all of it on the least w/p job.
@@ -106,8 +111,10 @@ def test_one_gpu_closed_form_with_availability(p, w, avail):
         m.add_job({"G": pi}, weight=wi)
     inst = m.build()
     pairs = sum(p[i] * p[k] for i in range(len(p)) for k in range(i + 1, len(p)))
-    closed = (sum((avail + pi) * wi for pi, wi in zip(p, w))
-              + min(wi / pi for pi, wi in zip(p, w)) * pairs)
+    closed = (
+        sum((avail + pi) * wi for pi, wi in zip(p, w))
+        + min(wi / pi for pi, wi in zip(p, w)) * pairs
+    )
     relax = solve_relaxation(inst, gpu_available=[avail])
     assert relax.optimal
     assert relax.objective == pytest.approx(closed, abs=1e-6)
@@ -115,8 +122,9 @@ def test_one_gpu_closed_form_with_availability(p, w, avail):
 
 @given(inst=instances(max_jobs=3, max_tasks=8), data=st.data())
 def test_availability_respected(inst, data):
-    avail = np.array(data.draw(st.lists(st.integers(0, 15), min_size=inst.num_gpus,
-                                        max_size=inst.num_gpus)))
+    avail = np.array(
+        data.draw(st.lists(st.integers(0, 15), min_size=inst.num_gpus, max_size=inst.num_gpus))
+    )
     relax = solve_relaxation(inst, time_limit=30, gpu_available=avail)
     assert (relax.x >= avail[relax.gpu] - 1e-7).all()
     assert (_queyranne_slack(inst, relax, avail) >= -1e-6).all()
@@ -132,13 +140,19 @@ def test_availability_respected(inst, data):
 def test_every_feasible_point_is_a_feasible_mip_start(inst, data):
     # The MIP start of every round comes from values(): it must satisfy every row
     # (symmetry breaking included) for any assignment, with or without availability.
-    avail = np.array(data.draw(st.lists(st.integers(0, 4), min_size=inst.num_gpus,
-                                        max_size=inst.num_gpus)), dtype=float)
+    avail = np.array(
+        data.draw(st.lists(st.integers(0, 4), min_size=inst.num_gpus, max_size=inst.num_gpus)),
+        dtype=float,
+    )
     tasks = RelaxedTasks.of(inst)
     mach = Machines.of(inst, avail, data.draw(st.sampled_from(["per-gpu", "per-type"])))
     start = eft_start(mach, tasks)
-    gpu = np.array([data.draw(st.sampled_from(np.flatnonzero(mach.inst.eligible[n]).tolist()))
-                    for n in tasks.job.tolist()])
+    gpu = np.array(
+        [
+            data.draw(st.sampled_from(np.flatnonzero(mach.inst.eligible[n]).tolist()))
+            for n in tasks.job.tolist()
+        ]
+    )
     pt = fixed_assignment_lp(mach.inst, tasks, gpu, mach)
     # caps come from the worse point: a MIP start is never worse than the one they came from
     model = build(mach, tasks, max(start, pt, key=lambda q: q.objective))
@@ -165,8 +179,10 @@ def test_fixed_assignment_lp_is_a_lower_envelope():
     inst = m.build()
     relax = solve_relaxation(inst)
     zero = np.zeros(2)
-    best = min(fixed_assignment_lp(inst, relax.tasks, np.array(g), zero).objective
-               for g in np.ndindex(2, 2, 2))
+    best = min(
+        fixed_assignment_lp(inst, relax.tasks, np.array(g), zero).objective
+        for g in np.ndindex(2, 2, 2)
+    )
     assert relax.optimal
     assert relax.objective == pytest.approx(best, abs=1e-6)
 
@@ -177,8 +193,14 @@ def _busy() -> Instance:
     m.add_gpus("A", 2)
     m.add_gpus("B", 2)
     for i in range(3):
-        m.add_job({"A": 2 + i % 3, "B": 5 + i}, rounds=2, tasks_per_round=2, weight=1 + i % 4,
-                  release=i, sync_time=1)
+        m.add_job(
+            {"A": 2 + i % 3, "B": 5 + i},
+            rounds=2,
+            tasks_per_round=2,
+            weight=1 + i % 4,
+            release=i,
+            sync_time=1,
+        )
     return m.build("busy")
 
 
@@ -192,8 +214,9 @@ def test_limits_never_claim_optimal_and_node_limit_is_deterministic():
         assert res.lower_bound <= res.objective
         assert 0 < res.stats["relaxation_gap"] < 1
     keys = ("objective", "lower_bound")
-    assert [getattr(r, k) for r in runs for k in keys] == [getattr(runs[0], k) for _ in runs
-                                                           for k in keys]
+    assert [getattr(r, k) for r in runs for k in keys] == [
+        getattr(runs[0], k) for _ in runs for k in keys
+    ]
     stats = ("relaxation_objective", "relaxation_bound", "relaxation_nodes")
     assert [runs[0].stats[k] for k in stats] == [runs[1].stats[k] for k in stats]
     for kw in ({"max_rounds": 0}, {"time_limit": 0.2}):
@@ -205,8 +228,9 @@ def test_limits_never_claim_optimal_and_node_limit_is_deterministic():
 
 
 def test_too_large_is_refused_up_front():
-    with pytest.raises(RelaxationTooLargeError,
-                       match=r"48 \(task, GPU\) pairs.*max_assignments=10"):
+    with pytest.raises(
+        RelaxationTooLargeError, match=r"48 \(task, GPU\) pairs.*max_assignments=10"
+    ):
         solve_relaxation(_busy(), max_assignments=10)  # 12 tasks x 4 GPUs
 
 
@@ -253,6 +277,7 @@ def test_a_highs_failure_keeps_the_incumbent_and_proves_nothing(monkeypatch):
                 h.run = lambda: highspy.HighsStatus.kError
                 h.getModelStatus = lambda: status
             return h
+
         return make
 
     monkeypatch.setattr(relaxation, "to_highs", failing(highspy.HighsModelStatus.kSolveError))
@@ -266,12 +291,15 @@ def test_a_highs_failure_keeps_the_incumbent_and_proves_nothing(monkeypatch):
 
 # --- the per-type relaxation (GPUs of a type aggregated) ----------------------------
 
+
 @given(inst=instances(max_jobs=3, max_gpus=4, max_tasks=8), data=st.data())
 def test_every_schedule_meets_the_aggregated_rows(inst, data):
     """The per-type rows f_k(L_k) <= 2 S_k + Q_k hold for any feasible schedule of the
     cluster (GPU m free from A_m): what makes the per-type model a relaxation."""
-    avail = np.array(data.draw(st.lists(st.integers(0, 9), min_size=inst.num_gpus,
-                                        max_size=inst.num_gpus)), dtype=float)
+    avail = np.array(
+        data.draw(st.lists(st.integers(0, 9), min_size=inst.num_gpus, max_size=inst.num_gpus)),
+        dtype=float,
+    )
     step3 = data.draw(st.sampled_from(["phi", "start"]))
     sch = solve(inst, "hare-paper", gpu_available=list(avail), step3=step3).schedule
     mach = Machines.of(inst, avail, "per-type")
@@ -289,8 +317,10 @@ def test_per_type_bounds_below_the_per_gpu_relaxation(inst, data):
     mapped to types, is a per-type point of no larger value."""
     avail = None
     if data.draw(st.booleans()):
-        avail = np.array(data.draw(st.lists(st.integers(0, 6), min_size=inst.num_gpus,
-                                            max_size=inst.num_gpus)), dtype=float)
+        avail = np.array(
+            data.draw(st.lists(st.integers(0, 6), min_size=inst.num_gpus, max_size=inst.num_gpus)),
+            dtype=float,
+        )
     gpu = solve_relaxation(inst, time_limit=60, gpu_available=avail)
     typ = solve_relaxation(inst, time_limit=60, gpu_available=avail, relaxation="per-type")
     assert typ.stats["model"] == "per-type" and typ.bound <= typ.objective + 1e-6
@@ -326,8 +356,10 @@ def _assignment_lp(mach, tasks, gpu):
     load = np.bincount(gpu, weights=p, minlength=inst.num_gpus)
     square = np.bincount(gpu, weights=p * p, minlength=inst.num_gpus)
     lm = LinearModel()
-    xcol = [lm.var(float(max(inst.release[n], mach.amin[m])), INF)
-            for n, m in zip(tasks.job.tolist(), gpu.tolist())]
+    xcol = [
+        lm.var(float(max(inst.release[n], mach.amin[m])), INF)
+        for n, m in zip(tasks.job.tolist(), gpu.tolist())
+    ]
     prev = None
     for ids in tasks.rounds():
         n = int(tasks.job[ids[0]])
@@ -356,12 +388,19 @@ def test_fixed_assignment_closed_form_is_the_lp(inst, data):
     models."""
     from hare_opt.heuristics.relaxation_points import AssignmentSearch
 
-    avail = np.array(data.draw(st.lists(st.integers(0, 12), min_size=inst.num_gpus,
-                                        max_size=inst.num_gpus)), dtype=float)
+    avail = np.array(
+        data.draw(st.lists(st.integers(0, 12), min_size=inst.num_gpus, max_size=inst.num_gpus)),
+        dtype=float,
+    )
     mach = Machines.of(inst, avail, data.draw(st.sampled_from(["per-gpu", "per-type"])))
     tasks = RelaxedTasks.of(inst)
-    gpu = np.array([data.draw(st.sampled_from(np.flatnonzero(mach.inst.eligible[n]).tolist()))
-                    for n in tasks.job.tolist()], dtype=np.int64)
+    gpu = np.array(
+        [
+            data.draw(st.sampled_from(np.flatnonzero(mach.inst.eligible[n]).tolist()))
+            for n in tasks.job.tolist()
+        ],
+        dtype=np.int64,
+    )
     lm, want = _assignment_lp(mach, tasks, gpu)
     got = AssignmentSearch(mach, tasks, gpu)
     assert got.objective == pytest.approx(want, rel=1e-9, abs=1e-6)
@@ -369,9 +408,9 @@ def test_fixed_assignment_closed_form_is_the_lp(inst, data):
     lm, same = _assignment_lp(mach, tasks, pt.gpu)
     assert same == pytest.approx(want, rel=1e-9, abs=1e-6)
     x = np.zeros(len(lm.lb))
-    x[:len(gpu)] = pt.x
+    x[: len(gpu)] = pt.x
     d = (mach.inst.proc + mach.inst.sync)[tasks.job, pt.gpu]
-    x[len(gpu):] = [float((pt.x[ids] + d[ids]).max()) for ids in tasks.rounds()]
+    x[len(gpu) :] = [float((pt.x[ids] + d[ids]).max()) for ids in tasks.rounds()]
     assert np.dot(lm.cost, x) == pytest.approx(want, rel=1e-9, abs=1e-6)
     assert (x >= np.array(lm.lb) - 1e-6).all()
     for idx, vals, lo, _ in lm.rows:
@@ -385,8 +424,10 @@ def test_local_search_never_worsens_and_stops_at_a_local_optimum(inst, data):
     with, and a search that says it is done finds nothing more with a larger cap."""
     from hare_opt.heuristics.relaxation_points import AssignmentSearch
 
-    avail = np.array(data.draw(st.lists(st.integers(0, 12), min_size=inst.num_gpus,
-                                        max_size=inst.num_gpus)), dtype=float)
+    avail = np.array(
+        data.draw(st.lists(st.integers(0, 12), min_size=inst.num_gpus, max_size=inst.num_gpus)),
+        dtype=float,
+    )
     mach = Machines.of(inst, avail, data.draw(st.sampled_from(["per-gpu", "per-type"])))
     tasks = RelaxedTasks.of(inst)
     search = AssignmentSearch(mach, tasks, eft_start(mach, tasks).gpu)
@@ -415,8 +456,16 @@ def test_compiled_starting_point_matches_its_reference(seed):
     unchanged."""
     from hare_opt.heuristics.relaxation_points import eft_by_type, eft_by_type_reference
 
-    inst = random_instance(seed, n_jobs=7, n_gpus=5, heterogeneity=2.0, release_spread=30,
-                           rounds=(1, 4), tasks_per_round=(1, 3), sync=(0, 3))
+    inst = random_instance(
+        seed,
+        n_jobs=7,
+        n_gpus=5,
+        heterogeneity=2.0,
+        release_spread=30,
+        rounds=(1, 4),
+        tasks_per_round=(1, 3),
+        sync=(0, 3),
+    )
     avail = np.random.default_rng(seed).uniform(0, 20, inst.num_gpus)
     mach, tasks = Machines.of(inst, avail, "per-type"), RelaxedTasks.of(inst)
     a, b = eft_by_type(mach, tasks), eft_by_type_reference(mach, tasks)
@@ -431,8 +480,11 @@ def test_a_run_refused_by_the_thread_pool_is_retried_on_a_fresh_pool(monkeypatch
     from hare_opt.util import highs as hh
 
     resets = []
-    monkeypatch.setattr(highspy.Highs, "resetGlobalScheduler",
-                        staticmethod(lambda blocking: resets.append(blocking)))
+    monkeypatch.setattr(
+        highspy.Highs,
+        "resetGlobalScheduler",
+        staticmethod(lambda blocking: resets.append(blocking)),
+    )
 
     class Refusing:
         def __init__(self):
@@ -443,8 +495,11 @@ def test_a_run_refused_by_the_thread_pool_is_retried_on_a_fresh_pool(monkeypatch
             return highspy.HighsStatus.kError if self.runs == 1 else highspy.HighsStatus.kOk
 
         def getModelStatus(self):
-            return (highspy.HighsModelStatus.kNotset if self.runs == 1
-                    else highspy.HighsModelStatus.kOptimal)
+            return (
+                highspy.HighsModelStatus.kNotset
+                if self.runs == 1
+                else highspy.HighsModelStatus.kOptimal
+            )
 
     h = Refusing()
     assert hh.run(h) == highspy.HighsStatus.kOk and h.runs == 2 and resets == [True]

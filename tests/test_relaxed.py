@@ -24,8 +24,9 @@ def built_in(name: str) -> bool:
     """Registered by the package itself (not by a user, as tests/test_registries.py's
     plugin does)."""
     return str(SIM_POLICIES.spec(name).target).startswith("hare_opt.")
-COUNTERS = ("events", "reserved_idle_time", "switching_time", "total_weighted_jct",
-            "objective")
+
+
+COUNTERS = ("events", "reserved_idle_time", "switching_time", "total_weighted_jct", "objective")
 
 
 def assert_same_run(inst, policy, **options) -> None:
@@ -41,8 +42,9 @@ def assert_same_run(inst, policy, **options) -> None:
     for key in COUNTERS:
         assert fast.metrics[key] == ref.metrics[key], key
     assert fast.jobs.equals(ref.jobs)
-    timeless = {k: v for k, v in ref.result.stats.items()
-                if not (k.endswith("_s") or "_s_" in k)}  # timings differ
+    timeless = {
+        k: v for k, v in ref.result.stats.items() if not (k.endswith("_s") or "_s_" in k)
+    }  # timings differ
     assert {k: fast.result.stats[k] for k in timeless} == {**timeless, "engine": "compiled"}
 
 
@@ -58,20 +60,33 @@ def test_every_built_in_relaxed_policy_has_a_kernel():
 #: Plan followers' rules beyond the defaults: re-plans only when queues run low (cut
 #: plans), per-job horizons, a least gap, and a solver without warm starts (busy GPUs
 #: as stand-in jobs, partly started rounds planned whole).
-PLAN_OPTIONS = [{}, {"replan": "lazy"}, {"plan_tasks": 6}, {"horizon_rounds": 2},
-                {"replan": "lazy", "min_gap": 3, "low_water": 2}, {"planner": "wspt"},
-                {"planner": "eft", "plan_tasks": 5}]
+PLAN_OPTIONS = [
+    {},
+    {"replan": "lazy"},
+    {"plan_tasks": 6},
+    {"horizon_rounds": 2},
+    {"replan": "lazy", "min_gap": 3, "low_water": 2},
+    {"planner": "wspt"},
+    {"planner": "eft", "plan_tasks": 5},
+]
 
 
 #: Plan followers under both rules (sched-homo's default is work-conserving), and hlas.
-FOLLOWERS = ["hare", "sched-homo", "sched-homo:follow=strict", "hare:follow=work-conserving",
-             "hlas"]
+FOLLOWERS = [
+    "hare",
+    "sched-homo",
+    "sched-homo:follow=strict",
+    "hare:follow=work-conserving",
+    "hlas",
+]
 
 
 @pytest.mark.parametrize("policy", FOLLOWERS)
 @settings(suppress_health_check=[HealthCheck.too_slow])
-@given(inst=instances(max_jobs=5, max_gpus=4, max_rounds=6, max_tasks=30),
-       options=st.sampled_from(PLAN_OPTIONS))
+@given(
+    inst=instances(max_jobs=5, max_gpus=4, max_rounds=6, max_tasks=30),
+    options=st.sampled_from(PLAN_OPTIONS),
+)
 def test_compiled_engine_gives_the_reference_schedule(policy, inst, options):
     assert_same_run(inst, policy, **(options if policy != "hlas" else {}))
 
@@ -81,17 +96,40 @@ def workloads():
     setups, per-type syncs, heterogeneity, ineligible types), a small heterogeneous
     cluster in the paper regime."""
     yield "testbed", paper_instance(1, 30, switching="default")
-    yield "mixed", random_instance(7, n_jobs=20, n_gpus=9, rounds=(1, 30),
-                                   tasks_per_round=(1, 4), heterogeneity=1.0,
-                                   release_spread=200, sync=(0, 6), sync_map=True,
-                                   switch_overhead=(0, 6), gpu_types=("A", "B", "C"),
-                                   eligibility=0.2)
-    yield "small-paper", paper_instance(2, 10, "V100:4,T4:2,K80:1,M60:1", regime="paper",
-                                        rounds=(20, 200), mean_interarrival=0.5, max_gpus=2)
+    yield (
+        "mixed",
+        random_instance(
+            7,
+            n_jobs=20,
+            n_gpus=9,
+            rounds=(1, 30),
+            tasks_per_round=(1, 4),
+            heterogeneity=1.0,
+            release_spread=200,
+            sync=(0, 6),
+            sync_map=True,
+            switch_overhead=(0, 6),
+            gpu_types=("A", "B", "C"),
+            eligibility=0.2,
+        ),
+    )
+    yield (
+        "small-paper",
+        paper_instance(
+            2,
+            10,
+            "V100:4,T4:2,K80:1,M60:1",
+            regime="paper",
+            rounds=(20, 200),
+            mean_interarrival=0.5,
+            max_gpus=2,
+        ),
+    )
 
 
-@pytest.mark.parametrize("name,inst", list(workloads()), ids=lambda x: x
-                         if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "name,inst", list(workloads()), ids=lambda x: x if isinstance(x, str) else ""
+)
 def test_compiled_engine_on_workloads(name, inst):
     for policy in FOLLOWERS:
         assert_same_run(inst, policy)
@@ -99,8 +137,9 @@ def test_compiled_engine_on_workloads(name, inst):
 
 
 def test_hare_paper_runs_compiled():
-    inst = paper_instance(2, 5, "V100:2,K80:1", regime="paper", rounds=(5, 20),
-                          mean_interarrival=0.5, max_gpus=2)
+    inst = paper_instance(
+        2, 5, "V100:2,K80:1", regime="paper", rounds=(5, 20), mean_interarrival=0.5, max_gpus=2
+    )
     assert_same_run(inst, "hare-paper")
 
 
@@ -113,8 +152,10 @@ def test_a_plan_on_a_gpu_the_job_cannot_use_is_refused(monkeypatch):
         return plan
 
     monkeypatch.setattr(HarePolicy, "make_plan", wrong)
-    inst = Instance((GPU("a", "A"), GPU("b", "B")),
-                    (Job("j0", {"A": 2, "B": 3}, rounds=2), Job("j1", {"B": 2}, rounds=2)))
+    inst = Instance(
+        (GPU("a", "A"), GPU("b", "B")),
+        (Job("j0", {"A": 2, "B": 3}, rounds=2), Job("j1", {"B": 2}, rounds=2)),
+    )
     for engine in ("python", "compiled"):
         with pytest.raises(SimulationError, match="job 'j1' cannot run on gpu 'a'"):
             simulate(inst, "hare", engine=engine)

@@ -19,9 +19,15 @@ GANG = tuple(policy_names(mode="gang"))
 def small_paper() -> Instance:
     """Contended: 10 paper-regime jobs arriving 0.5 s apart on 8 GPUs of 4 types (with the
     least-overlap sync of the paper regime of b2d8f44, now ``paper-heavy-sync``)."""
-    return paper_instance(2, 10, "V100:4,T4:2,K80:1,M60:1", regime="paper-heavy-sync",
-                          rounds=(20, 200),
-                          mean_interarrival=0.5, max_gpus=2)
+    return paper_instance(
+        2,
+        10,
+        "V100:4,T4:2,K80:1,M60:1",
+        regime="paper-heavy-sync",
+        rounds=(20, 200),
+        mean_interarrival=0.5,
+        max_gpus=2,
+    )
 
 
 # --- per-round: today's behaviour, kept exactly ------------------------------------------
@@ -32,16 +38,38 @@ def small_paper() -> Instance:
 #: ``sched-homo`` plan with the round engine, work-conserving since 2026-12-05 (it was
 #: 656938, 807951 / 719937, 1355092 / 2289, 2324 at b2d8f44): theirs are today's values.
 B2D8F44 = {
-    "testbed": {"hare": 657518, "sched-homo": 825704, "hlas": 721684, "gavel-fifo": 890271,
-                "srtf": 715444, "tiresias": 753897, "allox": 724881, "gavel-las": 809279},
-    "small-paper": {"hare": 706631, "sched-homo": 1175301, "hlas": 711594,
-                    "gavel-fifo": 773627, "srtf": 770259, "tiresias": 763839,
-                    "allox": 744330, "gavel-las": 794963},
-    "mixed": {"hare": 2223, "sched-homo": 2383, "hlas": 2294, "gavel-fifo": 2413,
-              "srtf": 2279, "tiresias": 2393, "allox": 2641, "gavel-las": 2412},
+    "testbed": {
+        "hare": 657518,
+        "sched-homo": 825704,
+        "hlas": 721684,
+        "gavel-fifo": 890271,
+        "srtf": 715444,
+        "tiresias": 753897,
+        "allox": 724881,
+        "gavel-las": 809279,
+    },
+    "small-paper": {
+        "hare": 706631,
+        "sched-homo": 1175301,
+        "hlas": 711594,
+        "gavel-fifo": 773627,
+        "srtf": 770259,
+        "tiresias": 763839,
+        "allox": 744330,
+        "gavel-las": 794963,
+    },
+    "mixed": {
+        "hare": 2223,
+        "sched-homo": 2383,
+        "hlas": 2294,
+        "gavel-fifo": 2413,
+        "srtf": 2279,
+        "tiresias": 2393,
+        "allox": 2641,
+        "gavel-las": 2412,
+    },
 }
-OLD_OPTIONS = {"tiresias": {"queue_rounds": (10.0, 100.0)},
-               "sched-homo": {"follow": "strict"}}
+OLD_OPTIONS = {"tiresias": {"queue_rounds": (10.0, 100.0)}, "sched-homo": {"follow": "strict"}}
 
 
 def b2d8f44_workload(name: str) -> Instance:
@@ -49,16 +77,27 @@ def b2d8f44_workload(name: str) -> Instance:
         return paper_instance(1, 30, switching="default")
     if name == "small-paper":
         return small_paper()
-    return random_instance(5, n_jobs=10, n_gpus=6, rounds=(1, 6), tasks_per_round=(1, 2),
-                           heterogeneity=1.5, release_spread=80, sync=(0, 4),
-                           switch_overhead=(0, 6), gpu_types=("A", "B", "C"))
+    return random_instance(
+        5,
+        n_jobs=10,
+        n_gpus=6,
+        rounds=(1, 6),
+        tasks_per_round=(1, 2),
+        heterogeneity=1.5,
+        release_spread=80,
+        sync=(0, 4),
+        switch_overhead=(0, 6),
+        gpu_types=("A", "B", "C"),
+    )
 
 
 @pytest.mark.parametrize("name", sorted(B2D8F44))
 def test_per_round_reproduces_b2d8f44(name):
     inst = b2d8f44_workload(name)
-    got = {p: simulate(inst, p, semantics="per-round", **OLD_OPTIONS.get(p, {})).result.objective
-           for p in B2D8F44[name]}
+    got = {
+        p: simulate(inst, p, semantics="per-round", **OLD_OPTIONS.get(p, {})).result.objective
+        for p in B2D8F44[name]
+    }
     assert got == B2D8F44[name]
 
 
@@ -137,10 +176,17 @@ def test_no_other_job_runs_inside_a_lease(policy):
 
 def two_gpu_job(types: tuple[str, str] = ("A", "B"), **job) -> Instance:
     """GPUs of two types; job J: 2 tasks a round, 5 on A and 3 on B, sync 2, setup 1."""
-    spec = {"task_time": {"A": 5, "B": 3}, "rounds": 7, "tasks_per_round": 2,
-            "sync_time": 2, "switch_overhead": 1, **job}
-    return Instance((GPU("g0", types[0]), GPU("g1", types[1])), (Job("J", **spec),), "two",
-                    time_unit="s")
+    spec = {
+        "task_time": {"A": 5, "B": 3},
+        "rounds": 7,
+        "tasks_per_round": 2,
+        "sync_time": 2,
+        "switch_overhead": 1,
+        **job,
+    }
+    return Instance(
+        (GPU("g0", types[0]), GPU("g1", types[1])), (Job("J", **spec),), "two", time_unit="s"
+    )
 
 
 def test_lease_idle_time_on_a_hand_made_case():
@@ -193,8 +239,9 @@ def test_reserved_idle_time_on_a_hand_made_case():
     """One GPU, two rounds of one 5 s task, sync 10, setup 3: the first task starts at 3
     after its setup (nothing reserved); the second is given the GPU at its end (8) but
     can only process at the barrier (18): 10 s reserved idle, as much as processing."""
-    inst = Instance((GPU("g", "A"),), (Job("J", {"A": 5}, rounds=2, sync_time=10,
-                                           switch_overhead=3),), "one")
+    inst = Instance(
+        (GPU("g", "A"),), (Job("J", {"A": 5}, rounds=2, sync_time=10, switch_overhead=3),), "one"
+    )
     m = simulate(inst, Eager()).metrics
     assert (m["reserved_idle_time"], m["reserved_idle_share"]) == (10, 1.0)
     assert m["switching_time"] == 3 and m["lease_idle_time"] == 0
@@ -252,36 +299,47 @@ def test_simulate_cell_states_semantics_and_switching():
     from hare_opt.sweeps.simulate import relevant, simulate_cell
 
     for semantics in ("lease", "per-round"):
-        rows = [simulate_cell(seed=0, policy=p, n_jobs=6, regime="compressed",
-                              semantics=semantics)[0] for p in ("srtf", "hlas")]
+        rows = [
+            simulate_cell(seed=0, policy=p, n_jobs=6, regime="compressed", semantics=semantics)[0]
+            for p in ("srtf", "hlas")
+        ]
         by = {r["policy"]: r for r in rows}
         assert by["srtf"]["semantics"] == semantics and by["hlas"]["semantics"] == "any"
         assert by["hlas"]["switching_model"] == "hare"
-        assert by["srtf"]["switching_model"] == (LEASE_SWITCHING if semantics == "lease"
-                                                 else "hare")
-        assert by["srtf"]["lease_idle_share"] > 0 if semantics == "lease" else \
-            by["srtf"]["lease_idle_share"] == 0
+        assert by["srtf"]["switching_model"] == (
+            LEASE_SWITCHING if semantics == "lease" else "hare"
+        )
+        assert (
+            by["srtf"]["lease_idle_share"] > 0
+            if semantics == "lease"
+            else by["srtf"]["lease_idle_share"] == 0
+        )
     with pytest.raises(OptionError, match="option 'semantics'"):
         simulate_cell(seed=0, policy="srtf", n_jobs=2, semantics="gang")
     # a relaxed policy's run does not depend on the semantics: its cell leaves it out
     assert "semantics" not in relevant({"policy": "hlas", "semantics": "per-round"})
     assert relevant({"policy": "srtf", "semantics": "per-round"})["semantics"] == "per-round"
-    lease, per_round = (simulate_cell(seed=1, policy="hare", n_jobs=5, regime="compressed",
-                                      semantics=s)[0] for s in ("lease", "per-round"))
+    lease, per_round = (
+        simulate_cell(seed=1, policy="hare", n_jobs=5, regime="compressed", semantics=s)[0]
+        for s in ("lease", "per-round")
+    )
     assert lease["total_weighted_jct_s"] == per_round["total_weighted_jct_s"]
 
 
 # --- policy options ----------------------------------------------------------------------------
-@pytest.mark.parametrize("name,options,match", [
-    ("gavel-fifo", {"bogus": 1}, "policy 'gavel-fifo': has no option 'bogus'"),
-    ("hare", {"plan_tasks": -5}, "option 'plan_tasks': must be >= 1"),
-    ("hare", {"bogus": 1}, "policy 'hare': has no option 'bogus'"),
-    ("srtf", {"lease": 0}, "option 'lease': must be >= 0.001"),
-    ("allox", {"max_jobs": "x"}, "option 'max_jobs': must be an integer"),
-    ("tiresias", {"queue_rounds": [5, 1]}, "option 'queue_rounds': must be increasing"),
-    ("hlas", {"quantum": -1}, "option 'quantum'"),
-    ("sched-homo", {"replan": "never"}, "option 'replan': must be one of"),
-])
+@pytest.mark.parametrize(
+    "name,options,match",
+    [
+        ("gavel-fifo", {"bogus": 1}, "policy 'gavel-fifo': has no option 'bogus'"),
+        ("hare", {"plan_tasks": -5}, "option 'plan_tasks': must be >= 1"),
+        ("hare", {"bogus": 1}, "policy 'hare': has no option 'bogus'"),
+        ("srtf", {"lease": 0}, "option 'lease': must be >= 0.001"),
+        ("allox", {"max_jobs": "x"}, "option 'max_jobs': must be an integer"),
+        ("tiresias", {"queue_rounds": [5, 1]}, "option 'queue_rounds': must be increasing"),
+        ("hlas", {"quantum": -1}, "option 'quantum'"),
+        ("sched-homo", {"replan": "never"}, "option 'replan': must be one of"),
+    ],
+)
 def test_policy_options_are_checked(name, options, match):
     with pytest.raises(OptionError, match=match):
         get_policy(name, **options)
@@ -289,8 +347,11 @@ def test_policy_options_are_checked(name, options, match):
 
 def test_policy_defaults_and_lease_units():
     assert [get_policy(p).lease for p in GANG] == [
-        {"gavel-fifo": 360.0, "srtf": 360.0, "tiresias": 300.0, "allox": None,
-         "gavel-las": 360.0}[p] for p in GANG]
+        {"gavel-fifo": 360.0, "srtf": 360.0, "tiresias": 300.0, "allox": None, "gavel-las": 360.0}[
+            p
+        ]
+        for p in GANG
+    ]
     assert isinstance(get_policy("srtf", lease=None).lease, type(None))
     inst = two_gpu_job()
     odd = Instance(inst.gpus, inst.jobs, "odd", time_unit="ticks")

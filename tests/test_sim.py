@@ -57,12 +57,19 @@ def offline_twin(inst: Instance, solver: str, evals: int = PLAN_EVALS):
     dispatchers and budget)."""
     if solver != "hare":
         return solve(inst, solver)
-    return solve(inst, "hare", improve=evals > 1, hold_forms=False,
-                 budget=min(evals * int(inst.rounds.sum()), DEFAULT_BUDGET))
+    return solve(
+        inst,
+        "hare",
+        improve=evals > 1,
+        hold_forms=False,
+        budget=min(evals * int(inst.rounds.sum()), DEFAULT_BUDGET),
+    )
 
 
-@pytest.mark.parametrize("solver,evals", [("hare", PLAN_EVALS), ("hare", 1), ("wspt", None),
-                                          ("eft", None), ("fifo", None)])
+@pytest.mark.parametrize(
+    "solver,evals",
+    [("hare", PLAN_EVALS), ("hare", 1), ("wspt", None), ("eft", None), ("fifo", None)],
+)
 @given(inst=instances(max_jobs=5, max_gpus=3, max_tasks=14))
 def test_plan_policy_reproduces_offline_heuristic(solver, evals, inst):
     """All jobs at time 0, no setups: one plan, executed exactly as the offline heuristic."""
@@ -79,9 +86,15 @@ def test_hare_policy_reproduces_offline_on_paper_like():
     assert simulate(inst, "hare").result.objective == offline_twin(inst, "hare").objective
 
 
-@pytest.mark.parametrize("policy,semantics", [  # relaxed policies ignore the semantics
-    pytest.param(p, s, id=f"{p}-{s}" if p in GANG else p)
-    for p in FAST for s in SEMANTICS if p in GANG or s == DEFAULT_SEMANTICS])
+@pytest.mark.parametrize(
+    "policy,semantics",
+    [  # relaxed policies ignore the semantics
+        pytest.param(p, s, id=f"{p}-{s}" if p in GANG else p)
+        for p in FAST
+        for s in SEMANTICS
+        if p in GANG or s == DEFAULT_SEMANTICS
+    ],
+)
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(inst=instances(max_jobs=5, max_gpus=4, max_tasks=16))
 def test_every_policy_gives_checked_schedules(policy, semantics, inst):
@@ -152,8 +165,14 @@ def test_records_csv_and_cdf(paper_runs, tmp_path):
     import pandas as pd
 
     back = pd.read_csv(tmp_path / "jobs.csv")
-    assert list(back.columns)[:6] == ["policy", "job", "weight", "arrival", "first_start",
-                                      "completion"]
+    assert list(back.columns)[:6] == [
+        "policy",
+        "job",
+        "weight",
+        "arrival",
+        "first_start",
+        "completion",
+    ]
     assert (back["jct"] == back["completion"] - back["arrival"]).all()
     cdf = run.jct_cdf()
     assert cdf["jct"].is_monotonic_increasing and cdf["fraction"].iloc[-1] == 1.0
@@ -193,8 +212,10 @@ class Hasty(Idle):
 
 def tiny() -> Instance:
     gpus = (GPU("g0", "A"), GPU("g1", "B"))
-    jobs = (Job("first", {"A": 3, "B": 5}, rounds=2, tasks_per_round=2),
-            Job("late", {"B": 2}, release=4))
+    jobs = (
+        Job("first", {"A": 3, "B": 5}, rounds=2, tasks_per_round=2),
+        Job("late", {"B": 2}, release=4),
+    )
     return Instance(gpus, jobs, "tiny")
 
 
@@ -209,8 +230,14 @@ def test_rule_violations_are_errors():
     with pytest.raises(SimulationError, match="gpu 'g0' is busy"):
         simulate(inst, Hasty())
     with pytest.raises(SimulationError, match="cannot run on gpu 'g1'"):
-        simulate(tiny().with_jobs([Job("a", {"A": 3})]), type("H1", (Hasty,), {
-            "decide": lambda self, sim, ev: [sim.start(j, 1) for j in ev.arrived]})())
+        simulate(
+            tiny().with_jobs([Job("a", {"A": 3})]),
+            type(
+                "H1",
+                (Hasty,),
+                {"decide": lambda self, sim, ev: [sim.start(j, 1) for j in ev.arrived]},
+            )(),
+        )
 
 
 def test_gang_rounds_wait_for_enough_gpus():
@@ -268,8 +295,9 @@ def test_planner_cut_in_time_is_the_full_plan_before(evals, engine, monkeypatch)
     from hare_opt.heuristics.planning import HarePlanner
     from hare_opt.sim.policies import plan as plan_module
 
-    inst = paper_instance(3, 8, "V100:3,T4:2", regime="paper", rounds=(30, 80), max_gpus=2,
-                          mean_interarrival=0.5)
+    inst = paper_instance(
+        3, 8, "V100:3,T4:2", regime="paper", rounds=(30, 80), max_gpus=2, mean_interarrival=0.5
+    )
     queued: list[int] = []
     make_plan = plan_module.PlanPolicy.make_plan
 

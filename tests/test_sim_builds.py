@@ -10,8 +10,9 @@ from hare_opt.sim import policy_names, simulate
 from hare_opt.sim.policies import plan as plan_module
 from hare_opt.sim.policy import POLICIES
 
-FOLLOWERS = [p for p in policy_names(mode="relaxed")
-             if issubclass(POLICIES.load(p), plan_module.PlanPolicy)]
+FOLLOWERS = [
+    p for p in policy_names(mode="relaxed") if issubclass(POLICIES.load(p), plan_module.PlanPolicy)
+]
 
 
 @pytest.fixture

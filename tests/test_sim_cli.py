@@ -25,8 +25,20 @@ def test_summary_json_matches_the_library(capsys, tmp_path):
 
     path = str(ROOT / FIG1)
     out_csv = tmp_path / "jobs.csv"
-    code, out, _ = run_cli(["simulate", "--instance", path, "--policies", "hare,hlas,srtf",
-                            "--json", "--out", str(out_csv), "--no-progress"], capsys)
+    code, out, _ = run_cli(
+        [
+            "simulate",
+            "--instance",
+            path,
+            "--policies",
+            "hare,hlas,srtf",
+            "--json",
+            "--out",
+            str(out_csv),
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0
     summary = json.loads(out)
     assert list(summary) == ["hare", "hlas", "srtf"]
@@ -40,20 +52,39 @@ def test_summary_json_matches_the_library(capsys, tmp_path):
 
 
 def test_generated_workload_table(capsys):
-    code, out, _ = run_cli(["simulate", "--workload", "paper", "--jobs", "6", "--cluster",
-                            "V100:4,K80:4", "--policies", "hare,allox", "--switching",
-                            "pipeswitch", "--seed", "2", "--no-progress"], capsys)
+    code, out, _ = run_cli(
+        [
+            "simulate",
+            "--workload",
+            "paper",
+            "--jobs",
+            "6",
+            "--cluster",
+            "V100:4,K80:4",
+            "--policies",
+            "hare,allox",
+            "--switching",
+            "pipeswitch",
+            "--seed",
+            "2",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0
     assert "paper-s2-n6: 6 jobs" in out and "allox" in out
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--instance", FIG1, "--policies", "hare,nope"], "unknown ['nope']"),
-    (["--instance", FIG1, "--switching", "hare"], "an instance file names no models"),
-    (["--workload", "paper", "--cluster", "V100:x"], "V100:x"),
-    (["--workload", "paper", "--switching", "fast"], "option 'switching'"),
-    (["--instance", "no-such-file.json"], "no-such-file.json"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--instance", FIG1, "--policies", "hare,nope"], "unknown ['nope']"),
+        (["--instance", FIG1, "--switching", "hare"], "an instance file names no models"),
+        (["--workload", "paper", "--cluster", "V100:x"], "V100:x"),
+        (["--workload", "paper", "--switching", "fast"], "option 'switching'"),
+        (["--instance", "no-such-file.json"], "no-such-file.json"),
+    ],
+)
 def test_user_errors_are_one_line(args, message, capsys):
     from conftest import ROOT
 
@@ -70,9 +101,22 @@ def test_semantics_flag_and_the_gang_policies_switching(capsys):
 
     summaries = {}
     for semantics in ("lease", "per-round"):
-        code, out, _ = run_cli(["simulate", "--workload", "paper", "--jobs", "5",
-                                "--policies", "srtf,hlas", "--semantics", semantics,
-                                "--summary-json", "--no-progress"], capsys)
+        code, out, _ = run_cli(
+            [
+                "simulate",
+                "--workload",
+                "paper",
+                "--jobs",
+                "5",
+                "--policies",
+                "srtf,hlas",
+                "--semantics",
+                semantics,
+                "--summary-json",
+                "--no-progress",
+            ],
+            capsys,
+        )
         assert code == 0
         summaries[semantics] = json.loads(out)
     assert summaries["lease"]["hlas"] == summaries["per-round"]["hlas"]
@@ -91,18 +135,30 @@ def test_no_progress_bar_is_drawn_into_a_stderr_that_is_not_a_terminal():
 
     from hare_opt.cli.main import main
 
-    for argv in (["simulate", "--workload", "paper", "--jobs", "4", "--policies", "gavel-fifo"],
-                 ["falsify", "--solver", "hare", "--iterations", "5", "--seed", "1"]):
+    for argv in (
+        ["simulate", "--workload", "paper", "--jobs", "4", "--policies", "gavel-fifo"],
+        ["falsify", "--solver", "hare", "--iterations", "5", "--seed", "1"],
+    ):
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             assert main(argv) == 0, argv
         assert "\r" not in err.getvalue(), argv
 
 
-
 def test_the_table_names_each_policy_s_switching(capsys):
-    code, out, _ = run_cli(["simulate", "--workload", "paper", "--jobs", "5", "--policies",
-                            "hlas,srtf", "--no-progress"], capsys)
+    code, out, _ = run_cli(
+        [
+            "simulate",
+            "--workload",
+            "paper",
+            "--jobs",
+            "5",
+            "--policies",
+            "hlas,srtf",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0
     head, rows = out.splitlines()[1], out.splitlines()[3:]
     assert head.split()[0] == "switching"
@@ -118,17 +174,32 @@ def test_python_and_the_command_give_one_workload_the_same_numbers(capsys):
     from hare_opt.sim.workload import simulate_workload
 
     policies = ["hare", "gavel-fifo", "allox"]
-    code, out, _ = run_cli(["simulate", "--workload", "paper", "--jobs", "6", "--policies",
-                            ",".join(policies), "--json", "--no-progress"], capsys)
+    code, out, _ = run_cli(
+        [
+            "simulate",
+            "--workload",
+            "paper",
+            "--jobs",
+            "6",
+            "--policies",
+            ",".join(policies),
+            "--json",
+            "--no-progress",
+        ],
+        capsys,
+    )
     assert code == 0
     cli = json.loads(out)
     runs = simulate_workload("paper", policies, n_jobs=6)
     for run in runs:
-        assert {**run.summary(), "switching_model": run.metrics["switching_model"]} \
-            == cli[run.policy]
+        assert {**run.summary(), "switching_model": run.metrics["switching_model"]} == cli[
+            run.policy
+        ]
     assert [r.metrics["switching_model"] for r in runs] == ["hare", "default", "default"]
     as_built = workload_instance("paper", n_jobs=6, switching="hare")
     fifo = simulate(as_built, "gavel-fifo")  # the instance as built: Hare's switching
     assert fifo.summary() != runs[1].summary()
-    assert simulate(workload_instance("paper", n_jobs=6, switching="default"),
-                    "gavel-fifo").summary() == runs[1].summary()
+    assert (
+        simulate(workload_instance("paper", n_jobs=6, switching="default"), "gavel-fifo").summary()
+        == runs[1].summary()
+    )

@@ -50,4 +50,5 @@ def test_a_spec_names_a_core_of_its_own_mode_or_none():
 def test_the_cores_run_exactly_the_policies_whose_spec_names_them():
     assert set(compiled_policies("gang")) == {s.name for s in POLICIES if s.engine == "gang"}
     assert set(compiled_policies()) == set(compiled_policies("gang")) | set(
-        compiled_policies("relaxed"))
+        compiled_policies("relaxed")
+    )

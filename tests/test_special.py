@@ -36,8 +36,11 @@ def test_whatever_fires_is_the_brute_force_optimum(inst):
         assert check(inst, found.schedule).objective == found.value == brute_force(inst)
 
 
-@given(instances(max_gpus=3, max_rounds=1, max_k=1, max_jobs=6, releases=False, sync=False,
-                 setup=False))
+@given(
+    instances(
+        max_gpus=3, max_rounds=1, max_k=1, max_jobs=6, releases=False, sync=False, setup=False
+    )
+)
 def test_horn_matches_the_assignment_oracle(inst):
     inst = _unit(inst)
     found = recognise(inst)
@@ -48,8 +51,19 @@ def test_horn_matches_the_assignment_oracle(inst):
 @given(instances(max_gpus=2, max_rounds=1, max_k=1, max_jobs=4, releases=False))
 def test_horn_with_sync_and_setups_matches_brute_force(inst):
     # equal weights, one common release: sync per type and setups are still an assignment
-    inst = inst.with_jobs([Job(j.id, j.task_time, weight=3, release=4, sync_time=j.sync_time,
-                               switch_overhead=j.switch_overhead) for j in inst.jobs])
+    inst = inst.with_jobs(
+        [
+            Job(
+                j.id,
+                j.task_time,
+                weight=3,
+                release=4,
+                sync_time=j.sync_time,
+                switch_overhead=j.switch_overhead,
+            )
+            for j in inst.jobs
+        ]
+    )
     found = recognise(inst)
     assert found is not None
     assert found.value == brute_force(inst)

@@ -25,8 +25,9 @@ from test_faults import HARD, session
 from hare_opt.util import startup
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(),
-                                reason="orphan detection reads /proc (Linux)")
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/status").exists(), reason="orphan detection reads /proc (Linux)"
+)
 ONE_LINE = re.compile(r"hare-opt( [a-z-]+)?: (interrupted|stopped) by (SIGINT|SIGTERM)")
 IMPORTED = re.compile(r"^import time:.*\|\s*(\S+)$", re.M)
 
@@ -38,7 +39,7 @@ def guarded(trace: str) -> bool:
     names = IMPORTED.findall(trace)
     if "hare_opt.cli" not in names:
         return False
-    after = names[names.index("hare_opt.cli") + 1:]
+    after = names[names.index("hare_opt.cli") + 1 :]
     return any(n not in ("hare_opt", "hare_opt.cli.main") for n in after)
 
 
@@ -49,9 +50,15 @@ DELAYS = (*(i * 0.015 for i in range(14)), 0.25, 0.35, 0.5, 0.75, 1.0)
 def signalled_at(argv: list[str], sig: int, delay: float) -> tuple[int, str]:
     """Exit status and stderr (import trace removed; empty if the signal came before
     ``hare_opt`` ran) of ``argv`` sent ``sig`` ``delay`` seconds after it started."""
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, text=True,
-                            env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},
+    )
     time.sleep(delay)
     os.kill(proc.pid, sig)
     try:
@@ -63,20 +70,32 @@ def signalled_at(argv: list[str], sig: int, delay: float) -> tuple[int, str]:
     assert session(proc.pid) == [], "a process outlived the command"
     if not guarded(err):
         return proc.returncode, ""
-    return proc.returncode, "".join(ln for ln in err.splitlines(keepends=True)
-                                    if not ln.startswith("import time:"))
+    return proc.returncode, "".join(
+        ln for ln in err.splitlines(keepends=True) if not ln.startswith("import time:")
+    )
 
 
-@pytest.mark.parametrize("how, command", [("module", "solve"), ("module", "reproduce"),
-                                          ("script", "solve")])
+@pytest.mark.parametrize(
+    "how, command", [("module", "solve"), ("module", "reproduce"), ("script", "solve")]
+)
 def test_a_signal_at_any_moment_of_start_up_exits_130(tmp_path, how, command):
     script = Path(sys.executable).with_name("hare-opt")
     if how == "script" and not script.is_file():
         pytest.skip("the hare-opt script is not installed next to this interpreter")
     head = [str(script)] if how == "script" else [sys.executable, "-m", "hare_opt.cli.main"]
-    args = (["solve", str(HARD), "--solver", "cpsat"] if command == "solve" else
-            ["reproduce", "--quick", "--only", "fig1", "--out-dir", str(tmp_path / "r"),
-             "--no-progress"])
+    args = (
+        ["solve", str(HARD), "--solver", "cpsat"]
+        if command == "solve"
+        else [
+            "reproduce",
+            "--quick",
+            "--only",
+            "fig1",
+            "--out-dir",
+            str(tmp_path / "r"),
+            "--no-progress",
+        ]
+    )
     judged = 0
     for i, delay in enumerate(DELAYS):
         sig = (signal.SIGINT, signal.SIGTERM)[i % 2]
@@ -93,23 +112,38 @@ def test_a_signal_at_any_moment_of_start_up_exits_130(tmp_path, how, command):
 
 
 def test_importing_the_cli_as_a_library_installs_no_handler():
-    out = subprocess.run([sys.executable, "-c",
-                          "import signal, hare_opt.cli.main; "
-                          "print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import signal, hare_opt.cli.main; "
+            "print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.stdout.strip() == "True", out.stderr
 
 
-@pytest.mark.parametrize("argv, orig, expected", [
-    (["/venv/bin/hare-opt", "solve"], ["/venv/bin/python", "/venv/bin/hare-opt", "solve"], True),
-    (["-m"], ["python", "-m", "hare_opt.cli.main", "solve"], True),
-    (["-m"], ["python", "-X", "importtime", "-u", "-m", "hare_opt.cli.main"], True),
-    (["-m"], ["python", "-mhare_opt.cli.main"], True),
-    (["-m"], ["python", "-m", "hare_opt.cli.other"], False),
-    (["-c"], ["python", "-c", "pass", "-m", "hare_opt.cli.main"], False),
-    (["tool.py"], ["python", "tool.py", "-m", "hare_opt.cli.main"], False),
-    (["-c"], ["python", "-W", "ignore", "-c", "import hare_opt.cli"], False),
-])
+@pytest.mark.parametrize(
+    "argv, orig, expected",
+    [
+        (
+            ["/venv/bin/hare-opt", "solve"],
+            ["/venv/bin/python", "/venv/bin/hare-opt", "solve"],
+            True,
+        ),
+        (["-m"], ["python", "-m", "hare_opt.cli.main", "solve"], True),
+        (["-m"], ["python", "-X", "importtime", "-u", "-m", "hare_opt.cli.main"], True),
+        (["-m"], ["python", "-mhare_opt.cli.main"], True),
+        (["-m"], ["python", "-m", "hare_opt.cli.other"], False),
+        (["-c"], ["python", "-c", "pass", "-m", "hare_opt.cli.main"], False),
+        (["tool.py"], ["python", "tool.py", "-m", "hare_opt.cli.main"], False),
+        (["-c"], ["python", "-W", "ignore", "-c", "import hare_opt.cli"], False),
+    ],
+)
 def test_the_guard_is_for_the_command_line_only(monkeypatch, argv, orig, expected):
     monkeypatch.setattr(sys, "argv", argv)
     monkeypatch.setattr(sys, "orig_argv", orig)
@@ -140,8 +174,9 @@ except KeyboardInterrupt:
 
 
 def test_an_interrupt_swallowed_by_a_callback_is_raised_again():
-    out = subprocess.run([sys.executable, "-c", SWALLOWED], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", SWALLOWED], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert out.stdout.strip() == f"interrupted {int(signal.SIGTERM)}", out.stdout + out.stderr
     assert out.stderr == ""
 
@@ -161,6 +196,7 @@ with interrupt.handling("soft"):
 
 
 def test_a_forked_child_does_not_inherit_the_guard():
-    out = subprocess.run([sys.executable, "-c", FORKED], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", FORKED], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert out.stdout.strip() == "0", out.stdout + out.stderr

@@ -33,8 +33,9 @@ def test_a_loaded_cluster_lifts_it_above_the_critical_path():
     best = solve(inst, "hare")
     value = strong_bound(inst, int(best.objective))
     assert critical_path_bound(inst) < value <= best.objective
-    assert lower_bound(inst, bounds={"critical_path": critical_path_bound(inst),
-                                     "strong": value}) == ceil_bound(value)
+    assert lower_bound(
+        inst, bounds={"critical_path": critical_path_bound(inst), "strong": value}
+    ) == ceil_bound(value)
 
 
 def test_round_patterns_are_every_split_with_its_least_duration():
@@ -47,12 +48,11 @@ def test_round_patterns_are_every_split_with_its_least_duration():
     assert sorted(map(tuple, counts.tolist())) == [(a, 3 - a) for a in range(4)]
     for row, d in zip(counts.tolist(), least.tolist()):
         best = None
-        for gpu_of in itertools.product(range(3), repeat=3):   # task -> GPU
+        for gpu_of in itertools.product(range(3), repeat=3):  # task -> GPU
             n = np.bincount(gpu_of, minlength=3)
             if (n[0] + n[1], n[2]) != tuple(row):
                 continue
-            end = max(n[g] * (3 if g < 2 else 5) + (1 if g < 2 else 2) for g in range(3)
-                      if n[g])
+            end = max(n[g] * (3 if g < 2 else 5) + (1 if g < 2 else 2) for g in range(3) if n[g])
             best = end if best is None else min(best, end)
         assert d == best
     assert max_task_rate(inst)[0] == 2 / 3 + 1 / 5
@@ -64,8 +64,10 @@ def test_mixing_types_lifts_it_where_fluid_work_does_not():
     early (the LP without its round rows gave 56.8); with them the bound closes more than
     half the distance from the critical path (48) to OPT (72)."""
     gpus = (GPU("a", "F"), GPU("b", "F"), GPU("c", "S"))
-    jobs = (Job("x", {"F": 2, "S": 10}, rounds=4, tasks_per_round=2, weight=3),
-            Job("y", {"F": 2, "S": 10}, rounds=4, tasks_per_round=2, weight=3))
+    jobs = (
+        Job("x", {"F": 2, "S": 10}, rounds=4, tasks_per_round=2, weight=3),
+        Job("y", {"F": 2, "S": 10}, rounds=4, tasks_per_round=2, weight=3),
+    )
     inst = Instance(gpus, jobs)
     opt = solve(inst, "bnb", special=False, time_limit=30)
     assert opt.status == "optimal"

@@ -69,8 +69,11 @@ def test_a_cell_process_that_dies_fails_its_cell_and_the_run_goes_on(tmp_path):
 
     register_cell("test-abort", "os:abort")  # the process dies (SIGABRT) inside the cell
     try:
-        cells = [Cell("arith", {"seed": 0, "n": 10}), Cell("test-abort", {}),
-                 Cell("arith", {"seed": 2, "n": 10})]
+        cells = [
+            Cell("arith", {"seed": 0, "n": 10}),
+            Cell("test-abort", {}),
+            Cell("arith", {"seed": 2, "n": 10}),
+        ]
         with pytest.raises(CellsFailed, match="1 of 3 cells failed.*process died"):
             run_cells(cells, Store(tmp_path), workers=1, progress=False)
         assert [Store(tmp_path).load(c) is not None for c in cells] == [True, False, True]
@@ -172,8 +175,7 @@ def test_sweep_command_with_failed_cells_exits_1_and_keeps_the_others(tmp_path, 
     cfg = tmp_path / "f.toml"
     cfg.write_text('name = "f"\nfn = "arith"\nseeds = 3\n[fixed]\nfail_seed = 1\n')
     out = tmp_path / "out"
-    assert main(["sweep", str(cfg), "--out-dir", str(out), "--workers", "1",
-                 "--no-progress"]) == 1
+    assert main(["sweep", str(cfg), "--out-dir", str(out), "--workers", "1", "--no-progress"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "1 of 3 cells failed" in err[0] and "retries" in err[0]
     assert len(list((out / "cells" / "f").glob("*.json"))) == 2
@@ -216,12 +218,12 @@ def test_reproduce_readme_keeps_sections_of_items_not_rerun(tmp_path):
     _write(readme, [_outcome(names[1], "second")], keep=True)
     text = readme.read_text()
     heads = [ln[4:] for ln in text.splitlines() if ln.startswith("### ")]
-    assert heads == names                                          # every item, in order
+    assert heads == names  # every item, in order
     assert "**Ours.** second" in text and f"first {names[1]}" not in text
     assert all(f"first {n}" in text for n in names if n != names[1])
     assert text.count("This run:") == 1 and f"Rerun of {names[1]} only" in text
     _write(readme, [_outcome(names[2], "third")], keep=True, version={"arith": "v3"})
-    text = readme.read_text()   # every earlier run's line stays: each made some sections
+    text = readme.read_text()  # every earlier run's line stays: each made some sections
     assert f"Rerun of {names[1]} only" in text and f"Rerun of {names[2]} only" in text
     assert "arith v3" in text and text.count("This run:") == 1
 
@@ -241,23 +243,28 @@ def test_the_readme_summary_gives_a_word_per_hare_and_a_tally(tmp_path):
     from hare_opt.sweeps.catalog import ITEMS
     from hare_opt.sweeps.readme import words
 
-    v = ("hare-paper: not reproduced (AlloX better) / hare-paper:step3=start: partly "
-         "(11-53%) / hare: reproduced")
-    assert words(v) == {"hare-paper": "not reproduced", "hare-paper:step3=start": "partly",
-                        "hare": "reproduced"}
-    assert words("paper's alpha(2+alpha) claim refuted under step 3 phi; ours holds") == \
-        {"": "refuted"}
+    v = (
+        "hare-paper: not reproduced (AlloX better) / hare-paper:step3=start: partly "
+        "(11-53%) / hare: reproduced"
+    )
+    assert words(v) == {
+        "hare-paper": "not reproduced",
+        "hare-paper:step3=start": "partly",
+        "hare": "reproduced",
+    }
+    assert words("paper's alpha(2+alpha) claim refuted under step 3 phi; ours holds") == {
+        "": "refuted"
+    }
     # an input is labelled as input, whatever words follow it
-    assert words("input (the paper's measurement): not reproduced here, only used") == \
-        {"": "input"}
+    assert words("input (the paper's measurement): not reproduced here, only used") == {"": "input"}
     names = list(ITEMS)
     _write(tmp_path / "README.md", [_outcome(names[1], "x", v), _outcome(names[2], "y", v)])
     text = (tmp_path / "README.md").read_text()
-    summary = text[text.index("## Summary"):text.index("## The run")]
+    summary = text[text.index("## Summary") : text.index("## The run")]
     assert "`hare`: **2 of 2 reproduced**" in summary
     assert "`hare-paper`: **0 of 2 reproduced**, 2 not reproduced" in summary
     row = next(ln for ln in summary.splitlines() if ln.startswith(f"| [{names[1]}]"))
-    assert row.count("**") == 6 and len(row) < 400                # a line, not a page
+    assert row.count("**") == 6 and len(row) < 400  # a line, not a page
     # the summary comes first, the details after; each percentage defined once
     assert text.index("## Summary") < text.index("## Items") < text.index(f"### {names[1]}")
     assert text.count("*Reduction* of A against B") == 1
@@ -300,12 +307,21 @@ def test_a_file_of_an_older_format_is_stale_with_its_cost(tmp_path):
 
     store = Store(tmp_path)
     cell = Cell("arith", {"seed": 3, "n": 10})
-    payload = {"key": cell.key, "fn": "arith", "params": cell.params, "rows": [{"sum": 1}],
-               "runtime_s": 2.0, "cpu_s": 1.5, "modules": ["hare_opt"], "code": "x"}
+    payload = {
+        "key": cell.key,
+        "fn": "arith",
+        "params": cell.params,
+        "rows": [{"sum": 1}],
+        "runtime_s": 2.0,
+        "cpu_s": 1.5,
+        "modules": ["hare_opt"],
+        "code": "x",
+    }
     check = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
     tmp_path.mkdir(exist_ok=True)
-    store.path(cell).write_text(json.dumps({"format": "hare-opt/cell@1", "checksum": check,
-                                            "payload": payload}))
+    store.path(cell).write_text(
+        json.dumps({"format": "hare-opt/cell@1", "checksum": check, "payload": payload})
+    )
     st = store.state(cell)
     assert st.status == "stale" and st.changed == ("format hare-opt/cell@1",)
     plan = make_plan({"a": [cell]}, store, CostBook([store]))
@@ -321,8 +337,9 @@ def test_a_new_cells_estimate_scales_with_its_job_count(tmp_path):
     from hare_opt.sweeps.preview import CostBook
 
     def sim(jobs, seed, policy="p", cluster="A:1"):
-        return Cell("simulate", {"policy": policy, "n_jobs": jobs, "seed": seed,
-                                 "cluster": cluster})
+        return Cell(
+            "simulate", {"policy": policy, "n_jobs": jobs, "seed": seed, "cluster": cluster}
+        )
 
     store = Store(tmp_path / "a")
     for jobs, cpu in ((40, 1.0), (80, 4.0)):
@@ -345,11 +362,14 @@ def test_importing_the_reproduction_leaves_the_matplotlib_backend_alone():
     import subprocess
     import sys
 
-    code = ("import matplotlib; matplotlib.use('svg')\n"
-            "import hare_opt.sweeps.catalog, hare_opt.sweeps.items, hare_opt.sweeps.offline_items\n"
-            "print(matplotlib.get_backend())")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    code = (
+        "import matplotlib; matplotlib.use('svg')\n"
+        "import hare_opt.sweeps.catalog, hare_opt.sweeps.items, hare_opt.sweeps.offline_items\n"
+        "print(matplotlib.get_backend())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "svg"
 
 
@@ -368,15 +388,28 @@ def test_a_sensitivity_run_simulates_every_item_in_the_other_regime(tmp_path):
                 assert b.params == {**a.params, "regime": "paper-heavy-sync"}
                 assert a.labels == b.labels and a.key != b.key
             else:
-                assert a.key == b.key                 # nothing else depends on the regime
-    assert sims > 100 and plan.total().cells == len({c.key for cs in other.values()
-                                                     for c in cs})
+                assert a.key == b.key  # nothing else depends on the regime
+    assert sims > 100 and plan.total().cells == len({c.key for cs in other.values() for c in cs})
     assert in_regime(base["fig12"], "paper") == base["fig12"]
     with pytest.raises(ValueError, match="regime"):
         in_regime(base["fig12"], "fast")
     for regime, rc in (("paper-heavy-sync", 0), ("fast", 2)):
-        run = subprocess.run([sys.executable, "-m", "hare_opt.cli.main", "reproduce", "--quick",
-                              "--plan", "--only", "fig18", "--regime", regime],
-                             capture_output=True, text=True, cwd=tmp_path)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "hare_opt.cli.main",
+                "reproduce",
+                "--quick",
+                "--plan",
+                "--only",
+                "fig18",
+                "--regime",
+                regime,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
         assert run.returncode == rc, run.stderr
         assert ("fig18" in run.stdout) if rc == 0 else run.stderr.count("\n") == 1

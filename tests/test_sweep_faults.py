@@ -14,12 +14,26 @@ KINDS = [
     Cell("simulate", {"seed": 0, "policy": "hare", "n_jobs": 6}, {"label": "t"}),
     Cell("simulate", {"seed": 0, "policy": "gavel-fifo", "n_jobs": 6}),
     Cell("fig1", {"solver": "cpsat", "time_limit": 5.0}),
-    Cell("quality", {"seed": 0, "n_jobs": 3, "n_gpus": 2, "max_tasks": 8, "time_limit": 2.0,
-                     "solver": "reference", "exact": "cpsat"}),
-    Cell("quality", {"seed": 0, "n_jobs": 3, "n_gpus": 2, "max_tasks": 8, "time_limit": 2.0,
-                     "solver": "hare"}),
-    Cell("bounds", {"seed": 0, "n_jobs": 3, "n_gpus": 2, "exact": True, "time_limit": 2.0,
-                    "part": "bounds"}),
+    Cell(
+        "quality",
+        {
+            "seed": 0,
+            "n_jobs": 3,
+            "n_gpus": 2,
+            "max_tasks": 8,
+            "time_limit": 2.0,
+            "solver": "reference",
+            "exact": "cpsat",
+        },
+    ),
+    Cell(
+        "quality",
+        {"seed": 0, "n_jobs": 3, "n_gpus": 2, "max_tasks": 8, "time_limit": 2.0, "solver": "hare"},
+    ),
+    Cell(
+        "bounds",
+        {"seed": 0, "n_jobs": 3, "n_gpus": 2, "exact": True, "time_limit": 2.0, "part": "bounds"},
+    ),
     Cell("runtime", {"seed": 0, "solver": "wspt", "n_jobs": 20, "n_gpus": 15}),
 ]
 #: Wall-clock measurements: the only columns allowed to differ between runs.
@@ -28,14 +42,14 @@ CLOCKS = sorted({f for spec in CELLS for f in spec.measured})
 
 def _item(cells: list[Cell]) -> Item:
     """A reproduction item that only runs ``cells`` (its table is their rows)."""
-    return Item("t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"),
-                lambda table: Figure())
+    return Item(
+        "t", "c", lambda quick: cells, lambda df, quick: (df, "", "ok"), lambda table: Figure()
+    )
 
 
 def test_every_kind_of_cell_runs_on_a_dask_local_cluster_as_locally(tmp_path):
     local = run_cells(KINDS, Store(tmp_path / "a"), workers=1, progress=False)
-    dask = run_cells(KINDS, Store(tmp_path / "b"), executor="dask", workers=2,
-                     progress=False)
+    dask = run_cells(KINDS, Store(tmp_path / "b"), executor="dask", workers=2, progress=False)
     assert set(local["cell"]) == {c.key for c in KINDS}  # every kind produced rows
     keep = [c for c in local.columns if c not in CLOCKS]
     pd.testing.assert_frame_equal(local[keep], dask[keep])
@@ -44,8 +58,9 @@ def test_every_kind_of_cell_runs_on_a_dask_local_cluster_as_locally(tmp_path):
 def test_a_result_of_other_code_is_stale_and_recomputed(tmp_path):
     cell = Cell("arith", {"seed": 1, "n": 10})
     store = Store(tmp_path)
-    store.save(cell, [{"sum": -1}], wall_s=0.0, cpu_s=0.0,
-               deps={"hare_opt.sweeps.cells": "older-code"})
+    store.save(
+        cell, [{"sum": -1}], wall_s=0.0, cpu_s=0.0, deps={"hare_opt.sweeps.cells": "older-code"}
+    )
     st = store.state(cell)
     assert st.status == "stale" and st.changed == ("hare_opt.sweeps.cells",)
     df = run_cells([cell], store, workers=1, progress=False)

@@ -54,6 +54,7 @@ def test_a_portfolio_member_s_import_is_inside_the_portfolio_s_limit(monkeypatch
         def member(instance, sub, options):
             late.append(sub.deadline - max(outer.deadline, sub.started + 0.05))
             return fn(instance, sub, options)
+
         return member
 
     monkeypatch.setattr(base.SOLVERS, "load", slow_load)
@@ -65,9 +66,24 @@ def test_a_portfolio_member_s_import_is_inside_the_portfolio_s_limit(monkeypatch
 
 def test_solve_reports_its_own_start_up_and_keeps_the_limit_with_it():
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "hare_opt.cli.main", "solve", str(HARD),
-                          "--solver", "hare", "--time-limit", "2", "--json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hare_opt.cli.main",
+            "solve",
+            str(HARD),
+            "--solver",
+            "hare",
+            "--time-limit",
+            "2",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     wall = time.perf_counter() - t0
     assert out.returncode == 0, out.stderr[-800:]
     doc = json.loads(out.stdout)
@@ -76,9 +92,13 @@ def test_solve_reports_its_own_start_up_and_keeps_the_limit_with_it():
     # start-up and the solve's own clock fit in the process's life (/proc ticks: 10 ms)
     assert startup + doc["runtime_s"] <= wall + 0.05
     assert wall - startup <= 2.0 + 5.0  # a generous bound: the limit plus an allowance
-    text = subprocess.run([sys.executable, "-m", "hare_opt.cli.main", "solve",
-                           str(ROOT / "instances" / "fig1.json")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    text = subprocess.run(
+        [sys.executable, "-m", "hare_opt.cli.main", "solve", str(ROOT / "instances" / "fig1.json")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert "start-up before it" in text.stdout, text.stdout
 
 
@@ -98,8 +118,13 @@ cli._leave(3)
 
 
 def test_the_fast_exit_keeps_what_a_normal_exit_does(tmp_path):
-    out = subprocess.run([sys.executable, "-c", LEAVE, str(tmp_path)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", LEAVE, str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 3, out.stderr[-800:]
     assert out.stdout == "result"
     assert (tmp_path / "atexit").read_text() == "ran"

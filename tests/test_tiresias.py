@@ -25,8 +25,12 @@ def test_default_limits_are_tiresias_gpu_seconds_in_the_instance_unit():
     assert TIRESIAS_LIMITS_S == (3250.0, 7200.0)
     assert np.allclose(_limits(inst) * sec, TIRESIAS_LIMITS_S)
     # a workload with twice the task times keeps the same limits (not relative to it)
-    longer = inst.with_jobs([j.__class__(**{**j.__dict__, "task_time": {
-        t: 2 * v for t, v in j.task_time.items()}}) for j in inst.jobs])
+    longer = inst.with_jobs(
+        [
+            j.__class__(**{**j.__dict__, "task_time": {t: 2 * v for t, v in j.task_time.items()}})
+            for j in inst.jobs
+        ]
+    )
     assert np.allclose(_limits(longer), _limits(inst))
 
 

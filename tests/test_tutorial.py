@@ -28,23 +28,37 @@ def blocks() -> list[tuple[str, str | None, str]]:
 
 def test_the_tutorial_runs_as_written(tmp_path):
     (tmp_path / "instances").symlink_to(ROOT / "instances")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
-                                 f"{os.environ.get('PATH', '')}", "PYTHONPATH": str(tmp_path)}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(tmp_path),
+    }
     ran = 0
     for lang, name, code in blocks():
         if lang == "python":
             assert name, f"a python block without file=NAME:\n{code}"
             (tmp_path / name).write_text(code)
             continue
-        done = subprocess.run(["bash", "-e", "-c", code], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=BOUND_S)
-        assert done.returncode == 0, f"{code}\n--- stdout\n{done.stdout}\n--- stderr\n" \
-                                     f"{done.stderr}"
+        done = subprocess.run(
+            ["bash", "-e", "-c", code],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BOUND_S,
+        )
+        assert done.returncode == 0, f"{code}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
         ran += 1
     assert ran >= 8
     made = {p.name for p in tmp_path.iterdir()}
-    assert {"fig1.hare.png", "cdf.png", "hare.png", "hunt.json", "hunt.schedule.json",
-            "jobs.csv"} <= made, made
+    assert {
+        "fig1.hare.png",
+        "cdf.png",
+        "hare.png",
+        "hunt.json",
+        "hunt.schedule.json",
+        "jobs.csv",
+    } <= made, made
 
 
 def test_the_tutorial_is_linked_from_the_readmes():

@@ -20,27 +20,39 @@ def _deps(store: Store, cell: Cell) -> dict[str, str]:
 
 
 def test_a_policy_cell_is_keyed_on_its_own_policy_only(tmp_path):
-    cells = [Cell("simulate", {"seed": 0, "policy": p, "n_jobs": 4, "regime": "compressed"})
-             for p in ("gavel-fifo", "hare", "hlas", "hare-paper")]
+    cells = [
+        Cell("simulate", {"seed": 0, "policy": p, "n_jobs": 4, "regime": "compressed"})
+        for p in ("gavel-fifo", "hare", "hlas", "hare-paper")
+    ]
     store = Store(tmp_path)
     run_cells(cells, store, workers=1, progress=False)
     fifo, hare, hlas, paper = (set(_deps(store, c)) for c in cells)
     assert "hare_opt.sim.simulator" in fifo and "hare_opt.sim.simulator" in hare
-    assert "data:gpu_profiles.csv" in fifo                      # data read are keyed
+    assert "data:gpu_profiles.csv" in fifo  # data read are keyed
     assert "hare_opt.heuristics.hare" in hare
-    for other in ("hare_opt.heuristics.hare", "hare_opt.sim.policies.hlas",
-                  "hare_opt.sim.policies.allox", "hare_opt.sim.policies.tiresias"):
-        assert other not in fifo, other                          # never loaded by it
+    for other in (
+        "hare_opt.heuristics.hare",
+        "hare_opt.sim.policies.hlas",
+        "hare_opt.sim.policies.allox",
+        "hare_opt.sim.policies.tiresias",
+    ):
+        assert other not in fifo, other  # never loaded by it
     assert "hare_opt.heuristics.hare" not in hlas
     # the paper's Algorithm 1 runs none of our heuristic's code, nor any gang policy's
     assert "hare_opt.heuristics.relaxation" in paper
-    for other in ("hare_opt.heuristics.hare", "hare_opt.heuristics.planning",
-                  "hare_opt.heuristics.rounds", "hare_opt.sim.policies.gang",
-                  "hare_opt.sim.policies.hlas"):
+    for other in (
+        "hare_opt.heuristics.hare",
+        "hare_opt.heuristics.planning",
+        "hare_opt.heuristics.rounds",
+        "hare_opt.sim.policies.gang",
+        "hare_opt.sim.policies.hlas",
+    ):
         assert other not in paper, other
-    assert not {m for m in fifo | hare | hlas if m.startswith(("hare_opt.cli",
-                                                               "hare_opt.sweeps.items",
-                                                               "hare_opt.sweeps.verdicts"))}
+    assert not {
+        m
+        for m in fifo | hare | hlas
+        if m.startswith(("hare_opt.cli", "hare_opt.sweeps.items", "hare_opt.sweeps.verdicts"))
+    }
 
 
 def test_a_cell_goes_stale_with_what_it_loaded_and_names_it(tmp_path, monkeypatch):
@@ -60,8 +72,10 @@ def test_a_cell_goes_stale_with_what_it_loaded_and_names_it(tmp_path, monkeypatc
 
 
 def test_an_edit_to_one_policy_recomputes_that_policy_only(tmp_path, monkeypatch):
-    cells = [Cell("simulate", {"seed": 1, "policy": p, "n_jobs": 3, "regime": "compressed"})
-             for p in ("gavel-fifo", "hlas")]
+    cells = [
+        Cell("simulate", {"seed": 1, "policy": p, "n_jobs": 3, "regime": "compressed"})
+        for p in ("gavel-fifo", "hlas")
+    ]
     store = Store(tmp_path)
     run_cells(cells, store, workers=2, progress=False)
     real = version.code_hash
@@ -80,7 +94,7 @@ def test_modules_a_child_process_loaded_are_keyed_too():
     version.note_modules(["hare_opt.solvers.bnb.solver", "numpy", "hare_opt.no_such_module"])
     try:
         got = set(version.loaded_modules()) - before
-        assert got <= {"hare_opt.solvers.bnb.solver"}           # only the package's, real
+        assert got <= {"hare_opt.solvers.bnb.solver"}  # only the package's, real
         assert "hare_opt.solvers.bnb.solver" in version.loaded_modules()
     finally:
         version._USED["modules"].discard("hare_opt.solvers.bnb.solver")
@@ -122,8 +136,11 @@ def test_the_package_reads_its_data_files_in_one_place():
     """``generators.profiles.read_table`` notes each read (the key); no other module may
     open hare_opt/data, or a cell reading it would not be keyed on it."""
     root = version.ROOT
-    readers = [p.relative_to(root).as_posix() for p in root.rglob("*.py")
-               if "resources.files" in p.read_text() or "/ \"data\"" in p.read_text()]
+    readers = [
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.py")
+        if "resources.files" in p.read_text() or '/ "data"' in p.read_text()
+    ]
     assert sorted(readers) == ["generators/profiles.py", "util/version.py"]  # and hashes
 
 
@@ -143,9 +160,11 @@ def test_the_portfolio_reports_the_modules_its_children_ran():
         " sync=(0, 2), switch_overhead=(0, 2))\n"
         "solve(inst, 'portfolio', time_limit=20)\n"
         "own = {m for m in sys.modules if m.startswith('hare_opt')}\n"
-        "print(' '.join(sorted(set(version.loaded_modules()) - own)))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120).stdout.split()
+        "print(' '.join(sorted(set(version.loaded_modules()) - own)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.split()
     assert "hare_opt.solvers.milp.formulation" in out, out
 
 
@@ -155,8 +174,9 @@ def test_a_comment_docstring_or_layout_stales_nothing_a_code_edit_does(tmp_path)
     base.write_text('"""Doc."""\n\nX = 1\n\n\ndef f(a, b):\n    """Doc."""\n    return a + b\n')
     h = version.code_hash(base)
     same = tmp_path / "same.py"
-    same.write_text("'''Other doc.'''\nX = 1  # a comment\n\n\ndef f(\n    a,\n    b,\n):\n"
-                    "    return (a + b)\n")
+    same.write_text(
+        "'''Other doc.'''\nX = 1  # a comment\n\n\ndef f(\n    a,\n    b,\n):\n    return (a + b)\n"
+    )
     assert version.code_hash(same) == h and h.startswith(version.CODE)
     other = tmp_path / "other.py"
     other.write_text('"""Doc."""\n\nX = 1\n\n\ndef f(a, b):\n    """Doc."""\n    return a - b\n')
@@ -183,12 +203,12 @@ def test_a_byte_keyed_cell_still_matches_and_is_rekeyed_by_code(tmp_path):
 
     doc["checksum"] = _checksum(doc["payload"])
     path.write_text(json.dumps(doc))
-    assert store.state(cell).current                 # the same bytes: current
+    assert store.state(cell).current  # the same bytes: current
     assert store.rekey(cell) and _deps(store, cell) == deps and store.state(cell).current
-    assert not store.rekey(cell)                     # nothing left to rewrite
+    assert not store.rekey(cell)  # nothing left to rewrite
     old["hare_opt.sweeps.cells"] = "fedcba9876543210"  # a byte hash that no longer matches
     doc["payload"]["deps"] = old
     doc["checksum"] = _checksum(doc["payload"])
     path.write_text(json.dumps(doc))
     assert store.state(cell).changed == ("hare_opt.sweeps.cells",)
-    assert not store.rekey(cell)                     # a stale key is never rewritten
+    assert not store.rekey(cell)  # a stale key is never rewritten

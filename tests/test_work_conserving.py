@@ -49,7 +49,7 @@ def reference_interleaved(inst: Instance, order, *, sync_first: bool = True, war
         for g in np.flatnonzero(elig[j]).tolist():
             st_g = earliest_start(int(free[g]), bool(last[g] == j), r, o, b)
             end = st_g + int(inst.proc[j, g]) + (int(inst.sync[j, g]) if sync_first else 0)
-            k = (end, last[g] != j, -int(free[g]), g)   # ties: own GPU, freed last, index
+            k = (end, last[g] != j, -int(free[g]), g)  # ties: own GPU, freed last, index
             best = k if best is None or k < best else best
         g = best[3]
         if free[g] > t:
@@ -67,15 +67,15 @@ def test_dispatch_is_the_reference_rule(case, sync_first):
     inst, warm, order = case
     ref, waited = reference_interleaved(inst, order, sync_first=sync_first, warm=warm)
     for repeat in (True, False):
-        eng = run_interleaved(inst, order, sync_first=sync_first, warm=warm, repeat=repeat,
-                              conserve=True)
+        eng = run_interleaved(
+            inst, order, sync_first=sync_first, warm=warm, repeat=repeat, conserve=True
+        )
         assert eng.schedule().sorted() == ref.schedule().sorted()
         assert eng.barrier.tolist() == ref.barrier.tolist()
         assert eng.waited == waited
 
 
-@given(inst=instances(max_jobs=5, max_gpus=4, max_tasks=30),
-       perm=st.randoms(use_true_random=False))
+@given(inst=instances(max_jobs=5, max_gpus=4, max_tasks=30), perm=st.randoms(use_true_random=False))
 def test_dispatch_is_the_reference_rule_with_eligibility(inst, perm):
     order = list(range(inst.num_jobs))
     perm.shuffle(order)
@@ -114,16 +114,19 @@ def test_hold_dispatch_is_the_barrier_clock_rule(case, sync_first):
     inst, warm, order = case
     ref = reference_hold(inst, order, sync_first=sync_first, warm=warm)
     for repeat in (True, False):
-        eng = run_interleaved(inst, order, sync_first=sync_first, warm=warm, repeat=repeat,
-                              conserve=False)
+        eng = run_interleaved(
+            inst, order, sync_first=sync_first, warm=warm, repeat=repeat, conserve=False
+        )
         assert eng.schedule().sorted() == ref.schedule().sorted()
         assert eng.waited == 0
 
 
 def toy(b_release: int) -> Instance:
     """Two 1-GPU jobs that sync every batch (270 ms batch, 205 ms sync), one GPU."""
-    jobs = tuple(Job(n, {"V": 270}, rounds=5, weight=w, sync_time=205, switch_overhead=4,
-                     release=r) for n, w, r in (("a", 2, 0), ("b", 1, b_release)))
+    jobs = tuple(
+        Job(n, {"V": 270}, rounds=5, weight=w, sync_time=205, switch_overhead=4, release=r)
+        for n, w, r in (("a", 2, 0), ("b", 1, b_release))
+    )
     return Instance(gpus=(GPU("g0", "V"),), jobs=jobs)
 
 
@@ -147,10 +150,25 @@ def paper_workload(seed: int, n_jobs: int = 8) -> Instance:
     builds it (Poisson arrivals at the regime's rate, Hare switching)."""
     reg = get_regime("paper")
     gap = reg.mean_interarrival(len(parse_cluster(TESTBED)))
-    jobs = paper_jobs(seed, n_jobs, mix=(1, 1, 1, 1), arrival="poisson",
-                      mean_interarrival=gap, max_gpus=8, regime=reg)
-    return build_instance(jobs, TESTBED, switching="hare", bandwidth_gbps=25.0,
-                          batch_scale=1.0, unit_ms=None, name=f"wc-s{seed}", regime=reg)
+    jobs = paper_jobs(
+        seed,
+        n_jobs,
+        mix=(1, 1, 1, 1),
+        arrival="poisson",
+        mean_interarrival=gap,
+        max_gpus=8,
+        regime=reg,
+    )
+    return build_instance(
+        jobs,
+        TESTBED,
+        switching="hare",
+        bandwidth_gbps=25.0,
+        batch_scale=1.0,
+        unit_ms=None,
+        name=f"wc-s{seed}",
+        regime=reg,
+    )
 
 
 def idle_while_waiting(inst: Instance, sched, gtype: int = 0) -> tuple[int, int, int]:
@@ -170,9 +188,9 @@ def idle_while_waiting(inst: Instance, sched, gtype: int = 0) -> tuple[int, int,
     o = np.lexsort((rnd, job))
     _, first = np.unique(key[o], return_index=True)
     w_job = job[o][first]
-    w1 = np.minimum.reduceat(start[o], first)          # the round's first start
-    e = np.minimum.reduceat(synced[o], first)          # its first-ending task, synced
-    done = np.maximum.reduceat(synced[o], first)       # its barrier
+    w1 = np.minimum.reduceat(start[o], first)  # the round's first start
+    e = np.minimum.reduceat(synced[o], first)  # its first-ending task, synced
+    done = np.maximum.reduceat(synced[o], first)  # its barrier
     w0 = np.where(rnd[o][first] == 0, inst.release[w_job], np.r_[0, done[:-1]])
     idle = unexcused = busy = 0
     for g in np.flatnonzero(inst.gpu_type_index == gtype).tolist():
@@ -182,7 +200,7 @@ def idle_while_waiting(inst: Instance, sched, gtype: int = 0) -> tuple[int, int,
         lo, hi = start[og] - setup, end[og]
         busy += int((hi - lo).sum())
         ga, gc = np.r_[0, hi], np.r_[lo, 1 << 62]
-        ran = np.r_[-1, job[og]]                         # the job g ran before each gap
+        ran = np.r_[-1, job[og]]  # the job g ran before each gap
         worst, unex = np.zeros(len(ga), np.int64), np.zeros(len(ga), np.int64)
         for j in np.flatnonzero(inst.eligible[:, g]).tolist():
             sel = w_job == j

@@ -21,8 +21,7 @@ from hare_opt.model import Instance, Schedule, ScheduleError
 from hare_opt.model.units import fmt_number, fmt_time
 
 #: Where a chain's time goes, in the order the text lists it.
-PARTS = ("release", "own_processing", "own_sync", "other_processing", "other_sync", "setup",
-         "idle")
+PARTS = ("release", "own_processing", "own_sync", "other_processing", "other_sync", "setup", "idle")
 
 
 @dataclass(frozen=True)
@@ -33,19 +32,26 @@ class JobStory:
     weight: int
     release: int
     completion: int
-    critical_path: int             # the completion under the same orders, left-shifted
-    parts: dict[str, int]          # decompose(chain): adds up to ``completion``
+    critical_path: int  # the completion under the same orders, left-shifted
+    parts: dict[str, int]  # decompose(chain): adds up to ``completion``
     idle_while_waiting: dict[str, int]  # per GPU type
     reserved_idle: int
     inflation: float
     chain: list[Link] = field(repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {"job": self.job, "weight": self.weight, "release": self.release,
-                "completion": self.completion, "critical_path": self.critical_path,
-                "parts": self.parts, "idle_while_waiting": self.idle_while_waiting,
-                "reserved_idle": self.reserved_idle, "inflation": round(self.inflation, 6),
-                "chain": [x.to_json() for x in self.chain]}
+        return {
+            "job": self.job,
+            "weight": self.weight,
+            "release": self.release,
+            "completion": self.completion,
+            "critical_path": self.critical_path,
+            "parts": self.parts,
+            "idle_while_waiting": self.idle_while_waiting,
+            "reserved_idle": self.reserved_idle,
+            "inflation": round(self.inflation, 6),
+            "chain": [x.to_json() for x in self.chain],
+        }
 
 
 @dataclass(frozen=True)
@@ -57,19 +63,24 @@ class Explanation:
     objective: int
     left_shifted_objective: int
     idle_while_waiting: dict[str, int]  # per GPU type
-    reserved_idle: dict[str, int]       # per GPU type
-    gpu_time: dict[str, int]            # per GPU type: GPUs x makespan
+    reserved_idle: dict[str, int]  # per GPU type
+    gpu_time: dict[str, int]  # per GPU type: GPUs x makespan
     jobs: list[JobStory]
     placed: Placed = field(repr=False)
 
     def to_json(self) -> dict[str, Any]:
         inst = self.instance
-        return {"instance": inst.name, "time_unit": inst.time_unit, "solver": self.solver,
-                "objective": self.objective,
-                "left_shifted_objective": self.left_shifted_objective,
-                "idle_while_waiting": self.idle_while_waiting,
-                "reserved_idle": self.reserved_idle, "gpu_time": self.gpu_time,
-                "jobs": [j.to_json() for j in self.jobs]}
+        return {
+            "instance": inst.name,
+            "time_unit": inst.time_unit,
+            "solver": self.solver,
+            "objective": self.objective,
+            "left_shifted_objective": self.left_shifted_objective,
+            "idle_while_waiting": self.idle_while_waiting,
+            "reserved_idle": self.reserved_idle,
+            "gpu_time": self.gpu_time,
+            "jobs": [j.to_json() for j in self.jobs],
+        }
 
     def story(self, job_id: str) -> JobStory:
         for j in self.jobs:
@@ -90,26 +101,35 @@ class Explanation:
         def t(v: float) -> str:
             return fmt_time(v, unit)
 
-        out = [f"{inst.name}" + (f" / {self.solver}" if self.solver else "")
-               + f": {inst.num_jobs} jobs, {len(self.placed.job)} tasks, {inst.num_gpus} GPUs;"
-               f" objective {t(self.objective)}; the same orders started as early as they "
-               f"allow: {t(self.left_shifted_objective)}",
-               "GPU time idle while a task that type may run waited (work a work-conserving "
-               "dispatcher could have used), and GPU time held for a task not yet ready "
-               "(reserved idle), per type:"]
+        out = [
+            f"{inst.name}"
+            + (f" / {self.solver}" if self.solver else "")
+            + f": {inst.num_jobs} jobs, {len(self.placed.job)} tasks, {inst.num_gpus} GPUs;"
+            f" objective {t(self.objective)}; the same orders started as early as they "
+            f"allow: {t(self.left_shifted_objective)}",
+            "GPU time idle while a task that type may run waited (work a work-conserving "
+            "dispatcher could have used), and GPU time held for a task not yet ready "
+            "(reserved idle), per type:",
+        ]
         for k in inst.gpu_types:
             share = self.idle_while_waiting[k] / max(self.gpu_time[k], 1)
-            out.append(f"  {k}: idle while waiting {t(self.idle_while_waiting[k])} "
-                       f"({100 * share:.1f}% of its GPU time to the makespan), reserved idle "
-                       f"{t(self.reserved_idle[k])}")
-        out.append("per job: completion = the chain's start (a release) + own processing + "
-                   "own syncs + other jobs' processing and syncs (waited behind them on a "
-                   "GPU) + setups + idle; critical path = completion under the same orders, "
-                   f"left-shifted (times in {unit})")
+            out.append(
+                f"  {k}: idle while waiting {t(self.idle_while_waiting[k])} "
+                f"({100 * share:.1f}% of its GPU time to the makespan), reserved idle "
+                f"{t(self.reserved_idle[k])}"
+            )
+        out.append(
+            "per job: completion = the chain's start (a release) + own processing + "
+            "own syncs + other jobs' processing and syncs (waited behind them on a "
+            "GPU) + setups + idle; critical path = completion under the same orders, "
+            f"left-shifted (times in {unit})"
+        )
         for j in self.jobs:
             p = j.parts
-            waited = ", ".join(f"{k} {fmt_number(v)}" for k, v in j.idle_while_waiting.items()
-                               if v) or "none"
+            waited = (
+                ", ".join(f"{k} {fmt_number(v)}" for k, v in j.idle_while_waiting.items() if v)
+                or "none"
+            )
             out.append(
                 f"  {j.job} (w {j.weight}, released {fmt_number(j.release)}): C "
                 f"{fmt_number(j.completion)} = chain start {fmt_number(p['release'])} "
@@ -119,24 +139,34 @@ class Explanation:
                 f"{fmt_number(p['setup'])} + idle {fmt_number(p['idle'])}; critical path "
                 f"{fmt_number(j.critical_path)}; idle GPUs while it waited: {waited}; reserved "
                 f"idle {fmt_number(j.reserved_idle)}; processing x{j.inflation:.2f} its "
-                f"fastest type's")
-        chosen = chains if chains is not None else (
-            [j.job for j in self.jobs] if len(self.jobs) <= 6 else [self.worst().job])
+                f"fastest type's"
+            )
+        chosen = (
+            chains
+            if chains is not None
+            else ([j.job for j in self.jobs] if len(self.jobs) <= 6 else [self.worst().job])
+        )
         for name in chosen:
             story = self.story(name)
             shown = story.chain[-links:] if links else story.chain
             more = len(story.chain) - len(shown)
-            out.append(f"chain of {name} ({len(story.chain)} links"
-                       + (f", the last {len(shown)}" if more else "") + "):")
-            out.append("  " + (f"... {more} earlier links ... -> " if more else "")
-                       + " -> ".join(_token(x) for x in shown) + f" = C {story.completion}")
+            out.append(
+                f"chain of {name} ({len(story.chain)} links"
+                + (f", the last {len(shown)}" if more else "")
+                + "):"
+            )
+            out.append(
+                "  "
+                + (f"... {more} earlier links ... -> " if more else "")
+                + " -> ".join(_token(x) for x in shown)
+                + f" = C {story.completion}"
+            )
         return out
 
 
 def _origin(story: JobStory) -> str:
     first = story.chain[0] if story.chain else None
-    return "its release" if first is None or first.job == story.job else \
-        f"{first.job}'s release"
+    return "its release" if first is None or first.job == story.job else f"{first.job}'s release"
 
 
 def _token(x: Link) -> str:
@@ -155,8 +185,10 @@ def explain(instance: Instance, schedule: Schedule, solver: str | None = None) -
     rep = check(instance, schedule, max_messages=1)
     if not rep.feasible:
         first = rep.violations[0] if rep.violations else "infeasible"
-        raise ScheduleError(f"the schedule is not feasible for instance {instance.name!r} "
-                            f"({first}; `hare-opt check` lists every violation)")
+        raise ScheduleError(
+            f"the schedule is not feasible for instance {instance.name!r} "
+            f"({first}; `hare-opt check` lists every violation)"
+        )
     inst = instance
     p = Placed.of(inst, schedule)
     at = earliest(p, disjunctive_graph(p))
@@ -174,15 +206,28 @@ def explain(instance: Instance, schedule: Schedule, solver: str | None = None) -
     for j in range(inst.num_jobs):
         links = chain(p, j)
         name = str(inst.job_ids[j])
-        stories.append(JobStory(
-            name, int(inst.weight[j]), int(inst.release[j]), p.completion(j),
-            int(critical[j]), decompose(links, name),
-            {types[k]: int(per_job[j, k]) for k in range(len(types))},
-            int(by_job[j]), float(infl[j]), links))
+        stories.append(
+            JobStory(
+                name,
+                int(inst.weight[j]),
+                int(inst.release[j]),
+                p.completion(j),
+                int(critical[j]),
+                decompose(links, name),
+                {types[k]: int(per_job[j, k]) for k in range(len(types))},
+                int(by_job[j]),
+                float(infl[j]),
+                links,
+            )
+        )
     return Explanation(
-        inst, solver, int((inst.weight * p.barrier[last]).sum()),
+        inst,
+        solver,
+        int((inst.weight * p.barrier[last]).sum()),
         int((inst.weight * critical).sum()),
         {types[k]: int(per_type[k]) for k in range(len(types))},
         {types[k]: int(by_type[k]) for k in range(len(types))},
         {types[k]: int(inst.type_count[k]) * makespan for k in range(len(types))},
-        stories, p)
+        stories,
+        p,
+    )

@@ -34,14 +34,14 @@ class Placed:
 
     instance: Instance
     schedule: Schedule
-    job: np.ndarray      # job index
-    gpu: np.ndarray      # GPU index
+    job: np.ndarray  # job index
+    gpu: np.ndarray  # GPU index
     round: np.ndarray
     start: np.ndarray
     end: np.ndarray
-    setup: np.ndarray    # the setup before the task (0 when its GPU ran the job last)
-    prev: np.ndarray     # the task before it on its GPU, -1 for the first
-    key: np.ndarray      # its (job, round) number: round_base[job] + round
+    setup: np.ndarray  # the setup before the task (0 when its GPU ran the job last)
+    prev: np.ndarray  # the task before it on its GPU, -1 for the first
+    key: np.ndarray  # its (job, round) number: round_base[job] + round
     round_base: np.ndarray  # (N,) key of each job's round 0
     barrier: np.ndarray  # (sum R,) latest end + sync of each (job, round)
     critical: np.ndarray  # (sum R,) the task that sets that barrier (first in ties)
@@ -51,8 +51,9 @@ class Placed:
         """Index a schedule the checker accepted (every task once, every rule kept)."""
         inst = instance
         j, g = schedule.job_indices(inst), schedule.gpu_indices(inst)
-        rnd, start, end = (np.asarray(x, dtype=np.int64) for x in
-                           (schedule.round, schedule.start, schedule.end))
+        rnd, start, end = (
+            np.asarray(x, dtype=np.int64) for x in (schedule.round, schedule.start, schedule.end)
+        )
         by_gpu = np.lexsort((start, g))
         prev = np.full(len(j), -1, dtype=np.int64)
         same = g[by_gpu][1:] == g[by_gpu][:-1]
@@ -68,8 +69,7 @@ class Placed:
         order = np.lexsort((np.arange(len(j)), -synced, key))  # per key: latest first
         head = np.r_[True, key[order][1:] != key[order][:-1]]
         crit[key[order][head]] = order[head]
-        return cls(inst, schedule, j, g, rnd, start, end, setup, prev, key, base, barrier,
-                   crit)
+        return cls(inst, schedule, j, g, rnd, start, end, setup, prev, key, base, barrier, crit)
 
     @property
     def n(self) -> int:
@@ -114,18 +114,22 @@ def disjunctive_graph(p: Placed) -> nx.DiGraph:
     g.add_nodes_from(range(rel0 + inst.num_jobs))
     sync = inst.sync[p.job, p.gpu]
     t = np.arange(n)
-    g.add_weighted_edges_from(zip(t.tolist(), (bar0 + p.key).tolist(),
-                                  (p.end - p.start + sync).tolist()))
+    g.add_weighted_edges_from(
+        zip(t.tolist(), (bar0 + p.key).tolist(), (p.end - p.start + sync).tolist())
+    )
     later = t[p.round > 0]
-    g.add_weighted_edges_from(zip((bar0 + p.key[later] - 1).tolist(), later.tolist(),
-                                  [0] * len(later)))
+    g.add_weighted_edges_from(
+        zip((bar0 + p.key[later] - 1).tolist(), later.tolist(), [0] * len(later))
+    )
     has = t[p.prev >= 0]
     a = p.prev[has]
-    g.add_weighted_edges_from(zip(a.tolist(), has.tolist(),
-                                  (p.end[a] - p.start[a] + p.setup[has]).tolist()))
+    g.add_weighted_edges_from(
+        zip(a.tolist(), has.tolist(), (p.end[a] - p.start[a] + p.setup[has]).tolist())
+    )
     bound = t[(p.round == 0) | (p.setup > 0)]  # later rounds: only a setup can bind
-    g.add_weighted_edges_from(zip((rel0 + p.job[bound]).tolist(), bound.tolist(),
-                                  p.setup[bound].tolist()))
+    g.add_weighted_edges_from(
+        zip((rel0 + p.job[bound]).tolist(), bound.tolist(), p.setup[bound].tolist())
+    )
     return g
 
 
@@ -150,8 +154,9 @@ def left_shift(instance: Instance, schedule: Schedule) -> Schedule:
     p = Placed.of(instance, schedule)
     at = earliest(p)
     start = at[: p.n]
-    return Schedule(schedule.job, schedule.round, schedule.task, schedule.gpu, start,
-                    start + (p.end - p.start))
+    return Schedule(
+        schedule.job, schedule.round, schedule.task, schedule.gpu, start, start + (p.end - p.start)
+    )
 
 
 @dataclass(frozen=True)
@@ -182,16 +187,32 @@ def chain(p: Placed, job: int) -> list[Link]:
 
     def sync(b: int) -> Link:
         jb, end = int(p.job[b]), int(p.end[b])
-        return Link("sync", str(inst.job_ids[jb]), end, end + int(inst.sync[jb, p.gpu[b]]),
-                    int(p.round[b]), gpu=str(s.gpu[b]))
+        return Link(
+            "sync",
+            str(inst.job_ids[jb]),
+            end,
+            end + int(inst.sync[jb, p.gpu[b]]),
+            int(p.round[b]),
+            gpu=str(s.gpu[b]),
+        )
 
     b = int(p.critical[p.round_base[job] + inst.rounds[job] - 1])
     out = [sync(b)]
     while True:
         jb, via = int(p.job[b]), VIA[int(p.via[b])]
         name, gpu = str(inst.job_ids[jb]), str(s.gpu[b])
-        out.append(Link("task", name, int(p.start[b]), int(p.end[b]), int(p.round[b]),
-                        int(s.task[b]), gpu, via))
+        out.append(
+            Link(
+                "task",
+                name,
+                int(p.start[b]),
+                int(p.end[b]),
+                int(p.round[b]),
+                int(s.task[b]),
+                gpu,
+                via,
+            )
+        )
         bound = int(p.bounds[p.via[b], b])
         out.append(Link("idle", name, bound, int(p.start[b]), gpu=gpu))
         if via != "barrier":
@@ -212,13 +233,22 @@ def decompose(links: list[Link], job: str) -> dict[str, int]:
     """Where a completion's time went along its chain: the origin's release, then the
     job's own processing and syncs, other jobs' (it waited behind them on a GPU), setups
     and idle time. The parts add up to the completion exactly."""
-    out = {"release": links[0].start if links else 0, "own_processing": 0, "own_sync": 0,
-           "other_processing": 0, "other_sync": 0, "setup": 0, "idle": 0}
+    out = {
+        "release": links[0].start if links else 0,
+        "own_processing": 0,
+        "own_sync": 0,
+        "other_processing": 0,
+        "other_sync": 0,
+        "setup": 0,
+        "idle": 0,
+    }
     for x in links:
         d = x.end - x.start
         if x.kind in ("task", "sync"):
-            out[("own_" if x.job == job else "other_")
-                + ("processing" if x.kind == "task" else "sync")] += d
+            out[
+                ("own_" if x.job == job else "other_")
+                + ("processing" if x.kind == "task" else "sync")
+            ] += d
         elif x.kind in ("setup", "idle"):
             out[x.kind] += d
     return out

@@ -45,8 +45,9 @@ def _value_at(level: tuple[np.ndarray, np.ndarray], t: np.ndarray) -> np.ndarray
     return np.where(i >= 0, value[np.maximum(i, 0)], 0)
 
 
-def _min_integral(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray],
-                  offset_a: int = 0) -> int:
+def _min_integral(
+    a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], offset_a: int = 0
+) -> int:
     """Integral of min(offset_a - a(t), b(t)) over the times where b > 0."""
     if not len(b[0]):
         return 0
@@ -96,10 +97,16 @@ def idle_gaps(p: Placed, horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     first = np.r_[True, g[1:] != g[:-1]]
     last = np.r_[g[1:] != g[:-1], True]
     gpu = np.concatenate([g, g[last], np.setdiff1d(np.arange(m), g)])
-    a = np.concatenate([np.where(first, 0, np.r_[0, busy1[:-1]]), busy1[last],
-                        np.zeros(m - len(np.unique(g)), np.int64)])
-    b = np.concatenate([busy0, np.full(last.sum(), horizon),
-                        np.full(m - len(np.unique(g)), horizon)])
+    a = np.concatenate(
+        [
+            np.where(first, 0, np.r_[0, busy1[:-1]]),
+            busy1[last],
+            np.zeros(m - len(np.unique(g)), np.int64),
+        ]
+    )
+    b = np.concatenate(
+        [busy0, np.full(last.sum(), horizon), np.full(m - len(np.unique(g)), horizon)]
+    )
     keep = b > a
     return gpu[keep], a[keep], b[keep]
 
@@ -115,16 +122,16 @@ def waiting_windows(p: Placed, gpu_type: int) -> tuple[np.ndarray, np.ndarray]:
     return at[first], at[np.flatnonzero(last) + 1]
 
 
-def pieces(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pieces(
+    starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The parts of the sorted disjoint windows [starts, ends) inside each [a, b): the
     index of the interval each part lies in, and the part's bounds."""
     lo = np.searchsorted(ends, a, side="right")
     hi = np.searchsorted(starts, b, side="left")
     count = np.maximum(hi - lo, 0)
     which = np.repeat(np.arange(len(a)), count)
-    w = np.repeat(lo, count) + (np.arange(count.sum()) - np.repeat(np.cumsum(count) - count,
-                                                                     count))
+    w = np.repeat(lo, count) + (np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count))
     p0 = np.maximum(starts[w], a[which])
     p1 = np.minimum(ends[w], b[which])
     keep = p1 > p0
@@ -158,8 +165,10 @@ def reserved_idle(p: Placed) -> np.ndarray:
 def _work(p: Placed) -> tuple[np.ndarray, np.ndarray]:
     """(N,) each job's processing time placed, and its tasks' time on its fastest type."""
     n = p.instance.num_jobs
-    return (np.bincount(p.job, weights=p.end - p.start, minlength=n),
-            np.bincount(p.job, weights=p.instance.min_task_time[p.job], minlength=n))
+    return (
+        np.bincount(p.job, weights=p.end - p.start, minlength=n),
+        np.bincount(p.job, weights=p.instance.min_task_time[p.job], minlength=n),
+    )
 
 
 def inflation(p: Placed) -> np.ndarray:

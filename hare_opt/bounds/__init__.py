@@ -13,12 +13,18 @@ from hare_opt.util.lazy import lazy_exports
 _EXPORTS = {
     **dict.fromkeys(["approx_factor", "approx_terms", "geometric_bound"], "hare_opt.bounds.approx"),
     **dict.fromkeys(["guarantee", "hare_claim", "paper_claim"], "hare_opt.bounds.claims"),
-    **dict.fromkeys(["cluster_work", "critical_path", "critical_path_bound", "load_bound",
-                     "preemptive_wspt"], "hare_opt.bounds.combinatorial"),
-    **dict.fromkeys(["guarantee_plan", "lp_order", "rho", "sequential_bound", "solo_span"],
-                    "hare_opt.bounds.guarantee"),
-    **dict.fromkeys(["BOUNDS", "BoundSpec", "UnknownBoundError", "all_bounds", "lower_bound",
-                     "register_bound"], "hare_opt.bounds.lower"),
+    **dict.fromkeys(
+        ["cluster_work", "critical_path", "critical_path_bound", "load_bound", "preemptive_wspt"],
+        "hare_opt.bounds.combinatorial",
+    ),
+    **dict.fromkeys(
+        ["guarantee_plan", "lp_order", "rho", "sequential_bound", "solo_span"],
+        "hare_opt.bounds.guarantee",
+    ),
+    **dict.fromkeys(
+        ["BOUNDS", "BoundSpec", "UnknownBoundError", "all_bounds", "lower_bound", "register_bound"],
+        "hare_opt.bounds.lower",
+    ),
     "lp_bound": "hare_opt.bounds.lp",
     "strong_bound": "hare_opt.bounds.strong",
 }
@@ -56,8 +62,29 @@ if TYPE_CHECKING:
     from hare_opt.bounds.lp import lp_bound
     from hare_opt.bounds.strong import strong_bound
 
-__all__ = ["BOUNDS", "BoundSpec", "UnknownBoundError", "all_bounds", "approx_factor",
-           "approx_terms", "cluster_work", "critical_path", "critical_path_bound",
-           "geometric_bound", "guarantee", "guarantee_plan", "hare_claim", "load_bound",
-           "lower_bound", "lp_bound", "lp_order", "paper_claim", "preemptive_wspt",
-           "register_bound", "rho", "sequential_bound", "solo_span", "strong_bound"]
+__all__ = [
+    "BOUNDS",
+    "BoundSpec",
+    "UnknownBoundError",
+    "all_bounds",
+    "approx_factor",
+    "approx_terms",
+    "cluster_work",
+    "critical_path",
+    "critical_path_bound",
+    "geometric_bound",
+    "guarantee",
+    "guarantee_plan",
+    "hare_claim",
+    "load_bound",
+    "lower_bound",
+    "lp_bound",
+    "lp_order",
+    "paper_claim",
+    "preemptive_wspt",
+    "register_bound",
+    "rho",
+    "sequential_bound",
+    "solo_span",
+    "strong_bound",
+]

@@ -40,9 +40,12 @@ def grid_start(inst: Instance) -> int:
 def ratio_order(inst: Instance) -> np.ndarray:
     """Jobs by w_j / W_j, largest first (exact rational comparison; ties: index)."""
     work = cluster_work(inst).tolist()
-    return np.array(sorted(range(inst.num_jobs),
-                           key=lambda j: (-Fraction(int(inst.weight[j]), int(work[j])), j)),
-                    dtype=np.int64)
+    return np.array(
+        sorted(
+            range(inst.num_jobs), key=lambda j: (-Fraction(int(inst.weight[j]), int(work[j])), j)
+        ),
+        dtype=np.int64,
+    )
 
 
 def _fractional_cover(weight: list[int], work: list[int], cap: int) -> Fraction:
@@ -70,8 +73,9 @@ def covers(inst: Instance) -> list[tuple[int, Fraction]]:
     while not out or out[-1][1] < total:
         tau *= 2
         keep = [i for i, j in enumerate(order) if cp[j] <= tau]
-        cover = _fractional_cover([weights[i] for i in keep],
-                                  [int(work[order[i]]) for i in keep], inst.num_gpus * tau)
+        cover = _fractional_cover(
+            [weights[i] for i in keep], [int(work[order[i]]) for i in keep], inst.num_gpus * tau
+        )
         out.append((tau, min(cover, Fraction(total))))
     return out
 
@@ -80,8 +84,9 @@ def geometric_bound(inst: Instance) -> Fraction:
     """sum_j w_j C_j >= tau_0 W + sum_{l>=1} tau_{l-1} (W - Obar_l) for every schedule
     (``covers``; tau_l = tau_0 2^l, and nothing completes before tau_0)."""
     total = int(inst.weight.sum())
-    return grid_start(inst) * total + sum(((tau // 2) * (total - c) for tau, c in covers(inst)),
-                                          Fraction(0))
+    return grid_start(inst) * total + sum(
+        ((tau // 2) * (total - c) for tau, c in covers(inst)), Fraction(0)
+    )
 
 
 def restriction(inst: Instance, theta: float = math.inf) -> np.ndarray:
@@ -115,11 +120,13 @@ def approx_terms(inst: Instance, keep: np.ndarray | None = None) -> dict[str, Fr
 
 
 def _thetas(inst: Instance) -> list[float]:
-    ratios = np.unique((inst.proc_by_type / inst.min_task_time[:, None].astype(float))
-                       [inst.eligible_by_type])
+    ratios = np.unique(
+        (inst.proc_by_type / inst.min_task_time[:, None].astype(float))[inst.eligible_by_type]
+    )
     if len(ratios) > MAX_THETAS:
-        ratios = np.unique(np.quantile(ratios, np.linspace(0, 1, MAX_THETAS),
-                                       method="inverted_cdf"))
+        ratios = np.unique(
+            np.quantile(ratios, np.linspace(0, 1, MAX_THETAS), method="inverted_cdf")
+        )
     return [float(x) for x in ratios] + [math.inf]
 
 
@@ -129,8 +136,9 @@ def _rho_float(inst: Instance, keep: np.ndarray) -> float:
     big = np.iinfo(np.int64).max
     lam = ((np.where(keep, p, 0).max(axis=1) + o) / inst.min_task_time).max()
     gamma = inst.num_gpus / np.where(keep, inst.type_count[None, :], 0).sum(axis=1)
-    mu = ((o + np.where(keep, p + s, 0).max(axis=1))
-          / np.where(inst.eligible_by_type, p + s, big).min(axis=1))
+    mu = (o + np.where(keep, p + s, 0).max(axis=1)) / np.where(
+        inst.eligible_by_type, p + s, big
+    ).min(axis=1)
     return float((2 * lam * gamma + mu).max())
 
 
@@ -154,6 +162,13 @@ def approx_factor(inst: Instance) -> float:
     return math.nextafter(float(best_restriction(inst)[2]["factor"]), math.inf)
 
 
-__all__ = ["approx_factor", "approx_terms", "best_restriction", "covers", "geometric_bound",
-           "grid_start",
-           "ratio_order", "restriction"]
+__all__ = [
+    "approx_factor",
+    "approx_terms",
+    "best_restriction",
+    "covers",
+    "geometric_bound",
+    "grid_start",
+    "ratio_order",
+    "restriction",
+]

@@ -54,7 +54,7 @@ def preemptive_wspt(release: list[int], work: list[int], weight: list[int]) -> l
     n = len(work)
     by_release = sorted(range(n), key=lambda j: (release[j], j))
     left = list(work)
-    acc = [0] * n            # sum over pieces [a, b) of b^2 - a^2
+    acc = [0] * n  # sum over pieces [a, b) of b^2 - a^2
     heap: list[tuple[Fraction, int]] = []
     t, i = 0, 0
     while i < n or heap:
@@ -82,8 +82,7 @@ def load_lp(inst: Instance) -> tuple[list[Fraction], list[Fraction]]:
     """
     m = inst.num_gpus
     work = [int(x) for x in cluster_work(inst)]
-    busy = preemptive_wspt([int(r) * m for r in inst.release], work,
-                           [int(w) for w in inst.weight])
+    busy = preemptive_wspt([int(r) * m for r in inst.release], work, [int(w) for w in inst.weight])
     return [b / m for b in busy], [Fraction(x, m) for x in work]
 
 
@@ -96,5 +95,10 @@ def load_bound(inst: Instance) -> Fraction:
     and its sync follows.
     """
     busy, vol = load_lp(inst)
-    return sum((int(w) * (b + v / 2 + int(s))
-                for w, b, v, s in zip(inst.weight, busy, vol, min_sync(inst))), Fraction(0))
+    return sum(
+        (
+            int(w) * (b + v / 2 + int(s))
+            for w, b, v, s in zip(inst.weight, busy, vol, min_sync(inst))
+        ),
+        Fraction(0),
+    )

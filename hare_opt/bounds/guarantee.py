@@ -44,9 +44,11 @@ def guarantee_plan(inst: Instance) -> tuple[np.ndarray, int]:
     on P_j / w_j, and release order. Any order keeps Lemma 2 true.
     """
     span = solo_span(inst)
-    cands = [lp_order(inst),
-             np.lexsort((np.arange(inst.num_jobs), inst.release, span / inst.weight)),
-             np.lexsort((np.arange(inst.num_jobs), span / inst.weight, inst.release))]
+    cands = [
+        lp_order(inst),
+        np.lexsort((np.arange(inst.num_jobs), inst.release, span / inst.weight)),
+        np.lexsort((np.arange(inst.num_jobs), span / inst.weight, inst.release)),
+    ]
     values = [sequential_bound(inst, o) for o in cands]
     best = int(np.argmin(values))
     return cands[best], values[best]
@@ -54,5 +56,9 @@ def guarantee_plan(inst: Instance) -> tuple[np.ndarray, int]:
 
 def rho(inst: Instance) -> float:
     """max_j P_j / V_j with V_j = cluster_work_j / M: the closed-form factor is 1 + 2 rho."""
-    return float(max(Fraction(int(p) * inst.num_gpus, int(w))
-                     for p, w in zip(solo_span(inst), cluster_work(inst))))
+    return float(
+        max(
+            Fraction(int(p) * inst.num_gpus, int(w))
+            for p, w in zip(solo_span(inst), cluster_work(inst))
+        )
+    )

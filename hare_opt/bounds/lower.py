@@ -54,14 +54,28 @@ def lp_of_guarantee_plan(inst: Instance) -> float | None:
 
 
 for _spec in (
-    BoundSpec("critical_path", "hare_opt.bounds.combinatorial:critical_path_bound",
-              description="every job alone on the idle cluster"),
-    BoundSpec("load", "hare_opt.bounds.combinatorial:load_bound",
-              description="the cluster as one fast machine (preemptive WSPT with releases)"),
-    BoundSpec("geometric", "hare_opt.bounds.approx:geometric_bound",
-              description="geometric intervals of the approximation argument"),
-    BoundSpec("lp", lp_of_guarantee_plan, exact=False, cheap=False,
-              description="time-interval LP relaxation (HiGHS)"),
+    BoundSpec(
+        "critical_path",
+        "hare_opt.bounds.combinatorial:critical_path_bound",
+        description="every job alone on the idle cluster",
+    ),
+    BoundSpec(
+        "load",
+        "hare_opt.bounds.combinatorial:load_bound",
+        description="the cluster as one fast machine (preemptive WSPT with releases)",
+    ),
+    BoundSpec(
+        "geometric",
+        "hare_opt.bounds.approx:geometric_bound",
+        description="geometric intervals of the approximation argument",
+    ),
+    BoundSpec(
+        "lp",
+        lp_of_guarantee_plan,
+        exact=False,
+        cheap=False,
+        description="time-interval LP relaxation (HiGHS)",
+    ),
 ):
     register_bound(_spec)
 
@@ -82,8 +96,9 @@ def _rounded(spec: BoundSpec, value: int | float | Fraction) -> int:
     return math.ceil(value) if spec.exact else ceil_bound(float(value))
 
 
-def lower_bound(inst: Instance, *, lp: bool = True, bounds: dict[str, float] | None = None
-                ) -> float:
+def lower_bound(
+    inst: Instance, *, lp: bool = True, bounds: dict[str, float] | None = None
+) -> float:
     """The best bound, rounded up (objectives are integers); never above the optimum.
 
     Exact bounds round up exactly; float ones go through ``ceil_bound``. ``bounds``:

@@ -21,8 +21,14 @@ from hare_opt.bounds.combinatorial import critical_path
 from hare_opt.model import Instance
 
 
-def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: float = 1.02,
-             time_limit: float | None = 60.0) -> float | None:
+def lp_bound(
+    inst: Instance,
+    upper: int,
+    *,
+    max_vars: int = 150_000,
+    ratio: float = 1.02,
+    time_limit: float | None = 60.0,
+) -> float | None:
     """HiGHS's LP value, or None if it gives no optimum in time.
 
     HiGHS's optimum is exact only to its tolerances: turn it into an integer bound
@@ -36,7 +42,7 @@ def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: floa
 
     cp = critical_path(inst).astype(float)
     w = inst.weight.astype(float)
-    horizon = (upper - (w @ cp - w * cp)) / w              # (N,) C_j <= horizon_j in OPT
+    horizon = (upper - (w @ cp - w * cp)) / w  # (N,) C_j <= horizon_j in OPT
     b0, top = float(cp.min()), float(horizon.max())
     pairs = int(inst.eligible_by_type.sum())
     steps = max(1.0, math.log(max(top / b0, 1.0 + 1e-9)))
@@ -44,7 +50,7 @@ def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: floa
     n_int = int(math.ceil(math.log(max(top / b0, 1.0)) / math.log(ratio))) + 1
     cuts = b0 * ratio ** np.arange(n_int)
     cuts[-1] = max(cuts[-1], top)
-    lower = np.concatenate(([-math.inf], cuts[:-1]))      # b_{l-1}
+    lower = np.concatenate(([-math.inf], cuts[:-1]))  # b_{l-1}
 
     jj, kk = np.nonzero(inst.eligible_by_type)
     rows_j, rows_l, rows_k, cost, work = [], [], [], [], []
@@ -61,7 +67,7 @@ def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: floa
     yj, yk, yl = (np.concatenate(x) for x in (rows_j, rows_k, rows_l))
     cost_y, work_y = np.concatenate(cost), np.concatenate(work)
     ny, n_types = len(yj), len(inst.gpu_types)
-    nz = n_types * n_int                   # per threshold q: z[q,k,l], type-k work by b_l
+    nz = n_types * n_int  # per threshold q: z[q,k,l], type-k work by b_l
     rel = inst.release.astype(float)
     thresholds = np.unique(np.concatenate(([0.0], np.quantile(rel, np.linspace(0, 1, 9)))))
 
@@ -74,15 +80,16 @@ def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: floa
     for q, rho_q in enumerate(thresholds.tolist()):
         base, zcol = n + q * nz, ny + q * nz
         late = rel[yj] >= rho_q
-        rows += [base + (yk * n_int + yl)[late], base + np.arange(nz),
-                 base + np.arange(nz)[zl > 0]]
+        rows += [base + (yk * n_int + yl)[late], base + np.arange(nz), base + np.arange(nz)[zl > 0]]
         cols += [np.arange(ny)[late], zcol + np.arange(nz), zcol + np.arange(nz)[zl > 0] - 1]
         vals += [-work_y[late], np.ones(nz), -np.ones(int((zl > 0).sum()))]
         # type k does at most m_k (b_l - rho_q) of work in [rho_q, b_l]
         caps.append(inst.type_count[zk] * np.maximum(cuts[zl] - rho_q, 0.0))
     nq = len(thresholds)
-    a_eq = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                      shape=(n + nq * nz, ny + nq * nz)).tocsr()
+    a_eq = coo_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(n + nq * nz, ny + nq * nz),
+    ).tocsr()
     b_eq = np.concatenate([np.ones(n), np.zeros(nq * nz)])
     # a job completing by b_l did its type-k work in [r_j, b_l] on m_k GPUs
     y_cap = np.minimum(1.0, inst.type_count[yk] * np.maximum(cuts[yl] - rel[yj], 0.0) / work_y)
@@ -90,8 +97,14 @@ def lp_bound(inst: Instance, upper: int, *, max_vars: int = 150_000, ratio: floa
     options: dict[str, bool | float] = {"presolve": True}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
-    res = linprog(np.concatenate([cost_y, np.zeros(nq * nz)]), A_eq=a_eq, b_eq=b_eq,
-                  bounds=bounds, method="highs", options=options)
+    res = linprog(
+        np.concatenate([cost_y, np.zeros(nq * nz)]),
+        A_eq=a_eq,
+        b_eq=b_eq,
+        bounds=bounds,
+        method="highs",
+        options=options,
+    )
     if res.status != 0:
         return None
     return float(res.fun)

@@ -70,9 +70,11 @@ def max_task_rate(inst: Instance) -> np.ndarray:
     """(N,) tasks per time unit job j can run at most: its K_j fastest eligible GPUs."""
     out = np.zeros(inst.num_jobs)
     for j in range(inst.num_jobs):
-        rate = np.repeat(1.0 / inst.proc_by_type[j][inst.eligible_by_type[j]],
-                         inst.type_count[inst.eligible_by_type[j]])
-        out[j] = np.sort(rate)[::-1][:int(inst.tasks_per_round[j])].sum()
+        rate = np.repeat(
+            1.0 / inst.proc_by_type[j][inst.eligible_by_type[j]],
+            inst.type_count[inst.eligible_by_type[j]],
+        )
+        out[j] = np.sort(rate)[::-1][: int(inst.tasks_per_round[j])].sum()
     return out
 
 
@@ -107,13 +109,18 @@ class _Rows:
     def matrix(self, ncol: int):
         from scipy.sparse import coo_matrix
 
-        return (coo_matrix((np.concatenate(self.vals),
-                            (np.concatenate(self.r), np.concatenate(self.cols))),
-                           shape=(self.n, ncol)).tocsr(), np.concatenate(self.rhs))
+        return (
+            coo_matrix(
+                (np.concatenate(self.vals), (np.concatenate(self.r), np.concatenate(self.cols))),
+                shape=(self.n, ncol),
+            ).tocsr(),
+            np.concatenate(self.rhs),
+        )
 
 
-def strong_bound(inst: Instance, upper: int, *, buckets: int = 400,
-                 time_limit: float | None = 60.0) -> float | None:
+def strong_bound(
+    inst: Instance, upper: int, *, buckets: int = 400, time_limit: float | None = 60.0
+) -> float | None:
     """The LP's value (a float: round it with ``model.ceil_bound``), None if HiGHS gives no
     optimum in time. ``upper``: a proved upper bound on OPT (it caps every completion and
     so the horizon)."""
@@ -122,9 +129,8 @@ def strong_bound(inst: Instance, upper: int, *, buckets: int = 400,
     n, types = inst.num_jobs, len(inst.gpu_types)
     cp = critical_path(inst).astype(float)
     w = inst.weight.astype(float)
-    late = (upper - (w @ cp - w * cp)) / w                  # C_j <= late_j in any optimum
-    cuts = np.linspace(float(min(inst.release.min(), cp.min())), float(late.max()),
-                       buckets + 1)
+    late = (upper - (w @ cp - w * cp)) / w  # C_j <= late_j in any optimum
+    cuts = np.linspace(float(min(inst.release.min(), cp.min())), float(late.max()), buckets + 1)
     lo, hi = cuts[:-1], cuts[1:]
     length, L = hi - lo, buckets
     ok = inst.eligible_by_type
@@ -138,39 +144,44 @@ def strong_bound(inst: Instance, upper: int, *, buckets: int = 400,
 
     # columns: y[j,k,l], X[j,l], W[j,l] (tasks done by t_l+1), C[j], then z[j,p]
     ny = n * types * L
+
     def yc(j, k):  # noqa: E306 - column indices of y[j, k, :]
         return (j * types + k) * L + np.arange(L)
+
     def xc(j):  # noqa: E306
         return ny + j * L + np.arange(L)
+
     def wc(j):  # noqa: E306
         return ny + n * L + j * L + np.arange(L)
+
     cc = ny + 2 * n * L
     zoff = cc + n + np.cumsum([0] + [len(d) for _, d in patterns])
     ncol = int(zoff[-1])
     lb, ub = np.zeros(ncol), np.full(ncol, np.inf)
     for j in range(n):
         usable = np.clip(hi - np.maximum(lo, begin[j]), 0.0, None)
-        usable[lo >= late[j]] = 0.0                         # nothing after the job's latest end
+        usable[lo >= late[j]] = 0.0  # nothing after the job's latest end
         for k in range(types):
             ub[yc(j, k)] = k_cap[j, k] * usable if ok[j, k] else 0.0
         ub[xc(j)] = np.where(hi >= cp[j], 1.0, 0.0)
         ub[xc(j)[-1]] = lb[xc(j)[-1]] = 1.0
-        lb[xc(j)[hi >= late[j]]] = 1.0                      # done by its latest completion
+        lb[xc(j)[hi >= late[j]]] = 1.0  # done by its latest completion
         ub[wc(j)] = tasks[j]
-    lb[cc:cc + n] = cp
+    lb[cc : cc + n] = cp
     cost = np.zeros(ncol)
-    cost[cc:cc + n] = w
+    cost[cc : cc + n] = w
 
     le, eq = _Rows(), _Rows()
     for k in range(types):  # capacity per type and bucket
         le.add([(yc(j, k), 1.0) for j in range(n) if ok[j, k]], inst.type_count[k] * length)
     for j in range(n):  # one round at a time: at most K_j tasks of j run at once
-        le.add([(yc(j, k), 1.0) for k in range(types) if ok[j, k]],
-               inst.tasks_per_round[j] * length)
+        le.add(
+            [(yc(j, k), 1.0) for k in range(types) if ok[j, k]], inst.tasks_per_round[j] * length
+        )
     for j in range(n):
         # N_j X_jl - W_jl <= 0: done by t_l+1 means all work done by then
         le.add([(xc(j), tasks[j]), (wc(j), -1.0)], np.zeros(L))
-        le.add([(xc(j)[:-1], 1.0), (xc(j)[1:], -1.0)], np.zeros(L - 1))   # X non-decreasing
+        le.add([(xc(j)[:-1], 1.0), (xc(j)[1:], -1.0)], np.zeros(L - 1))  # X non-decreasing
         # sum_l (X_l - X_l-1) c_l - C_j <= 0, with c_l = max(t_l, cp_j)
         c = np.maximum(lo, cp[j])
         le.one(np.r_[xc(j), cc + j], np.r_[c[:-1] - c[1:], c[-1], -1.0], 0.0)
@@ -179,23 +190,37 @@ def strong_bound(inst: Instance, upper: int, *, buckets: int = 400,
         vals = np.concatenate([lo / p[j, k] / tasks[j] for k in range(types) if ok[j, k]])
         le.one(np.r_[cols, cc + j], np.r_[vals, -1.0], -(tasks[j] / (2 * rate[j]) + smin[j]))
         counts, least = patterns[j]
-        if len(least):   # rounds last: r_j + o_j + sum_p z_jp d_p - C_j <= 0
+        if len(least):  # rounds last: r_j + o_j + sum_p z_jp d_p - C_j <= 0
             z = np.arange(zoff[j], zoff[j + 1])
             le.one(np.r_[z, cc + j], np.r_[least, -1.0], -begin[j])
-            eq.one(z, np.ones(len(z)), float(inst.rounds[j]))          # sum_p z_jp = R_j
-            for k in range(types):   # GPU time on type k = sum_p z_jp p_k t_jk
+            eq.one(z, np.ones(len(z)), float(inst.rounds[j]))  # sum_p z_jp = R_j
+            for k in range(types):  # GPU time on type k = sum_p z_jp p_k t_jk
                 if ok[j, k]:
                     eq.one(np.r_[yc(j, k), z], np.r_[np.ones(L), -counts[:, k] * p[j, k]], 0.0)
         # W_jl - W_j,l-1 - sum_k y_jkl / t_jk = 0 (W_j,-1 = 0)
-        eq.add([(wc(j), 1.0), (wc(j)[:-1], -1.0, 1),
-                *((yc(j, k), -1.0 / p[j, k]) for k in range(types) if ok[j, k])], np.zeros(L))
+        eq.add(
+            [
+                (wc(j), 1.0),
+                (wc(j)[:-1], -1.0, 1),
+                *((yc(j, k), -1.0 / p[j, k]) for k in range(types) if ok[j, k]),
+            ],
+            np.zeros(L),
+        )
     a_ub, b_ub = le.matrix(ncol)
     a_eq, b_eq = eq.matrix(ncol)
     options: dict[str, bool | float] = {"presolve": True}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
-    res = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq,
-                  bounds=np.column_stack([lb, ub]), method="highs", options=options)
+    res = linprog(
+        cost,
+        A_ub=a_ub,
+        b_ub=b_ub,
+        A_eq=a_eq,
+        b_eq=b_eq,
+        bounds=np.column_stack([lb, ub]),
+        method="highs",
+        options=options,
+    )
     if res.status != 0 or not math.isfinite(res.fun):
         return None
     return float(res.fun)

@@ -22,8 +22,17 @@ NONE = np.iinfo(np.int64).min
 PANDAS_ROWS = 20_000
 
 #: Kinds of violation, in the order they are reported.
-KINDS = ("unknown", "duplicate", "missing", "eligibility", "duration", "release", "barrier",
-         "overlap", "setup")
+KINDS = (
+    "unknown",
+    "duplicate",
+    "missing",
+    "eligibility",
+    "duration",
+    "release",
+    "barrier",
+    "overlap",
+    "setup",
+)
 
 
 class _Violations:
@@ -59,13 +68,17 @@ class _Violations:
 
 def _lookup(ids: np.ndarray, index: dict[str, int]) -> np.ndarray:
     if len(ids) <= PANDAS_ROWS:
-        return np.fromiter((index.get(u, -1) if isinstance(u, str) else -1 for u in ids),
-                           dtype=np.int64, count=len(ids))
+        return np.fromiter(
+            (index.get(u, -1) if isinstance(u, str) else -1 for u in ids),
+            dtype=np.int64,
+            count=len(ids),
+        )
     import pandas as pd
 
     codes, uniques = pd.factorize(pd.Series(ids, dtype=object))
-    lut = np.array([index.get(u, -1) if isinstance(u, str) else -1 for u in uniques] + [-1],
-                   dtype=np.int64)
+    lut = np.array(
+        [index.get(u, -1) if isinstance(u, str) else -1 for u in uniques] + [-1], dtype=np.int64
+    )
     return lut[codes]  # codes == -1 (None) maps to the trailing -1
 
 
@@ -84,14 +97,20 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
 
     # Unknown ids and out-of-range round/task numbers: such rows are left out below.
     v.add("unknown", np.flatnonzero(jid < 0), lambda i: f"{name(i)}: no such job")
-    v.add("unknown", np.flatnonzero((jid >= 0) & (gid < 0)),
-          lambda i: f"{name(i)}: no such gpu {s.gpu[i]!r}")
+    v.add(
+        "unknown",
+        np.flatnonzero((jid >= 0) & (gid < 0)),
+        lambda i: f"{name(i)}: no such gpu {s.gpu[i]!r}",
+    )
     known = (jid >= 0) & (gid >= 0)
     R = np.where(known, inst.rounds[np.maximum(jid, 0)], 0)
     K = np.where(known, inst.tasks_per_round[np.maximum(jid, 0)], 0)
     bad_rt = known & ((s.round < 0) | (s.round >= R) | (s.task < 0) | (s.task >= K))
-    v.add("unknown", np.flatnonzero(bad_rt),
-          lambda i: f"{name(i)}: job has {R[i]} rounds of {K[i]} tasks")
+    v.add(
+        "unknown",
+        np.flatnonzero(bad_rt),
+        lambda i: f"{name(i)}: job has {R[i]} rounds of {K[i]} tasks",
+    )
     ok = np.flatnonzero(known & ~bad_rt)
     j, g = jid[ok], gid[ok]
     rnd, start, end = s.round[ok], s.start[ok], s.end[ok]
@@ -107,29 +126,49 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     # Sparse over the keys present: an instance may hold far more tasks than memory.
     n_miss = int(offset[-1]) - (len(sk) - int(repeat.sum()))
     if n_miss:
-        miss = _first_missing(sk[np.concatenate(([True], ~repeat))] if len(sk) else sk,
-                              int(offset[-1]), v.room("missing"))
+        miss = _first_missing(
+            sk[np.concatenate(([True], ~repeat))] if len(sk) else sk,
+            int(offset[-1]),
+            v.room("missing"),
+        )
         mj = np.searchsorted(offset, miss, side="right") - 1
         local = miss - offset[mj]
         mk = inst.tasks_per_round[mj]
-        v.add("missing", np.arange(len(miss)),
-              lambda m: f"job {inst.jobs[mj[m]].id!r} round {local[m] // mk[m]} "
-                        f"task {local[m] % mk[m]} is not scheduled", count=n_miss)
+        v.add(
+            "missing",
+            np.arange(len(miss)),
+            lambda m: (
+                f"job {inst.jobs[mj[m]].id!r} round {local[m] // mk[m]} "
+                f"task {local[m] % mk[m]} is not scheduled"
+            ),
+            count=n_miss,
+        )
 
     # Eligibility and duration.
     elig = inst.eligible[j, g]
-    v.add("eligibility", ok[~elig],
-          lambda i: f"{where(i)}: job cannot run on type {inst.gpus[gid[i]].type!r}")
+    v.add(
+        "eligibility",
+        ok[~elig],
+        lambda i: f"{where(i)}: job cannot run on type {inst.gpus[gid[i]].type!r}",
+    )
     p = inst.proc[j, g]
     bad_d = elig & (end - start != p)
-    v.add("duration", ok[bad_d],
-          lambda i: f"{where(i)}: lasts {s.end[i] - s.start[i]}, task time on "
-                    f"{inst.gpus[gid[i]].type!r} is {inst.proc[jid[i], gid[i]]}")
+    v.add(
+        "duration",
+        ok[bad_d],
+        lambda i: (
+            f"{where(i)}: lasts {s.end[i] - s.start[i]}, task time on "
+            f"{inst.gpus[gid[i]].type!r} is {inst.proc[jid[i], gid[i]]}"
+        ),
+    )
 
     # Release (every round; later rounds are also held by the barrier).
     rel = inst.release[j]
-    v.add("release", ok[start < rel],
-          lambda i: f"{where(i)}: starts before release {inst.release[jid[i]]}")
+    v.add(
+        "release",
+        ok[start < rel],
+        lambda i: f"{where(i)}: starts before release {inst.release[jid[i]]}",
+    )
 
     # Barriers: round k+1 starts after every task of round k ended and synced.
     # Integers throughout (NONE marks a round with no task): floats would lose
@@ -141,9 +180,14 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     np.maximum.at(ready, at, end + inst.sync[j, g])
     prev_ready = np.where(rnd > 0, _ready_of(rounds_seen, ready, rk - 1), NONE)
     bad_b = start < prev_ready
-    v.add("barrier", ok[bad_b],
-          lambda i: f"{where(i)}: starts before round {s.round[i] - 1} is synced at "
-                    f"{prev_ready[np.searchsorted(ok, i)]}")
+    v.add(
+        "barrier",
+        ok[bad_b],
+        lambda i: (
+            f"{where(i)}: starts before round {s.round[i] - 1} is synced at "
+            f"{prev_ready[np.searchsorted(ok, i)]}"
+        ),
+    )
 
     # One task at a time per GPU, and setups between different jobs.
     by_gpu = np.lexsort((end, start, g))
@@ -154,22 +198,38 @@ def check(instance: Instance, schedule: Schedule, *, max_messages: int | None = 
     prev_end = np.where(first, 0, np.roll(run_end, 1))
     over = ~first & (ss < prev_end)
     prev_row = np.roll(ok[by_gpu], 1)
-    v.add("overlap", np.flatnonzero(over),
-          lambda m: f"{where(int(ok[by_gpu][m]))}: starts before the gpu is free at "
-                    f"{prev_end[m]} (after {name(int(prev_row[m]))})")
+    v.add(
+        "overlap",
+        np.flatnonzero(over),
+        lambda m: (
+            f"{where(int(ok[by_gpu][m]))}: starts before the gpu is free at "
+            f"{prev_end[m]} (after {name(int(prev_row[m]))})"
+        ),
+    )
     switch = first | (js != np.roll(js, 1))
     ready_setup = np.maximum(prev_end, inst.release[js]) + inst.overhead[js]
     bad_setup = switch & ~over & (ss < ready_setup)
-    v.add("setup", np.flatnonzero(bad_setup),
-          lambda m: f"{where(int(ok[by_gpu][m]))}: needs setup {inst.overhead[js[m]]} after "
-                    f"{'nothing' if first[m] else name(int(prev_row[m]))}, earliest start "
-                    f"{ready_setup[m]}")
+    v.add(
+        "setup",
+        np.flatnonzero(bad_setup),
+        lambda m: (
+            f"{where(int(ok[by_gpu][m]))}: needs setup {inst.overhead[js[m]]} after "
+            f"{'nothing' if first[m] else name(int(prev_row[m]))}, earliest start "
+            f"{ready_setup[m]}"
+        ),
+    )
 
     # Metrics from the last round's barrier.
     last = _ready_of(rounds_seen, ready, roff[1:] - 1)
     done = last != NONE
-    report = CheckReport(feasible=not v.counts, violations=v.as_list(), counts=dict(v.counts),
-                         completion=np.where(done, last, -np.inf), instance=inst, schedule=s)
+    report = CheckReport(
+        feasible=not v.counts,
+        violations=v.as_list(),
+        counts=dict(v.counts),
+        completion=np.where(done, last, -np.inf),
+        instance=inst,
+        schedule=s,
+    )
     return _report(report, last, inst)
 
 
@@ -178,9 +238,14 @@ def _codes(s: Schedule, column: str, ids: np.ndarray, index: dict[str, int]) -> 
     carries them as a hint; it is used only after checking it names the same ids."""
     values = getattr(s, column)
     hint = s.index_hint(column)
-    if hint is not None and len(hint) == len(values) and (
-            not len(hint) or (hint.min() >= 0 and hint.max() < len(ids)
-                              and bool((ids[hint] == values).all()))):
+    if (
+        hint is not None
+        and len(hint) == len(values)
+        and (
+            not len(hint)
+            or (hint.min() >= 0 and hint.max() < len(ids) and bool((ids[hint] == values).all()))
+        )
+    ):
         return hint
     return _lookup(values, index)
 
@@ -240,5 +305,3 @@ def _first_missing(present: np.ndarray, total: int, limit: int | None) -> np.nda
 def _num(x: float) -> float | int:
     x = float(x)
     return int(x) if x.is_integer() and abs(x) < 2**53 else x
-
-

@@ -40,29 +40,41 @@ def check_header(instance: Instance, result: Result, report: CheckReport) -> lis
     stated = result.objective if math.isfinite(result.objective) else None
     lb = result.lower_bound
     if result.instance_name and result.instance_name != instance.name:
-        out.append(f"header: 'instance' is {result.instance_name!r}, but the instance is "
-                   f"{instance.name!r}")
+        out.append(
+            f"header: 'instance' is {result.instance_name!r}, but the instance is {instance.name!r}"
+        )
     if not result.status.has_schedule and n:
-        out.append(f"header: status '{result.status}' says there is no schedule, but the "
-                   f"file has {n:,} tasks")
+        out.append(
+            f"header: status '{result.status}' says there is no schedule, but the "
+            f"file has {n:,} tasks"
+        )
     if result.status == Status.INFEASIBLE:
-        out.append("header: status 'infeasible', but every valid instance has a schedule "
-                   "(run its jobs one after another)")
+        out.append(
+            "header: status 'infeasible', but every valid instance has a schedule "
+            "(run its jobs one after another)"
+        )
     if stated is not None and not result.status.has_schedule:
-        out.append(f"header: objective {_num(stated)} with status '{result.status}' (no schedule "
-                   "has an objective)")
+        out.append(
+            f"header: objective {_num(stated)} with status '{result.status}' (no schedule "
+            "has an objective)"
+        )
     if lb is not None and stated is not None and lb > stated + TOL * max(1.0, abs(stated)):
         out.append(f"header: lower_bound {_num(lb)} exceeds the stated objective {_num(stated)}")
     if report.feasible and report.objective is not None:
         if stated is not None and _differs(stated, report.objective):
-            out.append(f"header: objective {_num(stated)}, but the tasks score "
-                       f"{_num(report.objective)}")
+            out.append(
+                f"header: objective {_num(stated)}, but the tasks score {_num(report.objective)}"
+            )
         if lb is not None and lb > report.objective + TOL * max(1.0, report.objective):
-            out.append(f"header: lower_bound {_num(lb)} exceeds {_num(report.objective)}, the "
-                       "objective of these tasks, a feasible schedule: no bound can")
+            out.append(
+                f"header: lower_bound {_num(lb)} exceeds {_num(report.objective)}, the "
+                "objective of these tasks, a feasible schedule: no bound can"
+            )
         if result.status == Status.OPTIMAL and lb is not None and _differs(lb, report.objective):
-            out.append(f"header: status 'optimal' with lower_bound {_num(lb)}, but a proved "
-                       f"optimum {_num(report.objective)} is its own bound")
+            out.append(
+                f"header: status 'optimal' with lower_bound {_num(lb)}, but a proved "
+                f"optimum {_num(report.objective)} is its own bound"
+            )
     if result.runtime_s < 0:
         out.append(f"header: runtime_s {result.runtime_s:g} is negative")
     return out

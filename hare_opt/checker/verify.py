@@ -13,8 +13,9 @@ from hare_opt.checker.check import check
 from hare_opt.model import CheckReport, Instance, Result, Schedule, SolverError, Status
 
 
-def report_for(instance: Instance, schedule: Schedule, known: CheckReport | None = None
-               ) -> CheckReport:
+def report_for(
+    instance: Instance, schedule: Schedule, known: CheckReport | None = None
+) -> CheckReport:
     """``known`` if it judged exactly these objects, else a fresh check (5 messages a kind)."""
     if known is not None and known.judged(instance, schedule):
         return known
@@ -36,19 +37,23 @@ def verify(instance: Instance, result: Result) -> Result:
         return result
     report = report_for(instance, result.schedule, result.report)
     if not report.feasible:
-        raise SolverError(f"{who} returned an infeasible schedule for {instance.name!r}: "
-                          + "; ".join(report.violations[:5]))
+        raise SolverError(
+            f"{who} returned an infeasible schedule for {instance.name!r}: "
+            + "; ".join(report.violations[:5])
+        )
     assert report.objective is not None  # feasible implies every job completed
     if not math.isfinite(result.objective):
         result.objective = report.objective
     elif abs(result.objective - report.objective) > 1e-6 * max(1, abs(report.objective)):
-        raise SolverError(f"{who} claims objective {result.objective} but the schedule "
-                          f"scores {report.objective}")
+        raise SolverError(
+            f"{who} claims objective {result.objective} but the schedule scores {report.objective}"
+        )
     # a difference, not ``objective + 1e-6``: above 2^53 that sum rounds below an
     # integer objective and an exact bound equal to it would look above it
     if result.lower_bound is not None and result.lower_bound - result.objective > 1e-6:
-        raise SolverError(f"{who}: lower bound {result.lower_bound} exceeds objective "
-                          f"{result.objective}")
+        raise SolverError(
+            f"{who}: lower bound {result.lower_bound} exceeds objective {result.objective}"
+        )
     if result.status == Status.OPTIMAL and result.lower_bound is None:
         result.lower_bound = result.objective
     result.report = report

@@ -24,9 +24,15 @@ from hare_opt.model import OptionError
 MAX_PATH = 4096
 
 
-def number(*, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
-           what: str = "a number") -> Callable[[str], float]:
+def number(
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    what: str = "a number",
+) -> Callable[[str], float]:
     """A finite float within [lo, hi] (``lo_open``: > lo)."""
+
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -35,18 +41,22 @@ def number(*, lo: float | None = None, hi: float | None = None, lo_open: bool = 
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"expected {what}, finite, got {text!r}")
         if lo is not None and (value <= lo if lo_open else value < lo):
-            raise argparse.ArgumentTypeError(f"expected {what} {'>' if lo_open else '>='} "
-                                             f"{lo:g}, got {text!r}")
+            raise argparse.ArgumentTypeError(
+                f"expected {what} {'>' if lo_open else '>='} {lo:g}, got {text!r}"
+            )
         if hi is not None and value > hi:
             raise argparse.ArgumentTypeError(f"expected {what} <= {hi:g}, got {text!r}")
         return value
+
     parse.__name__ = what  # argparse names the type in its messages
     return parse
 
 
-def integer(*, lo: int | None = None, hi: int | None = None,
-            what: str = "an integer") -> Callable[[str], int]:
+def integer(
+    *, lo: int | None = None, hi: int | None = None, what: str = "an integer"
+) -> Callable[[str], int]:
     """A decimal integer within [lo, hi] (no 10**30, no 1e3, at most 30 digits)."""
+
     def parse(text: str) -> int:
         t = text.strip()
         if not t.lstrip("+-").isdigit() or len(t) > 30:
@@ -57,6 +67,7 @@ def integer(*, lo: int | None = None, hi: int | None = None,
         if hi is not None and value > hi:
             raise argparse.ArgumentTypeError(f"expected {what} <= {hi:,}, got {text!r}")
         return value
+
     parse.__name__ = what
     return parse
 
@@ -92,8 +103,9 @@ def names(text: str) -> list[str]:
     """A comma-separated list with at least one name, none twice."""
     out = [s.strip() for s in text.split(",") if s.strip()]
     if not out:
-        raise argparse.ArgumentTypeError(f"expected one or more comma-separated names, got "
-                                         f"{text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected one or more comma-separated names, got {text!r}"
+        )
     twice = sorted({n for n in out if out.count(n) > 1})
     if twice:
         raise argparse.ArgumentTypeError(f"{', '.join(twice)} listed twice in {text!r}")
@@ -120,9 +132,14 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike | None],
-                 option: str = "--out", owner: str = "command", *,
-                 streams: bool = True) -> Path:
+def check_output(
+    out: str | os.PathLike,
+    inputs: Iterable[str | os.PathLike | None],
+    option: str = "--out",
+    owner: str = "command",
+    *,
+    streams: bool = True,
+) -> Path:
     """``out`` as a Path, refused before any work when it is one of ``inputs`` (an output
     never replaces an input), a folder, a special file (``hare_opt.io.output`` decides),
     or in a folder that cannot be written. ``streams=False``: only a file will do (the
@@ -132,26 +149,31 @@ def check_output(out: str | os.PathLike, inputs: Iterable[str | os.PathLike | No
     p = Path(out)
     for src in inputs:
         # realpath, not Path.resolve: a symlink loop is an unusable output, not a crash
-        if src is not None and (_same(p, Path(src))
-                                or os.path.realpath(p) == os.path.realpath(src)):
-            raise OptionError(f"{str(out)!r} is also an input of this command; write the "
-                              "output elsewhere", option=option, owner=owner)
+        if src is not None and (
+            _same(p, Path(src)) or os.path.realpath(p) == os.path.realpath(src)
+        ):
+            raise OptionError(
+                f"{str(out)!r} is also an input of this command; write the output elsewhere",
+                option=option,
+                owner=owner,
+            )
     if p.is_dir():
-        raise OptionError(f"{str(out)!r} is a folder; give a file name", option=option,
-                          owner=owner)
+        raise OptionError(f"{str(out)!r} is a folder; give a file name", option=option, owner=owner)
     try:
         dest = destination(out)
         if not streams and not dest.is_file:
-            raise OutputError(f"{str(out)!r}: this command writes files named after it; "
-                              "give a file name")
+            raise OutputError(
+                f"{str(out)!r}: this command writes files named after it; give a file name"
+            )
         writable(dest, str(out))
     except OutputError as exc:
         raise OptionError(str(exc), option=option, owner=owner) from None
     return p
 
 
-def check_folder(folder: str | os.PathLike, option: str = "--out-dir",
-                 owner: str = "command") -> Path:
+def check_folder(
+    folder: str | os.PathLike, option: str = "--out-dir", owner: str = "command"
+) -> Path:
     """An output folder: refused before any work when it is a file or cannot be made."""
     p = Path(folder)
     probe = p
@@ -160,11 +182,9 @@ def check_folder(folder: str | os.PathLike, option: str = "--out-dir",
     if probe == p and not p.is_dir():
         raise OptionError(f"{str(folder)!r} is not a folder", option=option, owner=owner)
     if not probe.is_dir():
-        raise OptionError(f"{str(folder)!r}: {probe} is not a folder", option=option,
-                          owner=owner)
+        raise OptionError(f"{str(folder)!r}: {probe} is not a folder", option=option, owner=owner)
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise OptionError(f"{str(folder)!r}: cannot write in {probe}", option=option,
-                          owner=owner)
+        raise OptionError(f"{str(folder)!r}: cannot write in {probe}", option=option, owner=owner)
     return p
 
 
@@ -179,15 +199,24 @@ def uses_stdout(out: str | os.PathLike | None) -> bool:
 class _Deprecated(argparse.Action):
     """An old spelling of an option: does what the new one does, after one line on stderr."""
 
-    def __init__(self, option_strings: list[str], dest: str, *, target: argparse.Action,
-                 new: str, **kw) -> None:
+    def __init__(
+        self, option_strings: list[str], dest: str, *, target: argparse.Action, new: str, **kw
+    ) -> None:
         super().__init__(option_strings, dest, **kw)
         self.target, self.new = target, new
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values, option_string: str | None = None) -> None:
-        print(f"{parser.prog}: warning: {option_string} is deprecated, use {self.new} (the "
-              "old spelling goes in the next release)", file=sys.stderr)
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"{parser.prog}: warning: {option_string} is deprecated, use {self.new} (the "
+            "old spelling goes in the next release)",
+            file=sys.stderr,
+        )
         self.target(parser, namespace, values, self.new)
 
 
@@ -195,7 +224,16 @@ def deprecated(parser: argparse.ArgumentParser, old: str, new: str) -> None:
     """Accept ``old`` as an alias of the option ``new`` for one release (hidden in --help)."""
     target = parser._option_string_actions[new]
     typed: dict[str, Any] = {} if target.type is None else {"type": target.type}
-    parser.add_argument(old, action=_Deprecated, dest=target.dest, nargs=target.nargs,
-                        metavar=target.metavar, choices=target.choices,
-                        default=argparse.SUPPRESS, help=argparse.SUPPRESS, target=target,
-                        new=new, **typed)
+    parser.add_argument(
+        old,
+        action=_Deprecated,
+        dest=target.dest,
+        nargs=target.nargs,
+        metavar=target.metavar,
+        choices=target.choices,
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+        target=target,
+        new=new,
+        **typed,
+    )

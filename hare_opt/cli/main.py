@@ -78,10 +78,11 @@ def _import_command(module: str, name: str) -> Any:
 
         def run(args: argparse.Namespace) -> int:
             raise HareOptError(reason)
+
         def add_arguments(p: argparse.ArgumentParser) -> None:
             p.add_argument("rest", nargs=argparse.REMAINDER)
-        return SimpleNamespace(NAME=name, HELP=f"[{reason}]", run=run,
-                               add_arguments=add_arguments)
+
+        return SimpleNamespace(NAME=name, HELP=f"[{reason}]", run=run, add_arguments=add_arguments)
 
 
 def _named(argv: Sequence[str] | None) -> str | None:
@@ -91,15 +92,18 @@ def _named(argv: Sequence[str] | None) -> str | None:
     return first if first in _command_names() else None
 
 
-def build_parser(argv: Sequence[str] | None = None, *, lazy: bool = False
-                 ) -> argparse.ArgumentParser:
+def build_parser(
+    argv: Sequence[str] | None = None, *, lazy: bool = False
+) -> argparse.ArgumentParser:
     """The parser; with ``lazy``, only the sub-command ``argv`` names is loaded (all of
     them when it names none: the help lists every command)."""
     parser = Parser(
         prog="hare-opt",
         description="Schedule distributed ML training jobs on heterogeneous GPUs "
-                    "(Hare, HPDC '22): exact solvers, heuristics, checker, simulator.")
+        "(Hare, HPDC '22): exact solvers, heuristics, checker, simulator.",
+    )
     from hare_opt import __version__
+
     parser.add_argument("--version", action="version", version=f"hare-opt {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for mod in _commands(_named(argv) if lazy else None):
@@ -120,8 +124,11 @@ def _pointer(exc: HareOptError) -> str:
     from hare_opt.model import InstanceError, ScheduleError
     from hare_opt.model.limits import CapacityError
 
-    for kind, section in ((InstanceError, "instance-file"), (ScheduleError, "schedule-file"),
-                          (CapacityError, "size-limits")):
+    for kind, section in (
+        (InstanceError, "instance-file"),
+        (ScheduleError, "schedule-file"),
+        (CapacityError, "size-limits"),
+    ):
         if isinstance(exc, kind):
             return f" (see {SPEC}#{section})"
     return ""
@@ -155,8 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     # argv None: this process's own command line, and the process ends after it: once the
     # output is flushed and the status decided, signals no longer change it.
-    with interrupt.handling("soft", final=argv is None), \
-            _quiet_compiler_cleanup(keep=argv is None):
+    with interrupt.handling("soft", final=argv is None), _quiet_compiler_cleanup(keep=argv is None):
         try:
             code = _run(argv)
         except KeyboardInterrupt as exc:
@@ -179,8 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-COMPILE_NOTE = (" while loading compiled kernels (a first run compiles them, once), before "
-                "any result existed: nothing written; the kernels compiled so far are kept")
+COMPILE_NOTE = (
+    " while loading compiled kernels (a first run compiles them, once), before "
+    "any result existed: nothing written; the kernels compiled so far are kept"
+)
 
 
 @contextlib.contextmanager
@@ -221,7 +229,8 @@ def _compiling(exc: BaseException) -> str:
         while tb is not None:
             code = tb.tb_frame.f_code
             if code.co_name == "warm_kernels" or any(
-                    f"{os.sep}{lib}{os.sep}" in code.co_filename for lib in ("numba", "llvmlite")):
+                f"{os.sep}{lib}{os.sep}" in code.co_filename for lib in ("numba", "llvmlite")
+            ):
                 return COMPILE_NOTE
             tb = tb.tb_next
         cur = cur.__cause__ or cur.__context__
@@ -278,13 +287,13 @@ def _run(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     if not hasattr(args, "_run"):  # bare ``hare-opt``: the list of commands, and why 2
         parser.print_help()
-        print("hare-opt: error: a command is required (see 'hare-opt --help')",
-              file=sys.stderr)
+        print("hare-opt: error: a command is required (see 'hare-opt --help')", file=sys.stderr)
         return EXIT_USAGE
     name = f"hare-opt {args.command}"
     try:
-        _skip_teardown[0] = bool(getattr(sys.modules.get(args._run.__module__), "SKIP_TEARDOWN",
-                                         False))
+        _skip_teardown[0] = bool(
+            getattr(sys.modules.get(args._run.__module__), "SKIP_TEARDOWN", False)
+        )
         code = int(args._run(args) or 0)
         sig = interrupt.requested()
         if sig is not None:
@@ -309,8 +318,10 @@ def _refusal(name: str, exc: Exception) -> int:
         text = _one_line(exc).removeprefix(f"{name.split()[-1]}: ")  # said once is enough
         _say(f"{name}: error: {text}{_pointer(exc)}")
     elif isinstance(exc, MemoryError):
-        print(f"{name}: error: out of memory (instance or option too large; limits: "
-              f"{SPEC})", file=sys.stderr)
+        print(
+            f"{name}: error: out of memory (instance or option too large; limits: {SPEC})",
+            file=sys.stderr,
+        )
     elif isinstance(exc, (OSError, ValueError, OverflowError)):
         # Files that cannot be written, numbers a user typed wrong.
         _say(f"{name}: error: {_one_line(exc)}")

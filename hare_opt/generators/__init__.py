@@ -29,9 +29,27 @@ from hare_opt.generators.workloads import (
     workload_instance,
 )
 
-__all__ = ["CATEGORIES", "HETEROGENEITY", "PROFILES", "REGIMES", "SWITCHING", "SWITCHING_MODES",
-           "TESTBED", "WORKLOADS", "JobSpec", "ModelProfile", "Regime", "get_regime",
-           "build_instance", "instance_switching",
-           "model_profile", "paper_instance", "paper_jobs", "parse_cluster",
-           "philly_jobs_to_specs", "random_instance", "rounds_from_duration",
-           "workload_instance"]
+__all__ = [
+    "CATEGORIES",
+    "HETEROGENEITY",
+    "PROFILES",
+    "REGIMES",
+    "SWITCHING",
+    "SWITCHING_MODES",
+    "TESTBED",
+    "WORKLOADS",
+    "JobSpec",
+    "ModelProfile",
+    "Regime",
+    "get_regime",
+    "build_instance",
+    "instance_switching",
+    "model_profile",
+    "paper_instance",
+    "paper_jobs",
+    "parse_cluster",
+    "philly_jobs_to_specs",
+    "random_instance",
+    "rounds_from_duration",
+    "workload_instance",
+]

@@ -9,15 +9,13 @@ from hare_opt.model import GPU, InstanceError
 #: The paper's testbed: 15 GPUs on 4 cloud instances (section 6).
 TESTBED = "V100:8,T4:4,K80:1,M60:2"
 #: Fig. 16's heterogeneity levels on 16 GPUs (our sizes; the paper's counts are not given).
-HETEROGENEITY = {"low": "V100:16", "middle": "V100:8,K80:8",
-                 "high": "V100:4,T4:4,K80:4,M60:4"}
+HETEROGENEITY = {"low": "V100:16", "middle": "V100:8,K80:8", "high": "V100:4,T4:4,K80:4,M60:4"}
 
 #: Clusters known by name (``--cluster testbed``).
 NAMED = {"testbed": TESTBED}
 #: Most GPUs a cluster spec may ask for: counted before any is made (10^9 is a typo,
 #: and would take minutes and gigabytes to build).
 MAX_GPUS = 10**5
-
 
 
 def cluster_of(n_gpus: int) -> str:
@@ -38,17 +36,20 @@ def parse_cluster(spec: str) -> tuple[GPU, ...]:
     ``TYPE-n0``, ``TYPE-n1``... of PER_NODE GPUs each (the node is informational).
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise InstanceError(f"empty cluster spec {spec!r}; expected e.g. {TESTBED!r}",
-                            field="cluster")
+        raise InstanceError(
+            f"empty cluster spec {spec!r}; expected e.g. {TESTBED!r}", field="cluster"
+        )
     spec = NAMED.get(spec.strip(), spec)
     items = []
     seen: set[str] = set()
     for item in (s.strip() for s in spec.split(",")):
         m = _ITEM.match(item)
         if not m:
-            raise InstanceError(f"bad item {item!r} in {spec!r}; expected TYPE:COUNT "
-                                f"(e.g. {TESTBED!r}) or one of {', '.join(NAMED)}",
-                                field="cluster")
+            raise InstanceError(
+                f"bad item {item!r} in {spec!r}; expected TYPE:COUNT "
+                f"(e.g. {TESTBED!r}) or one of {', '.join(NAMED)}",
+                field="cluster",
+            )
         t, count, per = m["type"], int(m["count"]), m["per"]
         if t in seen:
             raise InstanceError(f"GPU type {t!r} is listed twice in {spec!r}", field="cluster")
@@ -58,8 +59,10 @@ def parse_cluster(spec: str) -> tuple[GPU, ...]:
         items.append((t, count, per))
     total = sum(count for _, count, _ in items)
     if total > MAX_GPUS:
-        raise InstanceError(f"{spec!r} asks for {total:,} GPUs, more than the {MAX_GPUS:,} a "
-                            "cluster may have", field="cluster")
+        raise InstanceError(
+            f"{spec!r} asks for {total:,} GPUs, more than the {MAX_GPUS:,} a cluster may have",
+            field="cluster",
+        )
     gpus: list[GPU] = []
     for t, count, per in items:
         for i in range(count):

@@ -49,12 +49,19 @@ class JobSpec:
         for name in ("rounds", "tasks_per_round", "weight"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise InstanceError(f"must be a positive integer, got {v!r}", field=name,
-                                    owner=owner)
-        if not (isinstance(self.release, (int, float, np.number)) and self.release >= 0
-                and math.isfinite(self.release)):
-            raise InstanceError(f"must be a non-negative number of seconds, got "
-                                f"{self.release!r}", field="release", owner=owner)
+                raise InstanceError(
+                    f"must be a positive integer, got {v!r}", field=name, owner=owner
+                )
+        if not (
+            isinstance(self.release, (int, float, np.number))
+            and self.release >= 0
+            and math.isfinite(self.release)
+        ):
+            raise InstanceError(
+                f"must be a non-negative number of seconds, got {self.release!r}",
+                field="release",
+                owner=owner,
+            )
 
 
 def _check_range(name: str, lo_hi: Sequence[float], minimum: float) -> tuple:
@@ -68,8 +75,10 @@ def draw_models(rng: np.random.Generator, n: int, mix: Sequence[float]) -> list[
     """Models by category share ``mix`` (CV:NLP:Speech:Rec), uniform within a category."""
     p = np.asarray(mix, dtype=float)
     if p.shape != (len(CATEGORIES),) or (p < 0).any() or p.sum() <= 0:
-        raise OptionError(f"mix: expected {len(CATEGORIES)} non-negative shares "
-                         f"{':'.join(CATEGORIES)} with a positive sum, got {tuple(mix)}")
+        raise OptionError(
+            f"mix: expected {len(CATEGORIES)} non-negative shares "
+            f"{':'.join(CATEGORIES)} with a positive sum, got {tuple(mix)}"
+        )
     cats = rng.choice(len(CATEGORIES), size=n, p=p / p.sum())
     out = []
     for c in cats:
@@ -85,8 +94,9 @@ def draw_weights(rng: np.random.Generator, n: int, weights: tuple[int, int]) -> 
 
 def _philly_hist() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     rows = read_table("philly_jobs_hist.csv")
-    cols = [np.array([float(r[k]) for r in rows]) for k in ("dur_lo_s", "dur_hi_s",
-                                                             "num_gpus", "count")]
+    cols = [
+        np.array([float(r[k]) for r in rows]) for k in ("dur_lo_s", "dur_hi_s", "num_gpus", "count")
+    ]
     return cols[0], cols[1], cols[2].astype(np.int64), cols[3] / cols[3].sum()
 
 
@@ -117,12 +127,20 @@ def _gaps(rng: np.random.Generator, n: int, arrival: str, mean: float) -> np.nda
     return np.interp(rng.uniform(0, q.max(), n), q, g) * mean / table_mean
 
 
-def paper_jobs(seed: int, n_jobs: int, *, mix: Sequence[float] = (1, 1, 1, 1),
-               arrival: str = "poisson", mean_interarrival: float | None = None,
-               durations: str = "philly", demand: str = "philly",
-               rounds: tuple[int, int] | None = None, max_gpus: int = 8,
-               weights: tuple[int, int] = (1, 5),
-               regime: str | Regime = "compressed") -> list[JobSpec]:
+def paper_jobs(
+    seed: int,
+    n_jobs: int,
+    *,
+    mix: Sequence[float] = (1, 1, 1, 1),
+    arrival: str = "poisson",
+    mean_interarrival: float | None = None,
+    durations: str = "philly",
+    demand: str = "philly",
+    rounds: tuple[int, int] | None = None,
+    max_gpus: int = 8,
+    weights: tuple[int, int] = (1, 5),
+    regime: str | Regime = "compressed",
+) -> list[JobSpec]:
     """A paper-like workload of ``n_jobs`` jobs (same seed -> same list).
 
     * ``regime`` (``hare_opt.generators.regimes``) gives the defaults of ``rounds``
@@ -144,9 +162,11 @@ def paper_jobs(seed: int, n_jobs: int, *, mix: Sequence[float] = (1, 1, 1, 1),
     reg = get_regime(regime)
     rounds = reg.rounds if rounds is None else rounds
     mean_interarrival = reg.testbed_gap_s if mean_interarrival is None else mean_interarrival
-    for name, value, allowed in (("arrival", arrival, ARRIVALS),
-                                 ("durations", durations, DISTRIBUTIONS),
-                                 ("demand", demand, DISTRIBUTIONS)):
+    for name, value, allowed in (
+        ("arrival", arrival, ARRIVALS),
+        ("durations", durations, DISTRIBUTIONS),
+        ("demand", demand, DISTRIBUTIONS),
+    ):
         if value not in allowed:
             raise OptionError(f"{name}: must be one of {', '.join(allowed)}, got {value!r}")
     if not mean_interarrival > 0 or max_gpus < 1:
@@ -157,15 +177,31 @@ def paper_jobs(seed: int, n_jobs: int, *, mix: Sequence[float] = (1, 1, 1, 1),
     lo, hi, gpus, p = _philly_hist()
     cell = rng.choice(len(p), size=n_jobs, p=p)
     dur = np.exp(rng.uniform(np.log(lo[cell]), np.log(hi[cell])))
-    r = (rounds_from_duration(dur, rounds) if durations == "philly"
-         else rng.integers(r_lo, r_hi + 1, size=n_jobs))
-    k = (np.minimum(gpus[cell], max_gpus) if demand == "philly"
-         else rng.integers(1, max_gpus + 1, size=n_jobs))
+    r = (
+        rounds_from_duration(dur, rounds)
+        if durations == "philly"
+        else rng.integers(r_lo, r_hi + 1, size=n_jobs)
+    )
+    k = (
+        np.minimum(gpus[cell], max_gpus)
+        if demand == "philly"
+        else rng.integers(1, max_gpus + 1, size=n_jobs)
+    )
     gaps = _gaps(rng, n_jobs - 1, arrival, mean_interarrival)
     release = np.concatenate([[0.0], np.cumsum(gaps)])
     w = draw_weights(rng, n_jobs, weights)
-    return [JobSpec(f"j{i}", m.model, m.category, int(r[i]), int(k[i]),
-                    round(float(release[i]), 3), int(w[i])) for i, m in enumerate(models)]
+    return [
+        JobSpec(
+            f"j{i}",
+            m.model,
+            m.category,
+            int(r[i]),
+            int(k[i]),
+            round(float(release[i]), 3),
+            int(w[i]),
+        )
+        for i, m in enumerate(models)
+    ]
 
 
 def _to_units(seconds: float, unit_ms: int) -> int:
@@ -176,12 +212,18 @@ def time_unit_name(unit_ms: int) -> str:
     return {1: "ms", 1000: "s"}.get(unit_ms, f"{unit_ms}ms")
 
 
-def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
-                   switching: str = "hare",
-                   bandwidth_gbps: float | Mapping[str, float] = REFERENCE_GBPS,
-                   batch_scale: float = 1.0, unit_ms: int | None = None,
-                   name: str = "paper", regime: str | Regime = "compressed",
-                   iters_per_task: int | None = None) -> Instance:
+def build_instance(
+    jobs: Sequence[JobSpec],
+    gpus: Sequence[GPU] | str,
+    *,
+    switching: str = "hare",
+    bandwidth_gbps: float | Mapping[str, float] = REFERENCE_GBPS,
+    batch_scale: float = 1.0,
+    unit_ms: int | None = None,
+    name: str = "paper",
+    regime: str | Regime = "compressed",
+    iters_per_task: int | None = None,
+) -> Instance:
     """Bind a workload to a cluster using the committed timing tables.
 
     * ``regime`` gives the defaults of ``unit_ms`` and ``iters_per_task`` (training
@@ -205,8 +247,9 @@ def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
     if isinstance(gpus, str):
         gpus = parse_cluster(gpus)
     if switching not in SWITCHING_MODES:
-        raise OptionError(f"switching: must be one of {', '.join(SWITCHING_MODES)}, "
-                         f"got {switching!r}")
+        raise OptionError(
+            f"switching: must be one of {', '.join(SWITCHING_MODES)}, got {switching!r}"
+        )
     reg = get_regime(regime)
     unit_ms = reg.unit_ms if unit_ms is None else unit_ms
     iters = reg.iters_per_task if iters_per_task is None else iters_per_task
@@ -217,45 +260,87 @@ def build_instance(jobs: Sequence[JobSpec], gpus: Sequence[GPU] | str, *,
     if not batch_scale > 0:
         raise OptionError(f"batch_scale: must be > 0, got {batch_scale!r}")
     types = list(dict.fromkeys(g.type for g in gpus))
-    bw = dict(bandwidth_gbps) if isinstance(bandwidth_gbps, Mapping) \
+    bw = (
+        dict(bandwidth_gbps)
+        if isinstance(bandwidth_gbps, Mapping)
         else dict.fromkeys(types, bandwidth_gbps)
+    )
     for t in types:
         if not bw.get(t, 0) > 0:
-            raise OptionError(f"bandwidth_gbps: GPU type {t!r} needs a positive bandwidth, "
-                             f"got {bw.get(t)!r}")
+            raise OptionError(
+                f"bandwidth_gbps: GPU type {t!r} needs a positive bandwidth, got {bw.get(t)!r}"
+            )
     out = []
     for spec in jobs:
         prof = model_profile(spec.model)
         ok = [t for t in types if t in prof.iter_ms]
         if not ok:
-            raise InstanceError(f"model {spec.model!r} has timings only for GPU types "
-                                f"{list(prof.iter_ms)}, none of the cluster's {types}: "
-                                "no GPU can run this job", field="model", owner=f"job {spec.id!r}")
-        out.append(Job(
-            id=spec.id, weight=spec.weight, release=_to_units(spec.release, unit_ms),
-            rounds=max(1, math.ceil(spec.rounds / batch_scale)),
-            tasks_per_round=spec.tasks_per_round,
-            task_time={t: max(1, _to_units(prof.task_time_s(t, batch_scale=batch_scale,
-                                                             iters_per_task=iters),
-                                           unit_ms)) for t in ok},
-            sync_time={t: _to_units(prof.sync_time_s(t, rule=reg.sync,
-                                                     workers=spec.tasks_per_round,
-                                                     bandwidth_gbps=bw[t],
-                                                     batch_scale=batch_scale), unit_ms)
-                       for t in ok},
-            switch_overhead=_to_units(prof.switch_s(switching), unit_ms)))
+            raise InstanceError(
+                f"model {spec.model!r} has timings only for GPU types "
+                f"{list(prof.iter_ms)}, none of the cluster's {types}: "
+                "no GPU can run this job",
+                field="model",
+                owner=f"job {spec.id!r}",
+            )
+        out.append(
+            Job(
+                id=spec.id,
+                weight=spec.weight,
+                release=_to_units(spec.release, unit_ms),
+                rounds=max(1, math.ceil(spec.rounds / batch_scale)),
+                tasks_per_round=spec.tasks_per_round,
+                task_time={
+                    t: max(
+                        1,
+                        _to_units(
+                            prof.task_time_s(t, batch_scale=batch_scale, iters_per_task=iters),
+                            unit_ms,
+                        ),
+                    )
+                    for t in ok
+                },
+                sync_time={
+                    t: _to_units(
+                        prof.sync_time_s(
+                            t,
+                            rule=reg.sync,
+                            workers=spec.tasks_per_round,
+                            bandwidth_gbps=bw[t],
+                            batch_scale=batch_scale,
+                        ),
+                        unit_ms,
+                    )
+                    for t in ok
+                },
+                switch_overhead=_to_units(prof.switch_s(switching), unit_ms),
+            )
+        )
     return Instance(tuple(gpus), tuple(out), name, time_unit_name(unit_ms))
 
 
-def paper_instance(seed: int, n_jobs: int = 30, cluster: str | Sequence[GPU] = TESTBED, *,
-                   switching: str = "hare",
-                   bandwidth_gbps: float | Mapping[str, float] = REFERENCE_GBPS,
-                   batch_scale: float = 1.0, unit_ms: int | None = None,
-                   name: str | None = None, regime: str | Regime = "compressed",
-                   **job_options) -> Instance:
+def paper_instance(
+    seed: int,
+    n_jobs: int = 30,
+    cluster: str | Sequence[GPU] = TESTBED,
+    *,
+    switching: str = "hare",
+    bandwidth_gbps: float | Mapping[str, float] = REFERENCE_GBPS,
+    batch_scale: float = 1.0,
+    unit_ms: int | None = None,
+    name: str | None = None,
+    regime: str | Regime = "compressed",
+    **job_options,
+) -> Instance:
     """``build_instance(paper_jobs(seed, n_jobs, **job_options), cluster, ...)``, both in
     ``regime``."""
     jobs = paper_jobs(seed, n_jobs, regime=regime, **job_options)
-    return build_instance(jobs, cluster, switching=switching, bandwidth_gbps=bandwidth_gbps,
-                          batch_scale=batch_scale, unit_ms=unit_ms,
-                          name=name or f"paper-s{seed}-n{n_jobs}", regime=regime)
+    return build_instance(
+        jobs,
+        cluster,
+        switching=switching,
+        bandwidth_gbps=bandwidth_gbps,
+        batch_scale=batch_scale,
+        unit_ms=unit_ms,
+        name=name or f"paper-s{seed}-n{n_jobs}",
+        regime=regime,
+    )

@@ -84,14 +84,22 @@ class ModelProfile:
     def gpu_types(self) -> tuple[str, ...]:
         return tuple(self.iter_ms)
 
-    def task_time_s(self, gpu_type: str, *, batch_scale: float = 1.0,
-                    iters_per_task: int | None = None) -> float:
+    def task_time_s(
+        self, gpu_type: str, *, batch_scale: float = 1.0, iters_per_task: int | None = None
+    ) -> float:
         """Compute time of one task; ``iters_per_task`` overrides the table's (a regime's)."""
         iters = self.iters_per_task if iters_per_task is None else iters_per_task
         return self.iter_ms[gpu_type] * iters * batch_scale / 1000
 
-    def sync_time_s(self, gpu_type: str, *, rule: str = "exposed", workers: int = 2,
-                    bandwidth_gbps: float = REFERENCE_GBPS, batch_scale: float = 1.0) -> float:
+    def sync_time_s(
+        self,
+        gpu_type: str,
+        *,
+        rule: str = "exposed",
+        workers: int = 2,
+        bandwidth_gbps: float = REFERENCE_GBPS,
+        batch_scale: float = 1.0,
+    ) -> float:
         """Sync of one task of a job with ``workers`` tasks a round on ``gpu_type`` (s).
 
         ``exposed``: one worker syncs locally (``single_ms``, no network); more sync over
@@ -106,35 +114,53 @@ class ModelProfile:
             raise OptionError(f"sync: must be one of {', '.join(SYNC_RULES)}, got {rule!r}")
         if workers <= 1:
             return s.single_ms / 1000
-        left = (s.allreduce_ms * REFERENCE_GBPS / bandwidth_gbps
-                - s.overlap * self.iter_ms[gpu_type] * batch_scale)
+        left = (
+            s.allreduce_ms * REFERENCE_GBPS / bandwidth_gbps
+            - s.overlap * self.iter_ms[gpu_type] * batch_scale
+        )
         return max(s.floor_ms, left) / 1000
 
     def switch_s(self, mode: str) -> float:
         if mode not in SWITCHING_MODES:
-            raise OptionError(f"switching: must be one of {', '.join(SWITCHING_MODES)}, "
-                             f"got {mode!r}")
+            raise OptionError(
+                f"switching: must be one of {', '.join(SWITCHING_MODES)}, got {mode!r}"
+            )
         return 0.0 if mode == "none" else self.switch_ms[mode] / 1000
 
 
 @cache
 def _load() -> Mapping[str, ModelProfile]:
-    switch = {r["model"]: {"default": float(r["default_ms"]),
-                           "pipeswitch": float(r["pipeswitch_ms"]),
-                           "hare": float(r["hare_ms"])} for r in read_table("switching_ms.csv")}
+    switch = {
+        r["model"]: {
+            "default": float(r["default_ms"]),
+            "pipeswitch": float(r["pipeswitch_ms"]),
+            "hare": float(r["hare_ms"]),
+        }
+        for r in read_table("switching_ms.csv")
+    }
     rows: dict[str, list[dict[str, str]]] = {}
     for r in read_table("gpu_profiles.csv"):
         rows.setdefault(r["model"], []).append(r)
     out = {}
     for model, rs in rows.items():
         first = rs[0]
-        sync = SyncProfile(float(first["allreduce_ms_25gbps"]), float(first["overlap"]),
-                           float(first["sync_floor_ms"]), float(first["sync_1gpu_ms"]),
-                           float(first["sync_least_overlap_ms_25gbps"]))
+        sync = SyncProfile(
+            float(first["allreduce_ms_25gbps"]),
+            float(first["overlap"]),
+            float(first["sync_floor_ms"]),
+            float(first["sync_1gpu_ms"]),
+            float(first["sync_least_overlap_ms_25gbps"]),
+        )
         out[model] = ModelProfile(
-            model, first["category"], first["dataset"], int(first["batch_size"]),
+            model,
+            first["category"],
+            first["dataset"],
+            int(first["batch_size"]),
             MappingProxyType({r["gpu_type"]: float(r["iter_ms"]) for r in rs}),
-            sync, MappingProxyType(switch[model]), int(first["iters_per_task"]))
+            sync,
+            MappingProxyType(switch[model]),
+            int(first["iters_per_task"]),
+        )
     return MappingProxyType(out)
 
 

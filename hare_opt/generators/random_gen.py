@@ -17,22 +17,34 @@ def _range(name: str, value: Sequence[int], minimum: int) -> tuple[int, int]:
     try:
         lo, hi = (int(v) for v in value)
     except (TypeError, ValueError):
-        raise OptionError(f"{name}: expected a (low, high) pair of integers, got {value!r}") \
-            from None
+        raise OptionError(
+            f"{name}: expected a (low, high) pair of integers, got {value!r}"
+        ) from None
     if not minimum <= lo <= hi:
         raise OptionError(f"{name}: expected {minimum} <= low <= high, got ({lo}, {hi})")
     return lo, hi
 
 
-def random_instance(seed: int, *, n_jobs: int = 5, n_gpus: int = 3,
-                    gpu_types: Sequence[str] = ("V100", "P100", "K80"),
-                    rounds: tuple[int, int] = (1, 3), tasks_per_round: tuple[int, int] = (1, 3),
-                    heterogeneity: float = 1.0, release_spread: int = 0,
-                    sync: tuple[int, int] = (0, 0), sync_map: bool = False,
-                    switch_overhead: tuple[int, int] = (0, 0), weights: tuple[int, int] = (1, 5),
-                    max_task_time: int = 20, max_tasks: int | None = None,
-                    eligibility: float = 0.0, finite_alpha: bool = False,
-                    name: str | None = None) -> Instance:
+def random_instance(
+    seed: int,
+    *,
+    n_jobs: int = 5,
+    n_gpus: int = 3,
+    gpu_types: Sequence[str] = ("V100", "P100", "K80"),
+    rounds: tuple[int, int] = (1, 3),
+    tasks_per_round: tuple[int, int] = (1, 3),
+    heterogeneity: float = 1.0,
+    release_spread: int = 0,
+    sync: tuple[int, int] = (0, 0),
+    sync_map: bool = False,
+    switch_overhead: tuple[int, int] = (0, 0),
+    weights: tuple[int, int] = (1, 5),
+    max_task_time: int = 20,
+    max_tasks: int | None = None,
+    eligibility: float = 0.0,
+    finite_alpha: bool = False,
+    name: str | None = None,
+) -> Instance:
     """A random instance; the same seed and knobs give the same instance.
 
     * ``n_gpus`` GPUs whose types are drawn from ``gpu_types``; the first
@@ -80,7 +92,7 @@ def random_instance(seed: int, *, n_jobs: int = 5, n_gpus: int = 3,
     w_rng = _range("weights", weights, 1)
 
     rng = np.random.default_rng(seed)
-    first = rng.permutation(len(types))[:min(n_gpus, len(types))]
+    first = rng.permutation(len(types))[: min(n_gpus, len(types))]
     drawn = np.concatenate([first, rng.integers(len(types), size=n_gpus - len(first))])
     gpus = tuple(GPU(f"g{i}", types[int(k)]) for i, k in enumerate(drawn))
     present = [t for t in types if t in {g.type for g in gpus}]
@@ -102,20 +114,30 @@ def random_instance(seed: int, *, n_jobs: int = 5, n_gpus: int = 3,
             keep = [present[int(rng.integers(len(present)))]]
         base = rng.integers(1, base_hi + 1)
         u = {t: 0.5 * level[t] + 0.5 * rng.random() for t in keep}
-        task_time = {t: int(min(max_task_time, max(1, round(base * (1 + heterogeneity) ** u[t]))))
-                     for t in keep}
+        task_time = {
+            t: int(min(max_task_time, max(1, round(base * (1 + heterogeneity) ** u[t]))))
+            for t in keep
+        }
         if sync_map and finite_alpha:
             low = max(1, s_rng[0]) if s_rng[1] > 0 else 0
             zero = s_rng[0] == 0 and rng.random() < 0.5
             sync_time: int | dict[str, int] = {
-                t: 0 if zero else int(rng.integers(low, s_rng[1] + 1)) for t in keep}
+                t: 0 if zero else int(rng.integers(low, s_rng[1] + 1)) for t in keep
+            }
         elif sync_map:
             sync_time = {t: int(rng.integers(s_rng[0], s_rng[1] + 1)) for t in keep}
         else:
             sync_time = int(rng.integers(s_rng[0], s_rng[1] + 1))
-        jobs.append(Job(
-            id=f"j{j}", task_time=task_time, rounds=r, tasks_per_round=k,
-            weight=int(rng.integers(w_rng[0], w_rng[1] + 1)),
-            release=int(rng.integers(0, release_spread + 1)), sync_time=sync_time,
-            switch_overhead=int(rng.integers(o_rng[0], o_rng[1] + 1))))
+        jobs.append(
+            Job(
+                id=f"j{j}",
+                task_time=task_time,
+                rounds=r,
+                tasks_per_round=k,
+                weight=int(rng.integers(w_rng[0], w_rng[1] + 1)),
+                release=int(rng.integers(0, release_spread + 1)),
+                sync_time=sync_time,
+                switch_overhead=int(rng.integers(o_rng[0], o_rng[1] + 1)),
+            )
+        )
     return Instance(gpus, tuple(jobs), name or f"random-s{seed}", "s")

@@ -55,8 +55,10 @@ class Regime:
 
     def __post_init__(self) -> None:
         if self.sync not in SYNC_RULES:
-            raise OptionError(f"sync: must be one of {', '.join(SYNC_RULES)}, got "
-                              f"{self.sync!r}", owner=f"regime {self.name!r}")
+            raise OptionError(
+                f"sync: must be one of {', '.join(SYNC_RULES)}, got {self.sync!r}",
+                owner=f"regime {self.name!r}",
+            )
 
     def mean_interarrival(self, n_gpus: int) -> float:
         """Mean inter-arrival (s) of a workload on ``n_gpus`` GPUs."""
@@ -79,15 +81,37 @@ HEAVY_TESTBED_GAP_S = 79.0
 HEAVY_LARGE_GAP_S = 1.9
 
 REGIMES: dict[str, Regime] = {
-    "paper": Regime("paper", 1, 1, PAPER_ROUNDS, PAPER_TESTBED_GAP_S, PAPER_LARGE_GAP_S,
-                    "exposed", "one batch per task, 1 ms unit, the sync compute leaves "
-                    "exposed, calibrated lengths and arrivals"),
-    "paper-heavy-sync": Regime("paper-heavy-sync", 1, 1, HEAVY_ROUNDS, HEAVY_TESTBED_GAP_S,
-                               HEAVY_LARGE_GAP_S, "least-overlap",
-                               "the paper regime with a least-overlap network sync on "
-                               "every task (a sensitivity setting)"),
-    "compressed": Regime("compressed", 100, 100, (2, 40), 30.0, None, "least-overlap",
-                         "100 batches per task, 100 ms unit, arrivals scaled with the cluster"),
+    "paper": Regime(
+        "paper",
+        1,
+        1,
+        PAPER_ROUNDS,
+        PAPER_TESTBED_GAP_S,
+        PAPER_LARGE_GAP_S,
+        "exposed",
+        "one batch per task, 1 ms unit, the sync compute leaves "
+        "exposed, calibrated lengths and arrivals",
+    ),
+    "paper-heavy-sync": Regime(
+        "paper-heavy-sync",
+        1,
+        1,
+        HEAVY_ROUNDS,
+        HEAVY_TESTBED_GAP_S,
+        HEAVY_LARGE_GAP_S,
+        "least-overlap",
+        "the paper regime with a least-overlap network sync on every task (a sensitivity setting)",
+    ),
+    "compressed": Regime(
+        "compressed",
+        100,
+        100,
+        (2, 40),
+        30.0,
+        None,
+        "least-overlap",
+        "100 batches per task, 100 ms unit, arrivals scaled with the cluster",
+    ),
 }
 
 

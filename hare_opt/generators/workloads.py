@@ -27,16 +27,26 @@ def instance_switching(instance: Instance, switching: str | None) -> Instance:
         return instance
     if switching == "none":
         return instance.without_setups()
-    raise OptionError(f"{switching!r}: an instance file names no models, so only 'instance' "
-                      "(its own overheads) or 'none' apply; use --workload paper or philly "
-                      "for the Table 3 switching models", option="switching",
-                      owner="simulate")
+    raise OptionError(
+        f"{switching!r}: an instance file names no models, so only 'instance' "
+        "(its own overheads) or 'none' apply; use --workload paper or philly "
+        "for the Table 3 switching models",
+        option="switching",
+        owner="simulate",
+    )
 
 
-def workload_instance(workload: str, *, seed: int = 0, n_jobs: int = 40,
-                      cluster: str = "testbed", switching: str = "hare",
-                      trace: str | None = None, regime: str | None = None,
-                      **job_options) -> Instance:
+def workload_instance(
+    workload: str,
+    *,
+    seed: int = 0,
+    n_jobs: int = 40,
+    cluster: str = "testbed",
+    switching: str = "hare",
+    trace: str | None = None,
+    regime: str | None = None,
+    **job_options,
+) -> Instance:
     """A generated workload bound to ``cluster`` (``testbed`` or a spec like ``V100:8,T4:4``).
 
     ``paper``: the paper-like generator (Poisson arrivals); ``philly``: a window of
@@ -49,30 +59,50 @@ def workload_instance(workload: str, *, seed: int = 0, n_jobs: int = 40,
     """
 
     if workload not in WORKLOADS:
-        raise OptionError(f"must be one of {', '.join(WORKLOADS)}, got {workload!r}",
-                          option="workload", owner="simulate")
+        raise OptionError(
+            f"must be one of {', '.join(WORKLOADS)}, got {workload!r}",
+            option="workload",
+            owner="simulate",
+        )
     if switching not in SWITCHING:
-        raise OptionError(f"must be one of {', '.join(SWITCHING)} for a generated workload, "
-                          f"got {switching!r}", option="switching", owner="simulate")
+        raise OptionError(
+            f"must be one of {', '.join(SWITCHING)} for a generated workload, got {switching!r}",
+            option="switching",
+            owner="simulate",
+        )
     gpus = parse_cluster(cluster)
     name = f"{workload}-s{seed}-n{n_jobs}"
     if regime is not None:
         if workload == "random":
-            raise OptionError("applies to the paper and philly workloads only",
-                              option="regime", owner="simulate")
+            raise OptionError(
+                "applies to the paper and philly workloads only", option="regime", owner="simulate"
+            )
         reg = get_regime(regime)
-        job_options = {"rounds": reg.rounds,
-                       "mean_interarrival": reg.mean_interarrival(len(gpus)), **job_options}
+        job_options = {
+            "rounds": reg.rounds,
+            "mean_interarrival": reg.mean_interarrival(len(gpus)),
+            **job_options,
+        }
     if workload == "random":
         types = tuple(dict.fromkeys(g.type for g in gpus))
-        inst = random_instance(seed, n_jobs=n_jobs, n_gpus=len(gpus), gpu_types=types,
-                               rounds=(1, 6), tasks_per_round=(1, 4), release_spread=20 * n_jobs,
-                               sync=(0, 3), switch_overhead=(0, 3), name=name)
+        inst = random_instance(
+            seed,
+            n_jobs=n_jobs,
+            n_gpus=len(gpus),
+            gpu_types=types,
+            rounds=(1, 6),
+            tasks_per_round=(1, 4),
+            release_spread=20 * n_jobs,
+            sync=(0, 3),
+            switch_overhead=(0, 3),
+            name=name,
+        )
         return inst.without_setups() if switching == "none" else inst
     if workload == "philly" and trace is not None:
         specs = philly_jobs_to_specs(load_philly_jobs(trace), seed, n_jobs, **job_options)
     else:
         arrival = "trace" if workload == "philly" else "poisson"
         specs = paper_jobs(seed, n_jobs, arrival=arrival, **job_options)
-    return build_instance(specs, gpus, switching=switching, name=name,
-                          regime=regime or "compressed")
+    return build_instance(
+        specs, gpus, switching=switching, name=name, regime=regime or "compressed"
+    )

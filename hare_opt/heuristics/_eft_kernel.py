@@ -28,8 +28,7 @@ def _type_min(free, tgpu, lo, hi):
 
 
 @_jit
-def eft_by_type(free, tgpu, tptr, p, s, release, rounds, k_per_round, rank, elig, big,
-                x, gpu):
+def eft_by_type(free, tgpu, tptr, p, s, release, rounds, k_per_round, rank, elig, big, x, gpu):
     """Fill ``x`` (start) and ``gpu`` (type) of every task, job-major rows; returns each
     job's last barrier. ``free`` (per GPU, ceiled availability) is updated in place."""
     n, nt = p.shape
@@ -76,9 +75,7 @@ def eft_by_type(free, tgpu, tptr, p, s, release, rounds, k_per_round, rank, elig
             rnd[j] += 1
             left[j] -= 1
         for i in range(n):
-            fin[i, k] = max(fmin[k], barrier[i]) + p[i, k] if elig[i, k] and left[i] > 0 \
-                else big
+            fin[i, k] = max(fmin[k], barrier[i]) + p[i, k] if elig[i, k] and left[i] > 0 else big
         for t in range(nt):
-            fin[j, t] = max(fmin[t], barrier[j]) + p[j, t] if elig[j, t] and left[j] > 0 \
-                else big
+            fin[j, t] = max(fmin[t], barrier[j]) + p[j, t] if elig[j, t] and left[j] > 0 else big
     return barrier

@@ -70,8 +70,28 @@ def _idle_del(idl, icnt, tptr, k, pos):
 
 
 @_jit
-def run_batch(jobs, start, gtype, tptr, ktypes, nkt, ptab, stab, over, kpr, rounds, release,
-              last, rows, nr, done, idl, icnt, frees, bars):
+def run_batch(
+    jobs,
+    start,
+    gtype,
+    tptr,
+    ktypes,
+    nkt,
+    ptab,
+    stab,
+    over,
+    kpr,
+    rounds,
+    release,
+    last,
+    rows,
+    nr,
+    done,
+    idl,
+    icnt,
+    frees,
+    bars,
+):
     """List-schedule ``jobs`` (priority order) from ``start`` with every GPU idle; a job
     becomes ready at its release (an event like a barrier).
 
@@ -81,11 +101,11 @@ def run_batch(jobs, start, gtype, tptr, ktypes, nkt, ptab, stab, over, kpr, roun
     nj = jobs.shape[0]
     m = gtype.shape[0]
     ntypes = tptr.shape[0] - 1
-    used = np.zeros(ntypes, np.bool_)   # types some job of the batch may use
+    used = np.zeros(ntypes, np.bool_)  # types some job of the batch may use
     for r in range(nj):
         for q in range(nkt[jobs[r]]):
             used[ktypes[jobs[r], q]] = True
-    nidle = 0                           # idle GPUs of used types: the loop's condition
+    nidle = 0  # idle GPUs of used types: the loop's condition
     for k in range(ntypes):
         icnt[k] = 0
     for g in range(m):
@@ -94,7 +114,7 @@ def run_batch(jobs, start, gtype, tptr, ktypes, nkt, ptab, stab, over, kpr, roun
     left = np.empty(nj, np.int64)
     rnd = np.zeros(nj, np.int64)
     carry = np.zeros(nj, np.int64)
-    ready = np.empty(nj, np.int64)      # ranks with a ready unstarted task, ascending
+    ready = np.empty(nj, np.int64)  # ranks with a ready unstarted task, ascending
     nready, nf, nb = 0, 0, 0
     for r in range(nj):
         left[r] = kpr[jobs[r]]
@@ -109,7 +129,7 @@ def run_batch(jobs, start, gtype, tptr, ktypes, nkt, ptab, stab, over, kpr, roun
         while nidle > 0 and pos < nready:
             r = ready[pos]
             j = jobs[r]
-            for phase in range(2):          # GPUs that ran j last first, then the others
+            for phase in range(2):  # GPUs that ran j last first, then the others
                 for q in range(nkt[j]):
                     k = ktypes[j, q]
                     i = tptr[k]

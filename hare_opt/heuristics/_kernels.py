@@ -156,7 +156,7 @@ def _last_start(buf, q):
 @jit
 def _move(free, srt, lo, hi, g, end):
     """GPU g becomes free at ``end`` (later than now): keep its segment sorted."""
-    a, b = lo, hi                       # find g: bisection on (free, gpu)
+    a, b = lo, hi  # find g: bisection on (free, gpu)
     f = free[g]
     while a < b:
         mid = (a + b) // 2
@@ -229,8 +229,28 @@ def _booked(g, j, free, last, guard, t):
 
 
 @jit(inline="always")  # called per slot: a call with 17 arguments costs ~15% at 10^6 tasks
-def _head(heap, at, sid, j, k, sync_first, ptab, stab, tptr, srt, free, last, tie_n, step,
-          rem, r, o, b, guard, t):
+def _head(
+    heap,
+    at,
+    sid,
+    j,
+    k,
+    sync_first,
+    ptab,
+    stab,
+    tptr,
+    srt,
+    free,
+    last,
+    tie_n,
+    step,
+    rem,
+    r,
+    o,
+    b,
+    guard,
+    t,
+):
     """Write stream ``sid``'s next GPU not ``_booked`` as heap row ``at``: (first slot end,
     tie key, gpu, start, sid); False when the stream is exhausted."""
     g = _next(sid, j, srt, tptr[k], tptr[k + 1], last, tie_n, step, rem)
@@ -245,8 +265,7 @@ def _head(heap, at, sid, j, k, sync_first, ptab, stab, tptr, srt, free, last, ti
 
 
 @jit
-def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb, guard,
-                t):
+def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb, guard, t):
     """Place job j's next round (see ``RoundEngine.place_round``) at clock t, on GPUs not
     ``_booked`` (``guard`` all zero: any GPU); returns (barrier, buf, nb). ``ws``
     (6, M + 2T) and ``heap`` (M + 2T, 5) are scratch."""
@@ -261,14 +280,34 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
             lo, hi = tptr[k], tptr[k + 1]
             _open_type(k, j, lo, hi, free, srt, own, rem, tie_n, step, r, o, b)
     nruns = 0
-    if K > STREAM_LIMIT:                       # huge rounds: every GPU is a candidate
+    if K > STREAM_LIMIT:  # huge rounds: every GPU is a candidate
         nc = 0
         for k in range(ntypes):
             if ptab[j, k] > 0:
                 for sid in (2 * k + 1, 2 * k):
-                    while _head(heap, nc, sid, j, k, sync_first, ptab, stab, tptr, srt, free,
-                                last, tie_n, step, rem, r, o, b, guard, t):
-                        heap[nc, 1] = ptab[j, k]   # bisection rows: (end, p, gpu, start)
+                    while _head(
+                        heap,
+                        nc,
+                        sid,
+                        j,
+                        k,
+                        sync_first,
+                        ptab,
+                        stab,
+                        tptr,
+                        srt,
+                        free,
+                        last,
+                        tie_n,
+                        step,
+                        rem,
+                        r,
+                        o,
+                        b,
+                        guard,
+                        t,
+                    ):
+                        heap[nc, 1] = ptab[j, k]  # bisection rows: (end, p, gpu, start)
                         nc += 1
         _smallest_slots(heap, nc, K, cnt)
         for c in range(nc):
@@ -277,13 +316,33 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
                 run_st[g] = heap[c, 3]
                 order[nruns] = g
                 nruns += 1
-    else:                                      # merge the streams slot by slot
+    else:  # merge the streams slot by slot
         hn = 0
         for k in range(ntypes):
             if ptab[j, k] > 0:
                 for sid in (2 * k + 1, 2 * k):
-                    if _head(heap, hn, sid, j, k, sync_first, ptab, stab, tptr, srt, free,
-                             last, tie_n, step, rem, r, o, b, guard, t):
+                    if _head(
+                        heap,
+                        hn,
+                        sid,
+                        j,
+                        k,
+                        sync_first,
+                        ptab,
+                        stab,
+                        tptr,
+                        srt,
+                        free,
+                        last,
+                        tie_n,
+                        step,
+                        rem,
+                        r,
+                        o,
+                        b,
+                        guard,
+                        t,
+                    ):
                         hn += 1
                         _sift_up(heap, hn - 1)
         for _ in range(K):
@@ -294,10 +353,30 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
                 nruns += 1
             cnt[g] += 1
             k = gtype[g]
-            heap[0, 0], heap[0, 4] = e + ptab[j, k], -1   # the GPU's next slot
+            heap[0, 0], heap[0, 4] = e + ptab[j, k], -1  # the GPU's next slot
             _sift_down(heap, hn, 0)
-            if sid >= 0 and _head(heap, hn, sid, j, k, sync_first, ptab, stab, tptr, srt, free,
-                                  last, tie_n, step, rem, r, o, b, guard, t):
+            if sid >= 0 and _head(
+                heap,
+                hn,
+                sid,
+                j,
+                k,
+                sync_first,
+                ptab,
+                stab,
+                tptr,
+                srt,
+                free,
+                last,
+                tie_n,
+                step,
+                rem,
+                r,
+                o,
+                b,
+                guard,
+                t,
+            ):
                 hn += 1
                 _sift_up(heap, hn - 1)
     rd, task0, end_sync = rnd[j], fix[0, j] - K, carry[j]
@@ -332,8 +411,12 @@ def _same_shape(buf, a0, a1, ba, b0, b1, bb):
         return False
     for q in range(a1 - a0):
         x, y = a0 + q, b0 + q
-        if buf[x, 3] != buf[y, 3] or buf[x, 4] != buf[y, 4] or _last_start(buf, x) != ba \
-                or _last_start(buf, y) != bb:
+        if (
+            buf[x, 3] != buf[y, 3]
+            or buf[x, 4] != buf[y, 4]
+            or _last_start(buf, x) != ba
+            or _last_start(buf, y) != bb
+        ):
             return False
     return True
 
@@ -360,8 +443,9 @@ def _round_keys(j, buf, s0, s1, sync_first, gtype, ptab, stab):
 
 
 @jit
-def _static_limit(j, buf, s0, s1, b, span, dmax, phi, gmax, sync_first, gtype, tptr, fix,
-                  ptab, stab, gst, mark):
+def _static_limit(
+    j, buf, s0, s1, b, span, dmax, phi, gmax, sync_first, gtype, tptr, fix, ptab, stab, gst, mark
+):
     """The last barrier up to which no GPU g with ``mark[g] == 0``, in the state it has
     now, takes a slot of job j's round ``buf[s0:s1]`` repeated (``_repeat_limit``)."""
     r, o = fix[1, j], fix[2, j]
@@ -378,7 +462,7 @@ def _static_limit(j, buf, s0, s1, b, span, dmax, phi, gmax, sync_first, gtype, t
             a = fg if own else max(fg, r) + o
             if ps < dmax:
                 lim = a + ps - dmax - 1
-            elif not own:   # ties go to the round's GPUs, which ran j last (``_tie``)
+            elif not own:  # ties go to the round's GPUs, which ran j last (``_tie``)
                 lim = _BIG
             else:
                 at = max(a, b)
@@ -411,8 +495,25 @@ def _repeat_limit(j, buf, s0, s1, b, sync_first, gtype, tptr, fix, ptab, stab, g
     span, dmax, phi, gmax = _round_keys(j, buf, s0, s1, sync_first, gtype, ptab, stab)
     for q in range(s0, s1):
         mark[buf[q, 3]] = 1
-    limit = _static_limit(j, buf, s0, s1, b, span, dmax, phi, gmax, sync_first, gtype, tptr,
-                          fix, ptab, stab, gst, mark)
+    limit = _static_limit(
+        j,
+        buf,
+        s0,
+        s1,
+        b,
+        span,
+        dmax,
+        phi,
+        gmax,
+        sync_first,
+        gtype,
+        tptr,
+        fix,
+        ptab,
+        stab,
+        gst,
+        mark,
+    )
     for q in range(s0, s1):
         mark[buf[q, 3]] = 0
     return span, limit
@@ -438,25 +539,32 @@ def _repeat(j, n, s0, s1, span, gtype, tptr, ptab, gst, jst, buf):
 
 
 @jit
-def run_serial(order, rounds, repeat, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws,
-               heap, buf, nb):
+def run_serial(
+    order, rounds, repeat, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb
+):
     """Each job of ``order`` in turn, all its rounds; with ``repeat``, rounds that provably
     repeat the last one's shape are placed in one step (``_repeat_limit``: the same
     blocks as one by one). Returns (buf, nb, rounds placed that way)."""
     repeated = 0
-    anyone = np.zeros((2, rounds.size), dtype=np.int64)   # ``place_round`` on any GPU
+    anyone = np.zeros((2, rounds.size), dtype=np.int64)  # ``place_round`` on any GPU
     for j in order:
         left = rounds[j]
         pa0, pa1, pb = -1, -1, -1
         while left:
             b, nb0 = jst[0, j], nb
-            _, buf, nb = place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst,
-                                     ws, heap, buf, nb, anyone, 0)
+            _, buf, nb = place_round(
+                j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb, anyone, 0
+            )
             left -= 1
-            if repeat and left and _same_shape(buf, pa0, pa1, pb, nb0, nb, b) \
-                    and fix[0, j] <= STREAM_LIMIT:
-                span, limit = _repeat_limit(j, buf, nb0, nb, jst[0, j], sync_first, gtype,
-                                            tptr, fix, ptab, stab, gst, ws[2])
+            if (
+                repeat
+                and left
+                and _same_shape(buf, pa0, pa1, pb, nb0, nb, b)
+                and fix[0, j] <= STREAM_LIMIT
+            ):
+                span, limit = _repeat_limit(
+                    j, buf, nb0, nb, jst[0, j], sync_first, gtype, tptr, fix, ptab, stab, gst, ws[2]
+                )
                 if limit >= jst[0, j]:
                     n = min(left, (limit - jst[0, j]) // span + 1)
                     _repeat(j, n, nb0, nb, span, gtype, tptr, ptab, gst, jst, buf)
@@ -479,7 +587,7 @@ def _pop(h, n):
 @jit
 def _wait(gheap, gptr, gsize, q, barrier, rank, j):
     """Job j waits for its next round in group q's heap (slice of ``gheap``)."""
-    h = gheap[gptr[q]:gptr[q + 1]]
+    h = gheap[gptr[q] : gptr[q + 1]]
     h[gsize[q], 0], h[gsize[q], 1], h[gsize[q], 2] = barrier, rank, j
     gsize[q] += 1
     _sift_up(h, gsize[q] - 1)
@@ -500,8 +608,28 @@ def _untouched(j, buf, s0, s1, gtype, ptab, gst):
 
 
 @jit
-def _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb, b, sync_first,
-                    gtype, tptr, fix, ptab, stab, gst, jst, ws):
+def _repeat_waiting(
+    j,
+    left,
+    gheap,
+    gptr,
+    gsize,
+    group,
+    rank,
+    buf,
+    nb0,
+    nb,
+    b,
+    sync_first,
+    gtype,
+    tptr,
+    fix,
+    ptab,
+    stab,
+    gst,
+    jst,
+    ws,
+):
     """``run_interleaved``, after job j placed ``buf[nb0:nb]`` from barrier ``b`` in its last
     round's shape and waits again: place at once the rounds the loop would place next in
     that shape (``buf[nb0:nb]`` become periodic); returns the last round's barrier before.
@@ -512,8 +640,8 @@ def _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb, b, s
     then): it is placed again, and ``_repeat_limit`` says how long its round keeps the
     shape."""
     q = group[j]
-    h = gheap[gptr[q]:gptr[q + 1]]
-    if h[0, 2] != j:   # another job waits with a barrier at most j's
+    h = gheap[gptr[q] : gptr[q + 1]]
+    if h[0, 2] != j:  # another job waits with a barrier at most j's
         return b
     u = _BIG
     for c in (1, 2):
@@ -523,8 +651,9 @@ def _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0, nb, b, s
         if other != q and gsize[other]:
             u = min(u, gheap[gptr[other], 0])
     at = jst[0, j]
-    span, limit = _repeat_limit(j, buf, nb0, nb, at, sync_first, gtype, tptr, fix, ptab, stab,
-                                gst, ws[2])
+    span, limit = _repeat_limit(
+        j, buf, nb0, nb, at, sync_first, gtype, tptr, fix, ptab, stab, gst, ws[2]
+    )
     limit = min(limit, u - 1)
     if limit < at:
         return b
@@ -578,8 +707,9 @@ def _first_hit(a, d, m, lo, hi, stk):
 
 
 @jit
-def _pair_horizon(j, b, span, dmax, k, kb, kspan, buf, s0, s1, sync_first, gtype, fix, ptab,
-                  stab, stk):
+def _pair_horizon(
+    j, b, span, dmax, k, kb, kspan, buf, s0, s1, sync_first, gtype, fix, ptab, stab, stk
+):
     """The first of job j's decisions b, b + span, ... at which j, repeating its round
     (largest key end b + dmax, on a GPU that ran j last), would take a slot on a GPU of
     job k's round ``buf[s0:s1]``, k repeating its own every ``kspan`` from barrier ``kb``
@@ -603,7 +733,7 @@ def _pair_horizon(j, b, span, dmax, k, kb, kspan, buf, s0, s1, sync_first, gtype
             continue
         lo, hi = o - (dmax - ps) + 1, kspan
         cp = buf[q, 4] * ptab[k, tau]
-        a = (b - (kb - kspan)) % kspan    # b's phase: k's round in flight began at kb - kspan
+        a = (b - (kb - kspan)) % kspan  # b's phase: k's round in flight began at kb - kspan
         x, y = max(cp + lo, 1), min(cp + hi, kspan - 1)
         if x <= y:
             first = min(first, _first_hit(a, span, kspan, x, y, stk))
@@ -613,8 +743,28 @@ def _pair_horizon(j, b, span, dmax, k, kb, kspan, buf, s0, s1, sync_first, gtype
 
 
 @jit
-def _repeat_side_by_side(t, left, gheap, gptr, gsize, shaped, prev, sync_first, gtype, tptr,
-                         fix, ptab, stab, gst, jst, ws, buf, cand, keys, stk):
+def _repeat_side_by_side(
+    t,
+    left,
+    gheap,
+    gptr,
+    gsize,
+    shaped,
+    prev,
+    sync_first,
+    gtype,
+    tptr,
+    fix,
+    ptab,
+    stab,
+    gst,
+    jst,
+    ws,
+    buf,
+    cand,
+    keys,
+    stk,
+):
     """Work-conserving dispatch with no job ready at clock t: place at once every round
     the loop would place before the first decision this cannot vouch for, when each job
     still waiting for its barrier repeats its last round's shape (its runs become
@@ -638,9 +788,14 @@ def _repeat_side_by_side(t, left, gheap, gptr, gsize, shaped, prev, sync_first, 
     for q in range(gsize.size):
         for i in range(gptr[q], gptr[q] + gsize[q]):
             j, key = gheap[i, 2], gheap[i, 0]
-            if shaped[j] and key == barrier[j] and key > t and left[j] >= 2 \
-                    and barrier[j] >= fix[1, j] + fix[2, j] \
-                    and _untouched(j, buf, prev[0, j], prev[1, j], gtype, ptab, gst):
+            if (
+                shaped[j]
+                and key == barrier[j]
+                and key > t
+                and left[j] >= 2
+                and barrier[j] >= fix[1, j] + fix[2, j]
+                and _untouched(j, buf, prev[0, j], prev[1, j], gtype, ptab, gst)
+            ):
                 cand[0, nc] = j
                 nc += 1
                 low = min(low, key)
@@ -655,13 +810,32 @@ def _repeat_side_by_side(t, left, gheap, gptr, gsize, shaped, prev, sync_first, 
     for c in range(nc):
         j = cand[0, c]
         b = barrier[j]
-        span, dmax, phi, gmax = _round_keys(j, buf, prev[0, j], prev[1, j], sync_first, gtype,
-                                            ptab, stab)
+        span, dmax, phi, gmax = _round_keys(
+            j, buf, prev[0, j], prev[1, j], sync_first, gtype, ptab, stab
+        )
         keys[c, 0], keys[c, 1], keys[c, 2] = span, dmax, phi
-        lim = _static_limit(j, buf, prev[0, j], prev[1, j], b, span, dmax, phi, gmax,
-                            sync_first, gtype, tptr, fix, ptab, stab, gst, mark)
-        horizon = min(horizon, b if lim < b else b + ((lim - b) // span + 1) * span,
-                      b + (left[j] - 1) * span)
+        lim = _static_limit(
+            j,
+            buf,
+            prev[0, j],
+            prev[1, j],
+            b,
+            span,
+            dmax,
+            phi,
+            gmax,
+            sync_first,
+            gtype,
+            tptr,
+            fix,
+            ptab,
+            stab,
+            gst,
+            mark,
+        )
+        horizon = min(
+            horizon, b if lim < b else b + ((lim - b) // span + 1) * span, b + (left[j] - 1) * span
+        )
     for c in range(nc):
         j = cand[0, c]
         b = barrier[j]
@@ -669,8 +843,24 @@ def _repeat_side_by_side(t, left, gheap, gptr, gsize, shaped, prev, sync_first, 
             if e == c or horizon <= b:
                 continue
             k = cand[0, e]
-            n = _pair_horizon(j, b, keys[c, 0], keys[c, 1], k, barrier[k], keys[e, 0], buf,
-                              prev[0, k], prev[1, k], sync_first, gtype, fix, ptab, stab, stk)
+            n = _pair_horizon(
+                j,
+                b,
+                keys[c, 0],
+                keys[c, 1],
+                k,
+                barrier[k],
+                keys[e, 0],
+                buf,
+                prev[0, k],
+                prev[1, k],
+                sync_first,
+                gtype,
+                fix,
+                ptab,
+                stab,
+                stk,
+            )
             if n < _BIG:
                 horizon = min(horizon, b + n * keys[c, 0])
     for c in range(nc):
@@ -689,9 +879,9 @@ def _repeat_side_by_side(t, left, gheap, gptr, gsize, shaped, prev, sync_first, 
             prev[2, j] = barrier[j] - span
     for c in range(nc):
         cand[1, cand[0, c]] = 1
-    if placed:   # the candidates wait for their new barriers
+    if placed:  # the candidates wait for their new barriers
         for q in range(gsize.size):
-            h = gheap[gptr[q]:gptr[q + 1]]
+            h = gheap[gptr[q] : gptr[q + 1]]
             for i in range(gsize[q]):
                 if cand[1, h[i, 2]]:
                     h[i, 0] = barrier[h[i, 2]]
@@ -715,8 +905,10 @@ def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, guard, t):
     for k in range(tptr.size - 1):
         # every slot of type k starts at >= max(its first free time, b): skip a type
         # that cannot tie the best slot found
-        if ptab[j, k] > 0 and max(free[srt[tptr[k]]], b) + ptab[j, k] \
-                + (stab[j, k] if sync_first else 0) <= be:
+        if (
+            ptab[j, k] > 0
+            and max(free[srt[tptr[k]]], b) + ptab[j, k] + (stab[j, k] if sync_first else 0) <= be
+        ):
             lo, hi = tptr[k], tptr[k + 1]
             _open_type(k, j, lo, hi, free, srt, own, rem, tie_n, step, r, o, b)
             for sid in (2 * k + 1, 2 * k):
@@ -725,8 +917,11 @@ def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, guard, t):
                     g = _next(sid, j, srt, lo, hi, last, tie_n, step, rem)
                 if g < 0:
                     continue
-                e = _start(free[g], sid & 1 == 1, r, o, b) + ptab[j, k] \
+                e = (
+                    _start(free[g], sid & 1 == 1, r, o, b)
+                    + ptab[j, k]
                     + (stab[j, k] if sync_first else 0)
+                )
                 f = _tie(free[g], sid & 1 == 1)
                 if best < 0 or e < be or (e == be and (f < bf or (f == bf and g < best))):
                     best, be, bf = g, e, f
@@ -752,8 +947,27 @@ def _settled(until, left, group, gtypes, tptr, free, srt, barrier, tf):
 
 
 @jit
-def run_interleaved(order, rounds, repeat, conserve, group, gtypes, until, sync_first, gtype,
-                    tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb):
+def run_interleaved(
+    order,
+    rounds,
+    repeat,
+    conserve,
+    group,
+    gtypes,
+    until,
+    sync_first,
+    gtype,
+    tptr,
+    fix,
+    ptab,
+    stab,
+    gst,
+    jst,
+    ws,
+    heap,
+    buf,
+    nb,
+):
     """``rounds.run_interleaved``'s loop. ``group[j]``: job j's group of jobs with the
     same eligible types (``gtypes[group]``); each group has a heap of waiting jobs (key,
     rank, job) and a heap of ready ones (rank, job), in slices of ``gheap`` and
@@ -772,7 +986,7 @@ def run_interleaved(order, rounds, repeat, conserve, group, gtypes, until, sync_
     rank = np.zeros(n_jobs, dtype=np.int64)
     for i in range(order.size):
         rank[order[i]] = i
-    guard = np.zeros((2, n_jobs), dtype=np.int64)   # ``_booked``: rank, rounds left
+    guard = np.zeros((2, n_jobs), dtype=np.int64)  # ``_booked``: rank, rounds left
     left = guard[1]
     left[:] = rounds
     if conserve:
@@ -789,13 +1003,13 @@ def run_interleaved(order, rounds, repeat, conserve, group, gtypes, until, sync_
         _wait(gheap, gptr, gsize, group[j], barrier[j], rank[j], j)
     rsize = np.zeros(n_groups, dtype=np.int64)
     rheap = np.zeros((n_jobs, 3), dtype=np.int64)
-    tf = np.zeros(n_groups, dtype=np.int64)   # per group, its types' first free time
-    mf = np.zeros(n_groups, dtype=np.int64)   # scratch of ``_settled``
+    tf = np.zeros(n_groups, dtype=np.int64)  # per group, its types' first free time
+    mf = np.zeros(n_groups, dtype=np.int64)  # scratch of ``_settled``
     t = -_BIG
     todo = n_jobs
     prev = np.full((3, n_jobs), -1, dtype=np.int64)  # each job's last round: blocks, barrier
-    shaped = np.zeros(n_jobs, dtype=np.bool_)   # its last round repeated the one before
-    cand = np.zeros((2, n_jobs), dtype=np.int64)   # scratch of ``_repeat_side_by_side``
+    shaped = np.zeros(n_jobs, dtype=np.bool_)  # its last round repeated the one before
+    cand = np.zeros((2, n_jobs), dtype=np.int64)  # scratch of ``_repeat_side_by_side``
     keys = np.zeros((n_jobs, 3), dtype=np.int64)
     stk = np.zeros((3, 128), dtype=np.int64)
     repeated, waited = 0, 0
@@ -814,51 +1028,96 @@ def run_interleaved(order, rounds, repeat, conserve, group, gtypes, until, sync_
                     tmin = min(tmin, max(gheap[gptr[q], 0], f))
         t = max(t, tmin) if conserve else tmin
         if t >= until and _settled(until, left, group, gtypes, tptr, free, srt, barrier, mf):
-            break   # the rest starts at ``until`` or later: the caller asked for less
+            break  # the rest starts at ``until`` or later: the caller asked for less
         best = -1
         for q in range(n_groups):
-            h = gheap[gptr[q]:gptr[q + 1]]
-            r = rheap[gptr[q]:gptr[q + 1]]
+            h = gheap[gptr[q] : gptr[q + 1]]
+            r = rheap[gptr[q] : gptr[q + 1]]
             while gsize[q] and h[0, 0] <= t:
                 r[rsize[q], 0], r[rsize[q], 1] = h[0, 1], h[0, 2]
                 rsize[q] += 1
                 _sift_up(r, rsize[q] - 1)
                 gsize[q] = _pop(h, gsize[q])
-            if rsize[q] and (tf[q] <= t or not conserve) \
-                    and (best < 0 or r[0, 0] < rheap[gptr[best], 0]):
+            if (
+                rsize[q]
+                and (tf[q] <= t or not conserve)
+                and (best < 0 or r[0, 0] < rheap[gptr[best], 0])
+            ):
                 best = q
-        r = rheap[gptr[best]:gptr[best + 1]]
+        r = rheap[gptr[best] : gptr[best + 1]]
         j = r[0, 1]
         rsize[best] = _pop(r, rsize[best])
         if conserve:
             g = _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, noguard, t)
-            if free[g] > t:   # its first batch ends soonest on a GPU still busy: wait
+            if free[g] > t:  # its first batch ends soonest on a GPU still busy: wait
                 _wait(gheap, gptr, gsize, best, free[g], rank[j], j)
                 waited += 1
                 continue
         b, nb0 = barrier[j], nb
         was = repeat and _untouched(j, buf, prev[0, j], prev[1, j], gtype, ptab, gst)
         before = left[j]
-        _, buf, nb = place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws,
-                                 heap, buf, nb, guard, t)
+        _, buf, nb = place_round(
+            j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb, guard, t
+        )
         left[j] -= 1
         if not left[j]:
             todo -= 1
             continue
         _wait(gheap, gptr, gsize, group[j], barrier[j], rank[j], j)
-        same = was and _same_shape(buf, prev[0, j], prev[1, j], prev[2, j], nb0, nb, b) \
+        same = (
+            was
+            and _same_shape(buf, prev[0, j], prev[1, j], prev[2, j], nb0, nb, b)
             and fix[0, j] <= STREAM_LIMIT
+        )
         prev[0, j], prev[1, j], prev[2, j] = nb0, nb, b
         if conserve:
             shaped[j] = same
             if same and rsize.sum() == 0:
-                repeated += _repeat_side_by_side(t, left, gheap, gptr, gsize, shaped, prev,
-                                                 sync_first, gtype, tptr, fix, ptab, stab,
-                                                 gst, jst, ws, buf, cand, keys, stk)
+                repeated += _repeat_side_by_side(
+                    t,
+                    left,
+                    gheap,
+                    gptr,
+                    gsize,
+                    shaped,
+                    prev,
+                    sync_first,
+                    gtype,
+                    tptr,
+                    fix,
+                    ptab,
+                    stab,
+                    gst,
+                    jst,
+                    ws,
+                    buf,
+                    cand,
+                    keys,
+                    stk,
+                )
         elif same:
-            prev[2, j] = _repeat_waiting(j, left, gheap, gptr, gsize, group, rank, buf, nb0,
-                                         nb, b, sync_first, gtype, tptr, fix, ptab, stab, gst,
-                                         jst, ws)
+            prev[2, j] = _repeat_waiting(
+                j,
+                left,
+                gheap,
+                gptr,
+                gsize,
+                group,
+                rank,
+                buf,
+                nb0,
+                nb,
+                b,
+                sync_first,
+                gtype,
+                tptr,
+                fix,
+                ptab,
+                stab,
+                gst,
+                jst,
+                ws,
+            )
             repeated += before - 1 - left[j]
             if not left[j]:
                 todo -= 1

@@ -55,8 +55,28 @@ CHECK_EVERY = 32
 
 
 @_jit
-def list_schedule(order, rule_start, gtype, tptr, srt, ptab, stab, kpr, release, overhead,
-                  free, last, barrier, rnd, placed, round_end, buf, until, left, elig):
+def list_schedule(
+    order,
+    rule_start,
+    gtype,
+    tptr,
+    srt,
+    ptab,
+    stab,
+    kpr,
+    release,
+    overhead,
+    free,
+    last,
+    barrier,
+    rnd,
+    placed,
+    round_end,
+    buf,
+    until,
+    left,
+    elig,
+):
     """Place one task of job ``order[i]`` for each i, by the rule (``rule_start``: the
     earliest start, ties by end then index; else the smallest free time, ties by start,
     end, index), stopping before the first position from which no task can start before
@@ -66,8 +86,11 @@ def list_schedule(order, rule_start, gtype, tptr, srt, ptab, stab, kpr, release,
     ntypes = tptr.size - 1
     nb = 0
     for i in range(order.size):
-        if until < _BIG and i % CHECK_EVERY == 0 and _past(left, barrier, free, srt, tptr,
-                                                           elig, until):
+        if (
+            until < _BIG
+            and i % CHECK_EVERY == 0
+            and _past(left, barrier, free, srt, tptr, elig, until)
+        ):
             break
         j = order[i]
         r, o, b = release[j], overhead[j], barrier[j]

@@ -143,8 +143,32 @@ def _rows(cap, amin, amean, gamma, load, square, lhs, g):
 
 
 @jit
-def setup(gpu, tjob, jptr, rptr, p, d, rel, w, cap, amin, amean, gamma,
-          bar, dr, x, comp, work, jlhs, load, square, lhs, g, delta, lam):
+def setup(
+    gpu,
+    tjob,
+    jptr,
+    rptr,
+    p,
+    d,
+    rel,
+    w,
+    cap,
+    amin,
+    amean,
+    gamma,
+    bar,
+    dr,
+    x,
+    comp,
+    work,
+    jlhs,
+    load,
+    square,
+    lhs,
+    g,
+    delta,
+    lam,
+):
     """Every job's chain and contribution at ``gpu`` (``work``, ``jlhs``: per machine
     and job, its work and sum of p x), the rows and the LP; returns (sum_n w_n C_n, the
     LP's optimum)."""
@@ -192,8 +216,31 @@ def _suffix(n, gpu, jptr, rptr, p, d, suf, top1, top1i, top2):
 
 
 @jit
-def _scan(tries, gpu, tjob, trnd, p, d, elig, w, cap, amin, amean, gamma, dr, x, load,
-          delta, lam, suf, top1, top1i, top2, best_est, best_mv):
+def _scan(
+    tries,
+    gpu,
+    tjob,
+    trnd,
+    p,
+    d,
+    elig,
+    w,
+    cap,
+    amin,
+    amean,
+    gamma,
+    dr,
+    x,
+    load,
+    delta,
+    lam,
+    suf,
+    top1,
+    top1i,
+    top2,
+    best_est,
+    best_mv,
+):
     """Rank every move by its first-order estimate (the covering LP's duals, the change of
     its round's longest task): the ``tries`` best with a negative estimate, by (estimate,
     task x machines + machine), into ``best_est``/``best_mv``; returns how many."""
@@ -211,28 +258,42 @@ def _scan(tries, gpu, tjob, trnd, p, d, elig, w, cap, amin, amean, gamma, dr, x,
         po = p[n, m]
         dwo = top2[r] if top1i[r] == i else top1[r]
         late = x[i] + d[n, m]
-        leave = lam[m] * ((_f(cap, amin, amean, gamma, m, load[m] - po)
-                           - _f(cap, amin, amean, gamma, m, load[m]) + po * po) / 2.0
-                          + po * x[i])
+        leave = lam[m] * (
+            (
+                _f(cap, amin, amean, gamma, m, load[m] - po)
+                - _f(cap, amin, amean, gamma, m, load[m])
+                + po * po
+            )
+            / 2.0
+            + po * x[i]
+        )
         for q in range(mm):
             if q == m or not elig[n, q]:
                 continue
             pq, dq = p[n, q], d[n, q]
             db = max(dwo, dq) - dr[r]
             est = w[n] * db - db * (sl[r] - lam[m] * po) + leave
-            est += lam[q] * ((_f(cap, amin, amean, gamma, q, load[q] + pq)
-                              - _f(cap, amin, amean, gamma, q, load[q]) - pq * pq) / 2.0
-                             - pq * (late + db - dq))
+            est += lam[q] * (
+                (
+                    _f(cap, amin, amean, gamma, q, load[q] + pq)
+                    - _f(cap, amin, amean, gamma, q, load[q])
+                    - pq * pq
+                )
+                / 2.0
+                - pq * (late + db - dq)
+            )
             est -= delta[n] * (lam[q] * pq - lam[m] * po)
             if est >= 0.0:
                 continue
             mv = i * mm + q
-            if kept == tries and (est > best_est[kept - 1] or (
-                    est == best_est[kept - 1] and mv > best_mv[kept - 1])):
+            if kept == tries and (
+                est > best_est[kept - 1] or (est == best_est[kept - 1] and mv > best_mv[kept - 1])
+            ):
                 continue
             pos = kept if kept < tries else tries - 1
-            while pos > 0 and (best_est[pos - 1] > est or (
-                    best_est[pos - 1] == est and best_mv[pos - 1] > mv)):
+            while pos > 0 and (
+                best_est[pos - 1] > est or (best_est[pos - 1] == est and best_mv[pos - 1] > mv)
+            ):
                 best_est[pos] = best_est[pos - 1]
                 best_mv[pos] = best_mv[pos - 1]
                 pos -= 1
@@ -244,9 +305,39 @@ def _scan(tries, gpu, tjob, trnd, p, d, elig, w, cap, amin, amean, gamma, dr, x,
 
 
 @jit
-def search(evaluations, gpu, tjob, trnd, jptr, rptr, p, d, elig, rel, w, cap, amin,
-           amean, gamma, bar, dr, x, comp, work, jlhs, load, square, lhs, g, delta, lam, value,
-           best_est, best_mv, cursor):
+def search(
+    evaluations,
+    gpu,
+    tjob,
+    trnd,
+    jptr,
+    rptr,
+    p,
+    d,
+    elig,
+    rel,
+    w,
+    cap,
+    amin,
+    amean,
+    gamma,
+    bar,
+    dr,
+    x,
+    comp,
+    work,
+    jlhs,
+    load,
+    square,
+    lhs,
+    g,
+    delta,
+    lam,
+    value,
+    best_est,
+    best_mv,
+    cursor,
+):
     """First-improvement local search over one task's machine at a time, from ``gpu``.
 
     Each round of the search ranks every move by a first-order estimate (``_scan``) and
@@ -276,9 +367,31 @@ def search(evaluations, gpu, tjob, trnd, jptr, rptr, p, d, elig, rel, w, cap, am
     used = 0
     while used < evaluations:
         if cursor[0] == 0:
-            cursor[0] = _scan(tries, gpu, tjob, trnd, p, d, elig, w, cap, amin, amean, gamma,
-                              dr, x, load, delta, lam, suf, top1, top1i, top2, best_est,
-                              best_mv)
+            cursor[0] = _scan(
+                tries,
+                gpu,
+                tjob,
+                trnd,
+                p,
+                d,
+                elig,
+                w,
+                cap,
+                amin,
+                amean,
+                gamma,
+                dr,
+                x,
+                load,
+                delta,
+                lam,
+                suf,
+                top1,
+                top1i,
+                top2,
+                best_est,
+                best_mv,
+            )
             cursor[1] = 0
             if cursor[0] == 0:
                 return used, True

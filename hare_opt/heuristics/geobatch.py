@@ -62,7 +62,7 @@ def plan_batches(inst: Instance) -> list[tuple[int, list[int]]]:
             if j in todo and release[j] <= tau and span[j] <= tau:
                 batch.append(j)
                 used += work[j]
-                if used > cap:   # the one fractional job of the knapsack: taken whole
+                if used > cap:  # the one fractional job of the knapsack: taken whole
                     break
         if batch:
             out.append((tau, batch))
@@ -83,24 +83,41 @@ class _Kernel:
         key = np.where(keep_t, p + inst.sync_by_type, np.iinfo(np.int64).max)
         self.ktypes = np.ascontiguousarray(np.argsort(key, axis=1, kind="stable"), np.int64)
         self.nkt = keep_t.sum(axis=1).astype(np.int64)
-        self.static = (self.gtype, self.tptr, self.ktypes, self.nkt,
-                       np.ascontiguousarray(p, np.int64),
-                       np.ascontiguousarray(inst.sync_by_type, np.int64),
-                       np.ascontiguousarray(inst.overhead, np.int64),
-                       np.ascontiguousarray(inst.tasks_per_round, np.int64),
-                       np.ascontiguousarray(inst.rounds, np.int64),
-                       np.ascontiguousarray(inst.release, np.int64))
+        self.static = (
+            self.gtype,
+            self.tptr,
+            self.ktypes,
+            self.nkt,
+            np.ascontiguousarray(p, np.int64),
+            np.ascontiguousarray(inst.sync_by_type, np.int64),
+            np.ascontiguousarray(inst.overhead, np.int64),
+            np.ascontiguousarray(inst.tasks_per_round, np.int64),
+            np.ascontiguousarray(inst.rounds, np.int64),
+            np.ascontiguousarray(inst.release, np.int64),
+        )
         self.last = np.full(m, -1, np.int64)
         self.rows = np.empty((inst.num_tasks, 5), np.int64)
         self.nr = 0
         self.done = np.zeros(n, np.int64)
-        self.scratch = (np.empty(m, np.int64), np.zeros(len(self.tptr) - 1, np.int64),
-                        np.empty((m, 2), np.int64), np.empty((n, 2), np.int64))
+        self.scratch = (
+            np.empty(m, np.int64),
+            np.zeros(len(self.tptr) - 1, np.int64),
+            np.empty((m, 2), np.int64),
+            np.empty((n, 2), np.int64),
+        )
 
     def run(self, jobs: list[int], start: int) -> int:
         """Schedule one batch from ``start``; returns when every GPU is free again."""
-        free, self.nr = run_batch(np.array(jobs, np.int64), start, *self.static, self.last,
-                                  self.rows, self.nr, self.done, *self.scratch)
+        free, self.nr = run_batch(
+            np.array(jobs, np.int64),
+            start,
+            *self.static,
+            self.last,
+            self.rows,
+            self.nr,
+            self.done,
+            *self.scratch,
+        )
         return int(free)
 
 
@@ -112,14 +129,13 @@ class GeoBatch:
     inst: Instance
     objective: int
     stats: dict
-    rows: np.ndarray            # (tasks, 5): job, round, task, gpu, start
+    rows: np.ndarray  # (tasks, 5): job, round, task, gpu, start
 
     def schedule(self) -> Schedule:
         return Schedule.from_indices(self.inst, *self.rows.T)
 
 
-def run_geobatch(inst: Instance, theta: float | None = None, *, extra: bool = True
-                 ) -> GeoBatch:
+def run_geobatch(inst: Instance, theta: float | None = None, *, extra: bool = True) -> GeoBatch:
     """Run geobatch; figures: theta (of the run returned), theta_star, factor (proved, at
     theta_star), batches (taus, starts), certificate (factor x geometric bound).
 
@@ -144,7 +160,7 @@ def run_geobatch(inst: Instance, theta: float | None = None, *, extra: bool = Tr
         kernel = _Kernel(inst, keep_t)
         free, starts = 0, []
         for _, jobs in batches:
-            starts.append(free)      # its jobs become ready at max(start, release)
+            starts.append(free)  # its jobs become ready at max(start, release)
             free = kernel.run(jobs, free)
         objective = int(inst.weight @ kernel.done)
         if best is None or objective < best[0]:
@@ -152,11 +168,17 @@ def run_geobatch(inst: Instance, theta: float | None = None, *, extra: bool = Tr
     assert best is not None  # tries is never empty
     objective, th, rows, starts = best
     lb_geo = geometric_bound(inst)
-    stats = {"theta": th, "theta_star": theta_star, "factor": float(terms["factor"]),
-             "batches": len(batches), "batch_taus": [tau for tau, _ in batches],
-             "batch_starts": starts, "geometric_bound": float(lb_geo),
-             # proved: objective <= factor x geometric_bound (docs/theory.md (c))
-             "certificate": float(terms["factor"] * lb_geo)}
+    stats = {
+        "theta": th,
+        "theta_star": theta_star,
+        "factor": float(terms["factor"]),
+        "batches": len(batches),
+        "batch_taus": [tau for tau, _ in batches],
+        "batch_starts": starts,
+        "geometric_bound": float(lb_geo),
+        # proved: objective <= factor x geometric_bound (docs/theory.md (c))
+        "certificate": float(terms["factor"] * lb_geo),
+    }
     return GeoBatch(inst, objective, stats, rows)
 
 
@@ -171,22 +193,32 @@ class GeobatchOptions(Options):
     """``theta``: the slowest-to-fastest task-time ratio of the types each job may use
     (default: the threshold with the smallest proved factor, plus the extra runs)."""
 
-    theta: float | None = option(None, lo=1.0, doc="keep types at most theta times slower "
-                                                   "than a job's fastest (default: best factor)")
+    theta: float | None = option(
+        None,
+        lo=1.0,
+        doc="keep types at most theta times slower than a job's fastest (default: best factor)",
+    )
 
 
-def solve_geobatch(instance: Instance, run: Run | None = None,
-                   options: GeobatchOptions | None = None) -> Result:
+def solve_geobatch(
+    instance: Instance, run: Run | None = None, options: GeobatchOptions | None = None
+) -> Result:
     """Geometric batches of non-idling list schedules. No search, so the run's limits do
     not apply (it takes milliseconds)."""
     run = run or Run()
     opts = options or GeobatchOptions()
     t0 = time.perf_counter()
     geo = run_geobatch(instance, opts.theta)
-    return Result("geobatch", Status.FEASIBLE, geo.schedule(), objective=geo.objective,
-                  lower_bound=lower_bound(instance, lp=False),
-                  runtime_s=time.perf_counter() - t0, instance_name=instance.name,
-                  stats=geo.stats)
+    return Result(
+        "geobatch",
+        Status.FEASIBLE,
+        geo.schedule(),
+        objective=geo.objective,
+        lower_bound=lower_bound(instance, lp=False),
+        runtime_s=time.perf_counter() - t0,
+        instance_name=instance.name,
+        stats=geo.stats,
+    )
 
 
 def warm_up() -> float:
@@ -195,8 +227,10 @@ def warm_up() -> float:
     from hare_opt.model import GPU, Job
 
     t0 = time.perf_counter()
-    inst = Instance((GPU("g0", "A"), GPU("g1", "B")),
-                    (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2),
-                     Job("j1", {"A": 1}, release=1)), "warm-up")
+    inst = Instance(
+        (GPU("g0", "A"), GPU("g1", "B")),
+        (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2), Job("j1", {"A": 1}, release=1)),
+        "warm-up",
+    )
     run_geobatch(inst)
     return time.perf_counter() - t0

@@ -88,10 +88,13 @@ class HareOptions(Options):
 
     improve: bool = option(True, doc="search beyond the first schedule")
     budget: int = option(DEFAULT_BUDGET, lo=0, doc="round placements the search may spend")
-    work_conserving: bool = option(True, doc="interleaved dispatchers work-conserving (false: "
-                                             "the -hold forms, rounds.HOLD)")
-    hold_forms: bool = option(True, doc="also try the -eft and -hold interleaved "
-                                        "dispatchers (online plans leave them out)")
+    work_conserving: bool = option(
+        True, doc="interleaved dispatchers work-conserving (false: the -hold forms, rounds.HOLD)"
+    )
+    hold_forms: bool = option(
+        True,
+        doc="also try the -eft and -hold interleaved dispatchers (online plans leave them out)",
+    )
 
 
 @dataclass
@@ -119,8 +122,9 @@ class Search:
 
 def fluid_size(inst: Instance) -> np.ndarray:
     """(N,) time a job needs on all its eligible GPUs at once, as a fluid, plus one setup."""
-    speed = np.where(inst.eligible_by_type, inst.type_count / np.maximum(inst.proc_by_type, 1),
-                     0.0).sum(axis=1)
+    speed = np.where(
+        inst.eligible_by_type, inst.type_count / np.maximum(inst.proc_by_type, 1), 0.0
+    ).sum(axis=1)
     return inst.rounds * inst.tasks_per_round / speed + inst.overhead
 
 
@@ -132,9 +136,11 @@ def fluid_order(inst: Instance) -> np.ndarray:
 def candidate_orders(inst: Instance) -> dict[str, np.ndarray]:
     """Job orders worth a try, best-first by a priori quality; ties go to release, then index."""
     idx, rel, w = np.arange(inst.num_jobs), inst.release, inst.weight
-    smith = {"span": np.maximum(solo_span(inst), fluid_size(inst)),  # critical path counts too
-             "work": cluster_work(inst).astype(float)}             # fastest-type work
-    out = {"fluid": fluid_order(inst)}                             # heterogeneity-aware
+    smith = {
+        "span": np.maximum(solo_span(inst), fluid_size(inst)),  # critical path counts too
+        "work": cluster_work(inst).astype(float),
+    }  # fastest-type work
+    out = {"fluid": fluid_order(inst)}  # heterogeneity-aware
     out.update({name: np.lexsort((idx, rel, size / w)) for name, size in smith.items()})
     out["lp"] = lp_order(inst)
     out["fifo"] = np.lexsort((idx, -w, rel))
@@ -144,8 +150,14 @@ def candidate_orders(inst: Instance) -> dict[str, np.ndarray]:
 class _Searcher:
     """Evaluates (dispatcher, order) pairs within a budget of round placements."""
 
-    def __init__(self, inst: Instance, budget: int, deadline: float, warm: Warm | None = None,
-                 stop: threading.Event | None = None):
+    def __init__(
+        self,
+        inst: Instance,
+        budget: int,
+        deadline: float,
+        warm: Warm | None = None,
+        stop: threading.Event | None = None,
+    ):
         self.inst, self.budget, self.deadline, self.warm = inst, budget, deadline, warm
         self.stop = stop
         self.cost = int(inst.rounds.sum())
@@ -153,8 +165,11 @@ class _Searcher:
         self.best: Candidate | None = None
 
     def can(self) -> bool:
-        return (self.budget >= self.cost and time.perf_counter() < self.deadline
-                and not (self.stop is not None and self.stop.is_set()))
+        return (
+            self.budget >= self.cost
+            and time.perf_counter() < self.deadline
+            and not (self.stop is not None and self.stop.is_set())
+        )
 
     def eval(self, mode: str, order: np.ndarray, until: int | None = None) -> int:
         self.budget -= self.cost
@@ -184,8 +199,7 @@ class _Searcher:
             else:
                 idle += 1
 
-    def _local_search(self, mode: str, order: np.ndarray, value: int
-                      ) -> tuple[int, np.ndarray]:
+    def _local_search(self, mode: str, order: np.ndarray, value: int) -> tuple[int, np.ndarray]:
         """First-improvement swaps of jobs up to 3 apart, until none helps or budget ends;
         returns the (objective, order) reached."""
         order = np.array(order)
@@ -205,11 +219,19 @@ class _Searcher:
         return value, order
 
 
-def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool = True,
-                budget: int = DEFAULT_BUDGET, seed: int = 0,
-                deadline: float | None = None, stop: threading.Event | None = None,
-                work_conserving: bool = True, hold_forms: bool = True,
-                until: int | None = None) -> Search:
+def search_hare(
+    instance: Instance,
+    *,
+    warm: Warm | None = None,
+    improve: bool = True,
+    budget: int = DEFAULT_BUDGET,
+    seed: int = 0,
+    deadline: float | None = None,
+    stop: threading.Event | None = None,
+    work_conserving: bool = True,
+    hold_forms: bool = True,
+    until: int | None = None,
+) -> Search:
     """The best (dispatcher, order) found, the first schedule's objective, the evaluations.
 
     ``warm`` starts every schedule from a running cluster (online re-plans); the
@@ -222,11 +244,11 @@ def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool =
     deadline = time.perf_counter() + DEFAULT_TIME_S if deadline is None else deadline
     searcher = _Searcher(instance, budget if improve else 0, deadline, warm, stop)
     modes = dispatchers(work_conserving, hold_forms)
-    alone = not improve or budget < 2 * searcher.cost   # no second schedule will be tried
+    alone = not improve or budget < 2 * searcher.cost  # no second schedule will be tried
     first = searcher.eval(modes[0], fluid_order(instance), until if alone else None)
     if improve and searcher.can():  # else no other order would be tried: none is built
         fluid = fluid_order(instance)
-        start = {modes[0]: (first, fluid)}    # each dispatcher's best order so far
+        start = {modes[0]: (first, fluid)}  # each dispatcher's best order so far
         for name, order in candidate_orders(instance).items():
             for mode in modes:
                 if (mode, name) != (modes[0], "fluid") and searcher.can():
@@ -240,8 +262,9 @@ def search_hare(instance: Instance, *, warm: Warm | None = None, improve: bool =
     return Search(searcher.best, first, searcher.evals)
 
 
-def solve_hare(instance: Instance, run: Run | None = None,
-               options: HareOptions | None = None) -> Result:
+def solve_hare(
+    instance: Instance, run: Run | None = None, options: HareOptions | None = None
+) -> Result:
     """Portfolio of priority orders x dispatchers, then local search, then the guarantee.
 
     ``options.budget`` caps the round placements of all schedules tried (the first
@@ -253,9 +276,16 @@ def solve_hare(instance: Instance, run: Run | None = None,
     opts = options or HareOptions()
     inst = instance
     limit = run.time_limit if run.time_limit is not None else DEFAULT_TIME_S
-    search = search_hare(inst, improve=opts.improve, budget=opts.budget, seed=run.seed,
-                         deadline=run.started + limit, stop=run.stop,
-                         work_conserving=opts.work_conserving, hold_forms=opts.hold_forms)
+    search = search_hare(
+        inst,
+        improve=opts.improve,
+        budget=opts.budget,
+        seed=run.seed,
+        deadline=run.started + limit,
+        stop=run.stop,
+        work_conserving=opts.work_conserving,
+        hold_forms=opts.hold_forms,
+    )
     best, evaluations = search.best, search.evaluations
     objective, mode, schedule = best.objective, best.mode, best.schedule
     # geobatch's schedule competes too: it carries the factor of docs/theory.md (c); the
@@ -268,11 +298,21 @@ def solve_hare(instance: Instance, run: Run | None = None,
         eng = DISPATCH["serial"](inst, g_order)
         best, evaluations = Candidate(eng.objective(), "serial", g_order, eng), evaluations + 1
         objective, mode, schedule = best.objective, best.mode, best.schedule
-    return Result("hare", Status.FEASIBLE, schedule(), objective=objective,
-                  lower_bound=lower_bound(inst, lp=False), runtime_s=run.elapsed(),
-                  instance_name=inst.name,
-                  stats={"lower_bound_from": "combinatorial bounds (no LP)",
-                         "dispatch": mode, "evaluations": evaluations,
-                         "first_objective": search.first, "guarantee_bound": bound,
-                         "geobatch_objective": geo.objective,
-                         "approx_factor": geo.stats["factor"]})
+    return Result(
+        "hare",
+        Status.FEASIBLE,
+        schedule(),
+        objective=objective,
+        lower_bound=lower_bound(inst, lp=False),
+        runtime_s=run.elapsed(),
+        instance_name=inst.name,
+        stats={
+            "lower_bound_from": "combinatorial bounds (no LP)",
+            "dispatch": mode,
+            "evaluations": evaluations,
+            "first_objective": search.first,
+            "guarantee_bound": bound,
+            "geobatch_objective": geo.objective,
+            "approx_factor": geo.stats["factor"],
+        },
+    )

@@ -39,8 +39,9 @@ RELAX_SHARE = 0.8
 def block_starts(rounds: np.ndarray, blocks: np.ndarray) -> list[np.ndarray]:
     """Per job, the first round of each of its ``blocks`` blocks and, last, its round
     count: the R rounds split as evenly as possible (block c starts at floor(c R / B))."""
-    return [np.arange(n + 1, dtype=np.int64) * r // n for r, n in zip(rounds.tolist(),
-                                                                      blocks.tolist())]
+    return [
+        np.arange(n + 1, dtype=np.int64) * r // n for r, n in zip(rounds.tolist(), blocks.tolist())
+    ]
 
 
 def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
@@ -48,8 +49,9 @@ def priorities(inst: Instance, relax: Relaxation) -> np.ndarray:
     return batch_priorities(inst, relax)[4]
 
 
-def batch_lines(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def batch_lines(
+    inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per task of a relaxation solved in blocks of about ``b`` rounds: (x0, step, size,
     round0), its block's batches k = 0..size-1 getting x = x0 + k step, the first of them
     fine round round0.
@@ -77,8 +79,9 @@ def batch_lines(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0
     return x0, step, size, first[at].astype(np.int64)
 
 
-def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def batch_priorities(
+    inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(job, round, task, x, H) of every batch of ``inst`` from a relaxation solved on its
     copy in blocks of about ``b`` rounds (``paper_planning.coarsen``: time unit b from
     ``origin``, blocks ``block_starts``), listed by job, round, task; x from
@@ -95,8 +98,9 @@ def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: floa
     # round of K tasks and n batches each starts at base + q n; its batch k goes to
     # base + k K + q.
     kk = inst.tasks_per_round[t.job]
-    dest = np.repeat(np.cumsum(size) - size - t.task * size + t.task, size) + \
-        k * np.repeat(kk, size)
+    dest = np.repeat(np.cumsum(size) - size - t.task * size + t.task, size) + k * np.repeat(
+        kk, size
+    )
     out = [np.empty(len(dest), dtype=a.dtype) for a in (t.job, t.round, t.task)]
     out.append(np.empty(len(dest)))
     c = np.repeat(np.arange(len(size)), size)
@@ -108,9 +112,14 @@ def batch_priorities(inst: Instance, relax: Relaxation, b: int = 1, origin: floa
     return job, rnd, task, x, x + pmax[job] / 2.0
 
 
-def task_order(inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0,
-               started: np.ndarray | None = None, count: bool = True
-               ) -> tuple[np.ndarray, int | None]:
+def task_order(
+    inst: Instance,
+    relax: Relaxation,
+    b: int = 1,
+    origin: float = 0.0,
+    started: np.ndarray | None = None,
+    count: bool = True,
+) -> tuple[np.ndarray, int | None]:
     """Job of each list position, and (``count``) how many positions broke a job's round
     order.
 
@@ -152,8 +161,15 @@ class OrderChunks:
     checks the chunks against ``task_order``.
     """
 
-    def __init__(self, inst: Instance, relax: Relaxation, b: int = 1, origin: float = 0.0,
-                 started: np.ndarray | None = None, size: int = 4096):
+    def __init__(
+        self,
+        inst: Instance,
+        relax: Relaxation,
+        b: int = 1,
+        origin: float = 0.0,
+        started: np.ndarray | None = None,
+        size: int = 4096,
+    ):
         t = relax.tasks
         self.job, self.task, self.jobs = t.job, t.task, inst.num_jobs
         pmax = np.where(inst.eligible, inst.proc, 0).max(axis=1)
@@ -170,8 +186,9 @@ class OrderChunks:
 
     def left_by_job(self) -> np.ndarray:
         """Per job, the positions of the chunks not yet read."""
-        return np.bincount(self.job, weights=self.size - self.next,
-                           minlength=self.jobs).astype(np.int64)
+        return np.bincount(self.job, weights=self.size - self.next, minlength=self.jobs).astype(
+            np.int64
+        )
 
     def _h(self, i: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(x, H) of batch k of coarse task i, as ``batch_priorities`` computes them."""
@@ -268,8 +285,9 @@ def discordant_share(a: np.ndarray, b: np.ndarray) -> float:
     return inversions / (n * (n - 1) / 2)
 
 
-def list_schedule_from(inst: Instance, jobs: np.ndarray, gpu_available=None,
-                       step3: str = "phi") -> ClusterState:
+def list_schedule_from(
+    inst: Instance, jobs: np.ndarray, gpu_available=None, step3: str = "phi"
+) -> ClusterState:
     """Step 3 from an empty cluster whose GPU m is free from ``gpu_available[m]`` (rounded
     up: times are integers); ``paper_step3.list_schedule`` has the rule."""
     state = ClusterState(inst)
@@ -303,30 +321,43 @@ class HarePaperOptions(Options):
     """The relaxation's backend and limits, and step 3's reading (docs/theory.md (a))."""
 
     relaxation_solver: Literal["highs", "cpsat"] = option(
-        "highs", doc="highs (continuous starts, as the paper) or cpsat (integer starts)")
-    node_limit: int | None = option(None, lo=0, doc="relaxation work limit: HiGHS branch-and-"
-                                                    "bound nodes over all its rounds (cpsat: "
-                                                    "deterministic seconds), a limit the "
-                                                    "machine cannot change")
-    max_rounds: int | None = option(None, lo=0, doc="outer-approximation rounds (deterministic;"
-                                                    " 0: the starting point only)")
-    max_assignments: int = option(MAX_ASSIGNMENTS, lo=1,
-                                  doc="refuse an instance with more (task, machine) pairs")
+        "highs", doc="highs (continuous starts, as the paper) or cpsat (integer starts)"
+    )
+    node_limit: int | None = option(
+        None,
+        lo=0,
+        doc="relaxation work limit: HiGHS branch-and-"
+        "bound nodes over all its rounds (cpsat: "
+        "deterministic seconds), a limit the "
+        "machine cannot change",
+    )
+    max_rounds: int | None = option(
+        None, lo=0, doc="outer-approximation rounds (deterministic; 0: the starting point only)"
+    )
+    max_assignments: int = option(
+        MAX_ASSIGNMENTS, lo=1, doc="refuse an instance with more (task, machine) pairs"
+    )
     gpu_available: tuple[float, ...] | None = option(
-        None, doc="per GPU, the time it becomes free (a running cluster)")
+        None, doc="per GPU, the time it becomes free (a running cluster)"
+    )
     hare_start: bool = option(False, doc="also start the relaxation from hare's assignment")
     step3: Literal["phi", "start"] = option(
-        "phi", doc="step 3's GPU: phi = smallest free time (as printed), start = earliest "
-                   "start (ties: earliest end)")
+        "phi",
+        doc="step 3's GPU: phi = smallest free time (as printed), start = earliest "
+        "start (ties: earliest end)",
+    )
     relaxation: Literal["per-gpu", "per-type"] = option(
-        "per-gpu", doc="per-gpu: the paper's relaxation; per-type: GPUs of a type "
-                       "aggregated (smaller, weaker, still a lower bound)")
+        "per-gpu",
+        doc="per-gpu: the paper's relaxation; per-type: GPUs of a type "
+        "aggregated (smaller, weaker, still a lower bound)",
+    )
 
     owner = "solver 'hare-paper'"
 
 
-def solve_hare_paper(instance: Instance, run: Run | None = None,
-                     options: HarePaperOptions | None = None) -> Result:
+def solve_hare_paper(
+    instance: Instance, run: Run | None = None, options: HarePaperOptions | None = None
+) -> Result:
     """Algorithm 1; a relaxation stopped by a limit is flagged ``relaxation_optimal: False``.
 
     ``lower_bound`` is the relaxation's proved bound (rounded up: objectives
@@ -340,8 +371,11 @@ def solve_hare_paper(instance: Instance, run: Run | None = None,
     opts = options or HarePaperOptions()
     avail = opts.gpu_available
     if avail is not None and len(avail) != instance.num_gpus:
-        raise OptionError(f"needs one time per GPU ({instance.num_gpus}), got {len(avail)}",
-                          option="gpu_available", owner=opts.owner)
+        raise OptionError(
+            f"needs one time per GPU ({instance.num_gpus}), got {len(avail)}",
+            option="gpu_available",
+            owner=opts.owner,
+        )
     fallback: dict = {}
 
     def schedule(relax: Relaxation) -> tuple[ClusterState, int | None]:
@@ -352,34 +386,58 @@ def solve_hare_paper(instance: Instance, run: Run | None = None,
         progress.report("hare-paper", note="ordering and list scheduling the start")
         state, _ = schedule(start)
         fallback.update(state=state, relax=start)
-        progress.report("hare-paper", incumbent=state.objective(),
-                        bound=start.bound if avail is None else None,
-                        note="relaxation: MILP (Ctrl-C keeps this schedule)")
+        progress.report(
+            "hare-paper",
+            incumbent=state.objective(),
+            bound=start.bound if avail is None else None,
+            note="relaxation: MILP (Ctrl-C keeps this schedule)",
+        )
 
     progress.report("hare-paper", note="relaxation: starting point")
-    relax = solve_relaxation(instance, backend=opts.relaxation_solver,
-                             time_limit=run.phase(RELAX_SHARE).time_limit,
-                             threads=run.threads, node_limit=opts.node_limit,
-                             max_rounds=opts.max_rounds, gpu_available=avail,
-                             max_assignments=opts.max_assignments, log=run.log,
-                             hare_start=opts.hare_start, stop=run.stop,
-                             relaxation=opts.relaxation, on_start=on_start)
-    progress.report("hare-paper", bound=relax.bound if avail is None else None,
-                    note="ordering and list scheduling")
-    if "state" in fallback and np.array_equal(relax.x, fallback["relax"].x) and \
-            np.array_equal(relax.gpu, fallback["relax"].gpu):
+    relax = solve_relaxation(
+        instance,
+        backend=opts.relaxation_solver,
+        time_limit=run.phase(RELAX_SHARE).time_limit,
+        threads=run.threads,
+        node_limit=opts.node_limit,
+        max_rounds=opts.max_rounds,
+        gpu_available=avail,
+        max_assignments=opts.max_assignments,
+        log=run.log,
+        hare_start=opts.hare_start,
+        stop=run.stop,
+        relaxation=opts.relaxation,
+        on_start=on_start,
+    )
+    progress.report(
+        "hare-paper",
+        bound=relax.bound if avail is None else None,
+        note="ordering and list scheduling",
+    )
+    if (
+        "state" in fallback
+        and np.array_equal(relax.x, fallback["relax"].x)
+        and np.array_equal(relax.gpu, fallback["relax"].gpu)
+    ):
         state, inversions = fallback["state"], task_order(instance, relax)[1]
     else:
         state, inversions = schedule(relax)
     moved, kendall = order_change(instance, relax.at(relax.start), relax)
     res = state.result(
-        "hare-paper", run.elapsed(), relaxation_optimal=relax.optimal,
+        "hare-paper",
+        run.elapsed(),
+        relaxation_optimal=relax.optimal,
         relaxation_objective=relax.objective,
         relaxation_bound=relax.bound if np.isfinite(relax.bound) else None,
-        relaxation_solver=relax.backend, relaxation_runtime_s=relax.runtime_s,
-        round_inversions=inversions, wall_clock_limited=relax.stats["wall_clock_limited"],
-        step3=opts.step3, order_positions_moved=moved, order_kendall=kendall,
-        **{f"relaxation_{k}": v for k, v in relax.stats.items() if k != "wall_clock_limited"})
+        relaxation_solver=relax.backend,
+        relaxation_runtime_s=relax.runtime_s,
+        round_inversions=inversions,
+        wall_clock_limited=relax.stats["wall_clock_limited"],
+        step3=opts.step3,
+        order_positions_moved=moved,
+        order_kendall=kendall,
+        **{f"relaxation_{k}": v for k, v in relax.stats.items() if k != "wall_clock_limited"},
+    )
     if np.isfinite(relax.bound) and avail is None:
         res.lower_bound = max(0, ceil_bound(relax.bound))
     return res
@@ -396,7 +454,10 @@ def warm_up() -> float:
 
     t0 = time.perf_counter()
     paper_step3.warm_up()
-    inst = Instance((GPU("g0", "A"), GPU("g1", "B")),
-                    (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2),), "warm-up")
+    inst = Instance(
+        (GPU("g0", "A"), GPU("g1", "B")),
+        (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2),),
+        "warm-up",
+    )
     solve_relaxation(inst, relaxation="per-type", max_rounds=0)
     return time.perf_counter() - t0

@@ -26,11 +26,11 @@ class ClusterState:
     def __init__(self, instance: Instance):
         self.inst = instance
         n, m = instance.num_jobs, instance.num_gpus
-        self.free = np.zeros(m, dtype=np.int64)       # GPU idle from this time
-        self.last = np.full(m, -1, dtype=np.int64)    # job the GPU ran last (-1: none)
-        self.barrier = instance.release.copy()        # earliest start of the job's next round
-        self.round = np.zeros(n, dtype=np.int64)      # the job's round being placed
-        self.placed = np.zeros(n, dtype=np.int64)     # tasks of that round placed so far
+        self.free = np.zeros(m, dtype=np.int64)  # GPU idle from this time
+        self.last = np.full(m, -1, dtype=np.int64)  # job the GPU ran last (-1: none)
+        self.barrier = instance.release.copy()  # earliest start of the job's next round
+        self.round = np.zeros(n, dtype=np.int64)  # the job's round being placed
+        self.placed = np.zeros(n, dtype=np.int64)  # tasks of that round placed so far
         self.round_end = np.zeros(n, dtype=np.int64)  # max(end + sync) over placed tasks
         # Placed tasks (job, round, task, gpu, start): a growing int64 buffer, not a list of
         # tuples, so that 10^7 tasks fit in memory (40 bytes each).
@@ -43,9 +43,13 @@ class ClusterState:
 
     def start_on(self, job: int, gpu: int) -> int:
         """Earliest start of ``job``'s next task on ``gpu`` (setup paid on a switch)."""
-        return earliest_start(int(self.free[gpu]), bool(self.last[gpu] == job),
-                              int(self.inst.release[job]), int(self.inst.overhead[job]),
-                              int(self.barrier[job]))
+        return earliest_start(
+            int(self.free[gpu]),
+            bool(self.last[gpu] == job),
+            int(self.inst.release[job]),
+            int(self.inst.overhead[job]),
+            int(self.barrier[job]),
+        )
 
     def starts(self, job: int) -> np.ndarray:
         """(M,) earliest start on every GPU; ``INF`` where the job cannot run."""
@@ -75,13 +79,14 @@ class ClusterState:
         if self.done(job):
             raise SolverError(f"job {inst.jobs[job].id!r} has no task left to place")
         if not inst.eligible[job, gpu]:
-            raise SolverError(f"job {inst.jobs[job].id!r} cannot run on gpu "
-                             f"{inst.gpus[gpu].id!r}")
+            raise SolverError(f"job {inst.jobs[job].id!r} cannot run on gpu {inst.gpus[gpu].id!r}")
         earliest = self.start_on(job, gpu)
         start = earliest if start is None else int(start)
         if start < earliest:
-            raise SolverError(f"start {start} of job {inst.jobs[job].id!r} on gpu "
-                             f"{inst.gpus[gpu].id!r} is before its earliest start {earliest}")
+            raise SolverError(
+                f"start {start} of job {inst.jobs[job].id!r} on gpu "
+                f"{inst.gpus[gpu].id!r} is before its earliest start {earliest}"
+            )
         end = start + int(inst.proc[job, gpu])
         if self._n == len(self._buf):
             self._grow(1)
@@ -103,13 +108,13 @@ class ClusterState:
         rules on this state's arrays (which it updated itself)."""
         if self._n + len(rows) > len(self._buf):
             self._grow(len(rows))
-        self._buf[self._n:self._n + len(rows)] = rows
+        self._buf[self._n : self._n + len(rows)] = rows
         self._n += len(rows)
 
     def _grow(self, extra: int) -> None:
         cap = max(2 * len(self._buf), self._n + extra)
         buf = np.empty((cap, 5), dtype=np.int64)
-        buf[:self._n] = self._buf[:self._n]
+        buf[: self._n] = self._buf[: self._n]
         self._buf = buf
 
     def place_rounds(self, job: int, gpus: list[int], start: int, period: int, n: int) -> None:
@@ -124,10 +129,16 @@ class ClusterState:
         inst = self.inst
         g = np.asarray(gpus, dtype=np.int64)
         span = int((inst.proc[job, g] + inst.sync[job, g]).max())
-        if period < span or n < 1 or self.placed[job] != 0 or \
-                self.round[job] + n > inst.rounds[job]:
-            raise ValueError(f"job {inst.jobs[job].id!r}: cannot place {n} rounds of period "
-                             f"{period} (span {span}) from round {int(self.round[job])}")
+        if (
+            period < span
+            or n < 1
+            or self.placed[job] != 0
+            or self.round[job] + n > inst.rounds[job]
+        ):
+            raise ValueError(
+                f"job {inst.jobs[job].id!r}: cannot place {n} rounds of period "
+                f"{period} (span {span}) from round {int(self.round[job])}"
+            )
         for gpu in g.tolist():
             self.place(job, gpu, start)
         if n == 1:
@@ -135,8 +146,16 @@ class ClusterState:
         k, r0 = len(g), int(self.round[job])
         rounds = np.repeat(np.arange(r0, r0 + n - 1, dtype=np.int64), k)
         starts = start + period * (rounds - r0 + 1)
-        rows = np.stack([np.full(len(rounds), job), rounds, np.tile(np.arange(k), n - 1),
-                         np.tile(g, n - 1), starts], axis=1)
+        rows = np.stack(
+            [
+                np.full(len(rounds), job),
+                rounds,
+                np.tile(np.arange(k), n - 1),
+                np.tile(g, n - 1),
+                starts,
+            ],
+            axis=1,
+        )
         self.append(rows)
         last = start + period * (n - 1)
         self.free[g] = last + inst.proc[job, g]
@@ -154,18 +173,24 @@ class ClusterState:
 
     def rows(self) -> np.ndarray:
         """(n, 5) placements so far: job, round, task, gpu (indices), start."""
-        return self._buf[:self._n]
+        return self._buf[: self._n]
 
     def schedule(self) -> Schedule:
         if not self._n:
             return Schedule.empty()
-        return Schedule.from_indices(self.inst, *self._buf[:self._n].T)
+        return Schedule.from_indices(self.inst, *self._buf[: self._n].T)
 
     def result(self, solver: str, runtime_s: float = 0.0, **stats: object) -> Result:
         """A ``feasible`` result (heuristics prove nothing) once every job is placed."""
         unfinished = [self.inst.jobs[j].id for j in range(self.inst.num_jobs) if not self.done(j)]
         if unfinished:
             raise SolverError(f"jobs not fully placed: {unfinished[:5]}")
-        return Result(solver=solver, status=Status.FEASIBLE, schedule=self.schedule(),
-                      objective=self.objective(), runtime_s=runtime_s,
-                      instance_name=self.inst.name, stats=dict(stats))
+        return Result(
+            solver=solver,
+            status=Status.FEASIBLE,
+            schedule=self.schedule(),
+            objective=self.objective(),
+            runtime_s=runtime_s,
+            instance_name=self.inst.name,
+            stats=dict(stats),
+        )

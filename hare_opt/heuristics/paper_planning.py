@@ -95,12 +95,21 @@ def coarsen(inst: Instance, b: int, origin: int = 0) -> Instance:
     for job in inst.jobs:
         n = math.ceil(job.rounds / b)
         scale = job.rounds / (n * b)
-        sync = ({t: round(v * scale) for t, v in job.sync_time.items()}
-                if isinstance(job.sync_time, Mapping) else round(job.sync_time * scale))
-        jobs.append(replace(job, rounds=n, release=(job.release - origin) // b,
-                            task_time={t: max(1, round(v * scale))
-                                       for t, v in job.task_time.items()},
-                            sync_time=sync, switch_overhead=round(job.switch_overhead / b)))
+        sync = (
+            {t: round(v * scale) for t, v in job.sync_time.items()}
+            if isinstance(job.sync_time, Mapping)
+            else round(job.sync_time * scale)
+        )
+        jobs.append(
+            replace(
+                job,
+                rounds=n,
+                release=(job.release - origin) // b,
+                task_time={t: max(1, round(v * scale)) for t, v in job.task_time.items()},
+                sync_time=sync,
+                switch_overhead=round(job.switch_overhead / b),
+            )
+        )
     return inst.with_jobs(jobs)
 
 
@@ -118,26 +127,44 @@ class HarePaperPlanner:
     #: ``plan_blocks`` takes ``until`` (the plan's tasks that start before it, exact).
     cuts_in_time = True
 
-    def __init__(self, *, evals: int | None = None, node_limit: int = NODE_LIMIT,
-                 max_rounds: int = MAX_ROUNDS, search_evals: int = SEARCH_EVALS,
-                 block_rounds: int | str = "auto", pairs: int | None = None,
-                 step3: str = "phi", relaxation: str = "per-type"):
+    def __init__(
+        self,
+        *,
+        evals: int | None = None,
+        node_limit: int = NODE_LIMIT,
+        max_rounds: int = MAX_ROUNDS,
+        search_evals: int = SEARCH_EVALS,
+        block_rounds: int | str = "auto",
+        pairs: int | None = None,
+        step3: str = "phi",
+        relaxation: str = "per-type",
+    ):
         del evals  # one plan per re-plan: Algorithm 1 has no candidates to compare
         if block_rounds != "auto" and not (isinstance(block_rounds, int) and block_rounds >= 1):
-            raise OptionError(f"must be 'auto' or a positive integer, got {block_rounds!r}",
-                              option="block_rounds", owner=OWNER)
+            raise OptionError(
+                f"must be 'auto' or a positive integer, got {block_rounds!r}",
+                option="block_rounds",
+                owner=OWNER,
+            )
         if relaxation not in MODES:
-            raise OptionError(f"must be one of {', '.join(MODES)}, got {relaxation!r}",
-                              option="relaxation", owner=OWNER)
+            raise OptionError(
+                f"must be one of {', '.join(MODES)}, got {relaxation!r}",
+                option="relaxation",
+                owner=OWNER,
+            )
         if pairs is not None and not (isinstance(pairs, int) and pairs >= 1):
-            raise OptionError(f"must be a positive integer, got {pairs!r}", option="pairs",
-                              owner=OWNER)
+            raise OptionError(
+                f"must be a positive integer, got {pairs!r}", option="pairs", owner=OWNER
+            )
         self.step3 = check_step3(step3, OWNER)
         self.relaxation = relaxation
         self.block_rounds = block_rounds
         self.pairs = PAIRS[relaxation] if pairs is None else pairs
-        self.limits = {"node_limit": node_limit, "max_rounds": max_rounds,
-                       "search_evals": search_evals}
+        self.limits = {
+            "node_limit": node_limit,
+            "max_rounds": max_rounds,
+            "search_evals": search_evals,
+        }
         self.blocks: list[int] = []
         self.plans = self.optimal = self.solver_errors = self.capped = 0
         self.evals = 0
@@ -155,8 +182,9 @@ class HarePaperPlanner:
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
         return self._place(residual, warm).schedule()
 
-    def plan_blocks(self, residual: Instance, warm: Warm | None, deadline: float,
-                    until: int | None = None) -> np.ndarray:
+    def plan_blocks(
+        self, residual: Instance, warm: Warm | None, deadline: float, until: int | None = None
+    ) -> np.ndarray:
         """``plan`` as runs of one task each (``rounds.expand_blocks``'s rows, in the
         schedule's row order), without a schedule of every task in between: the simulator
         re-plans 10^6 tasks at every arrival. ``until``: only the tasks planned to start
@@ -169,14 +197,18 @@ class HarePaperPlanner:
         runs[:, 4] = runs[:, 7] = 1
         return runs
 
-    def _place(self, residual: Instance, warm: Warm | None, until: int | None = None
-               ) -> ClusterState:
+    def _place(
+        self, residual: Instance, warm: Warm | None, until: int | None = None
+    ) -> ClusterState:
         """Steps 1-3 on ``residual`` from the running cluster ``warm`` (step 3 stopped
         at ``until``)."""
         self.plans += 1
         c0 = time.process_time()
-        b = (self.block_rounds if isinstance(self.block_rounds, int)
-             else block_size(residual, self.pairs, self.relaxation))
+        b = (
+            self.block_rounds
+            if isinstance(self.block_rounds, int)
+            else block_size(residual, self.pairs, self.relaxation)
+        )
         self.blocks.append(b)
         # Relax from time origin 0 (the earliest the cluster or a job can start), in a unit
         # of b ms: the same relaxation, moderate numbers.
@@ -188,9 +220,14 @@ class HarePaperPlanner:
         self.over_budget += size > self.pairs
         self.blocks_per_job.append(float(np.median(-(-residual.rounds // b))))
         lim = self.limits
-        rel = solve_relaxation(work, gpu_available=(free - origin) / b,
-                               relaxation=self.relaxation, node_limit=lim["node_limit"],
-                               max_rounds=lim["max_rounds"], search_evals=lim["search_evals"])
+        rel = solve_relaxation(
+            work,
+            gpu_available=(free - origin) / b,
+            relaxation=self.relaxation,
+            node_limit=lim["node_limit"],
+            max_rounds=lim["max_rounds"],
+            search_evals=lim["search_evals"],
+        )
         self.relax_cpu += time.process_time() - c0
         self.optimal += bool(rel.optimal)
         self.solver_errors += rel.stats.get("stopped_by") == "solver_error"
@@ -208,8 +245,9 @@ class HarePaperPlanner:
             started = residual.tasks_per_round - np.asarray(warm.left, dtype=np.int64)
         # Step 2's list in chunks, step 3 on each until the plan's horizon (``until``):
         # the same schedule as the whole list's, without sorting batches never reached.
-        chunks = OrderChunks(residual, rel, b, origin, started,
-                             size=CHUNK if until is not None else MAX_CHUNK)
+        chunks = OrderChunks(
+            residual, rel, b, origin, started, size=CHUNK if until is not None else MAX_CHUNK
+        )
         state = from_warm(residual, warm)
         for jobs in chunks:  # positions left: this chunk's and every later chunk's
             left = np.bincount(jobs, minlength=residual.num_jobs) + chunks.left_by_job()
@@ -223,20 +261,27 @@ class HarePaperPlanner:
 
     def stats(self) -> dict[str, Any]:
         n = max(1, self.plans)
-        return {"planner": self.name, "step3": self.step3, "relaxation": self.relaxation,
-                "relaxations": self.plans, "relaxations_optimal": self.optimal,
-                "relaxations_solver_error": self.solver_errors,
-                "search_capped": self.capped, "search_evals_max": self.evals,
-                "relaxation_gap_max": max(self.gaps) if self.gaps else None,
-                "relaxation_cpu_s": round(self.relax_cpu, 3),
-                "plan_cpu_s": round(self.plan_cpu, 3),
-                "plan_cpu_s_mean": round(self.plan_cpu / n, 4),
-                "step3_share_placed": round(self.placed / max(1, self.to_place), 4),
-                "block_rounds_max": max(self.blocks, default=1),
-                "blocks_per_job_median_min": min(self.blocks_per_job, default=None),
-                "pairs_budget": self.pairs, "pairs_max": self.pairs_max,
-                "pairs_over_budget": self.over_budget,
-                **{f"order_changed_by_{k}": v for k, v in self.changed.items()},
-                **{f"order_moved_by_{k}_max": round(v, 4) for k, v in self.moved.items()},
-                **{f"order_kendall_by_{k}_max": round(v, 4) for k, v in self.kendall.items()},
-                **self.limits}
+        return {
+            "planner": self.name,
+            "step3": self.step3,
+            "relaxation": self.relaxation,
+            "relaxations": self.plans,
+            "relaxations_optimal": self.optimal,
+            "relaxations_solver_error": self.solver_errors,
+            "search_capped": self.capped,
+            "search_evals_max": self.evals,
+            "relaxation_gap_max": max(self.gaps) if self.gaps else None,
+            "relaxation_cpu_s": round(self.relax_cpu, 3),
+            "plan_cpu_s": round(self.plan_cpu, 3),
+            "plan_cpu_s_mean": round(self.plan_cpu / n, 4),
+            "step3_share_placed": round(self.placed / max(1, self.to_place), 4),
+            "block_rounds_max": max(self.blocks, default=1),
+            "blocks_per_job_median_min": min(self.blocks_per_job, default=None),
+            "pairs_budget": self.pairs,
+            "pairs_max": self.pairs_max,
+            "pairs_over_budget": self.over_budget,
+            **{f"order_changed_by_{k}": v for k, v in self.changed.items()},
+            **{f"order_moved_by_{k}_max": round(v, 4) for k, v in self.moved.items()},
+            **{f"order_kendall_by_{k}_max": round(v, 4) for k, v in self.kendall.items()},
+            **self.limits,
+        }

@@ -32,8 +32,9 @@ COMPILED_FROM = 2000
 
 def check_step3(step3: str, owner: str = "solver 'hare-paper'") -> str:
     if step3 not in STEP3:
-        raise OptionError(f"must be one of {', '.join(STEP3)}, got {step3!r}",
-                          option="step3", owner=owner)
+        raise OptionError(
+            f"must be one of {', '.join(STEP3)}, got {step3!r}", option="step3", owner=owner
+        )
     return step3
 
 
@@ -64,9 +65,13 @@ def past(state: ClusterState, left: np.ndarray, until: int) -> bool:
     return bool((np.maximum(state.barrier, soonest)[live] >= until).all())
 
 
-def list_schedule_reference(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
-                            until: int | None = None, left: np.ndarray | None = None
-                            ) -> ClusterState:
+def list_schedule_reference(
+    state: ClusterState,
+    jobs: np.ndarray,
+    step3: str = "phi",
+    until: int | None = None,
+    left: np.ndarray | None = None,
+) -> ClusterState:
     """Step 3 in plain Python: the next task of ``jobs[0]``, ``jobs[1]``, ... in turn
     (``until``, ``left``: as ``list_schedule``)."""
     inst = state.inst
@@ -87,9 +92,14 @@ def list_schedule_reference(state: ClusterState, jobs: np.ndarray, step3: str = 
     return state
 
 
-def list_schedule(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
-                  compiled: bool | None = None, until: int | None = None,
-                  left: np.ndarray | None = None) -> ClusterState:
+def list_schedule(
+    state: ClusterState,
+    jobs: np.ndarray,
+    step3: str = "phi",
+    compiled: bool | None = None,
+    until: int | None = None,
+    left: np.ndarray | None = None,
+) -> ClusterState:
     """Step 3 on ``state`` (updated in place): compiled from ``COMPILED_FROM`` positions
     on, or as ``compiled`` says.
 
@@ -119,12 +129,28 @@ def list_schedule(state: ClusterState, jobs: np.ndarray, step3: str = "phi",
     order = np.lexsort((np.arange(inst.num_gpus), state.free, gtype))  # by type, free, index
     tptr = np.r_[0, np.cumsum(inst.type_count)].astype(np.int64)
     buf = np.empty((len(jobs), 5), dtype=np.int64)
-    nb = kernel(jobs, step3 == "start", gtype, tptr, order.astype(np.int64),
-                inst.proc_by_type, inst.sync_by_type, inst.tasks_per_round, inst.release,
-                inst.overhead, state.free, state.last, state.barrier, state.round,
-                state.placed, state.round_end, buf,
-                np.int64(np.iinfo(np.int64).max if until is None else until),
-                left, np.ascontiguousarray(inst.eligible_by_type, dtype=np.bool_))
+    nb = kernel(
+        jobs,
+        step3 == "start",
+        gtype,
+        tptr,
+        order.astype(np.int64),
+        inst.proc_by_type,
+        inst.sync_by_type,
+        inst.tasks_per_round,
+        inst.release,
+        inst.overhead,
+        state.free,
+        state.last,
+        state.barrier,
+        state.round,
+        state.placed,
+        state.round_end,
+        buf,
+        np.int64(np.iinfo(np.int64).max if until is None else until),
+        left,
+        np.ascontiguousarray(inst.eligible_by_type, dtype=np.bool_),
+    )
     state.append(buf[:nb])
     return state
 
@@ -137,8 +163,11 @@ def warm_up() -> float:
     from hare_opt.model import GPU, Job
 
     t0 = time.perf_counter()
-    inst = Instance((GPU("g0", "A"), GPU("g1", "B")),
-                    (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2),), "warm-up")
+    inst = Instance(
+        (GPU("g0", "A"), GPU("g1", "B")),
+        (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2),),
+        "warm-up",
+    )
     for step3 in STEP3:
         list_schedule(ClusterState(inst), np.zeros(4, dtype=np.int64), step3, compiled=True)
     return time.perf_counter() - t0

@@ -35,32 +35,47 @@ class HarePlanner:
     #: ``plan_blocks`` takes ``until`` (the plan's tasks that start before it, exact).
     cuts_in_time = True
 
-    def __init__(self, *, evals: int = PLAN_EVALS, improve: bool | None = None,
-                 budget: int | None = None, work_conserving: bool = True,
-                 hold_forms: bool = False):
+    def __init__(
+        self,
+        *,
+        evals: int = PLAN_EVALS,
+        improve: bool | None = None,
+        budget: int | None = None,
+        work_conserving: bool = True,
+        hold_forms: bool = False,
+    ):
         given = {k: v for k, v in (("improve", improve), ("budget", budget)) if v is not None}
         if given:  # named one-line errors, as ``solve --option`` gives them
             checked = HareOptions.parse(given, owner="policy 'hare'")
             improve = checked.improve if improve is not None else None
             budget = checked.budget if budget is not None else None
         self.evals, self.improve, self.budget = evals, improve, budget
-        checked = HareOptions.parse({"work_conserving": work_conserving,
-                                     "hold_forms": hold_forms}, owner="policy 'hare'")
+        checked = HareOptions.parse(
+            {"work_conserving": work_conserving, "hold_forms": hold_forms}, owner="policy 'hare'"
+        )
         self.work_conserving, self.hold_forms = checked.work_conserving, checked.hold_forms
         self.plans = 0
 
     def options(self, residual: Instance) -> HareOptions:
         improve = self.evals > 1 if self.improve is None else self.improve
-        budget = (min(self.evals * int(residual.rounds.sum()), DEFAULT_BUDGET)
-                  if self.budget is None else self.budget)
-        return HareOptions(improve=improve, budget=budget,
-                           work_conserving=self.work_conserving, hold_forms=self.hold_forms)
+        budget = (
+            min(self.evals * int(residual.rounds.sum()), DEFAULT_BUDGET)
+            if self.budget is None
+            else self.budget
+        )
+        return HareOptions(
+            improve=improve,
+            budget=budget,
+            work_conserving=self.work_conserving,
+            hold_forms=self.hold_forms,
+        )
 
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:
         return expand_blocks(residual, self.plan_blocks(residual, warm, deadline))
 
-    def plan_blocks(self, residual: Instance, warm: Warm | None, deadline: float,
-                    until: int | None = None) -> np.ndarray:
+    def plan_blocks(
+        self, residual: Instance, warm: Warm | None, deadline: float, until: int | None = None
+    ) -> np.ndarray:
         """``plan`` as the round engine's runs (``rounds.expand_blocks``), without building
         a schedule of every task: plan followers re-plan 10^6 tasks at every arrival.
 
@@ -72,12 +87,20 @@ class HarePlanner:
         opts = self.options(residual)
         if warm is None:
             run = Run(time_limit=max(1e-3, deadline - time.perf_counter()))
-            runs = schedule_runs(residual,
-                                 verify(residual, solve_hare(residual, run, opts)).schedule)
+            runs = schedule_runs(
+                residual, verify(residual, solve_hare(residual, run, opts)).schedule
+            )
         else:
-            runs = search_hare(residual, warm=warm, improve=opts.improve, budget=opts.budget,
-                               deadline=deadline, work_conserving=opts.work_conserving,
-                               hold_forms=opts.hold_forms, until=until).best.engine.blocks
+            runs = search_hare(
+                residual,
+                warm=warm,
+                improve=opts.improve,
+                budget=opts.budget,
+                deadline=deadline,
+                work_conserving=opts.work_conserving,
+                hold_forms=opts.hold_forms,
+                until=until,
+            ).best.engine.blocks
         return runs if until is None else clip_runs(residual, runs, until)
 
     def stats(self) -> dict[str, Any]:

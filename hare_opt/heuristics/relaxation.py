@@ -95,14 +95,23 @@ class Relaxation:
     start: Point | None = None  # the starting point the MILP began from
     first: Point | None = None  # the point the start search began from
 
-
     def at(self, point: Point | None) -> Relaxation:
         """``point`` (``start``, ``first``) as a relaxation solution: what step 2 would
         see had step 1 stopped there; this solution when no such point is kept."""
         if point is None:
             return self
-        return Relaxation(self.tasks, point.x, point.gpu, point.objective, self.bound, False,
-                          self.backend, self.runtime_s, {}, self.machines)
+        return Relaxation(
+            self.tasks,
+            point.x,
+            point.gpu,
+            point.objective,
+            self.bound,
+            False,
+            self.backend,
+            self.runtime_s,
+            {},
+            self.machines,
+        )
 
 
 def chain_bound(inst: Instance) -> float:
@@ -122,12 +131,15 @@ def availability(inst: Instance, gpu_available) -> np.ndarray:
         return np.zeros(inst.num_gpus)
     avail = np.asarray(gpu_available, dtype=float).reshape(-1)
     if avail.shape != (inst.num_gpus,):
-        raise HareOptError(f"gpu_available: expected {inst.num_gpus} times (one per GPU), "
-                           f"got {avail.size}")
+        raise HareOptError(
+            f"gpu_available: expected {inst.num_gpus} times (one per GPU), got {avail.size}"
+        )
     bad = np.flatnonzero(~np.isfinite(avail) | (avail < 0))
     if bad.size:
-        raise HareOptError(f"gpu_available: gpu {inst.gpus[bad[0]].id!r} has time "
-                           f"{avail[bad[0]]}, expected a finite number >= 0")
+        raise HareOptError(
+            f"gpu_available: gpu {inst.gpus[bad[0]].id!r} has time "
+            f"{avail[bad[0]]}, expected a finite number >= 0"
+        )
     return avail
 
 
@@ -139,6 +151,7 @@ def pair_count(inst: Instance, relaxation: str = "per-gpu") -> int:
 
 # --- the compact model ----------------------------------------------------------
 
+
 @dataclass
 class CompactModel:
     """Columns of the compact model and its secant cuts; ``lm`` holds base rows + cuts."""
@@ -146,14 +159,14 @@ class CompactModel:
     mach: Machines
     tasks: RelaxedTasks
     lm: LinearModel
-    x: np.ndarray          # (T,) column of x_i
+    x: np.ndarray  # (T,) column of x_i
     pair_task: np.ndarray  # (P,) eligible (task, machine) pairs
     pair_gpu: np.ndarray
-    y: np.ndarray          # (P,) columns
+    y: np.ndarray  # (P,) columns
     w: np.ndarray
-    load: np.ndarray       # (M,) column of L_m
-    rhs: np.ndarray        # (M,) column of R_m
-    barrier: list[int]     # column of each round's barrier, in tasks.rounds() order
+    load: np.ndarray  # (M,) column of L_m
+    rhs: np.ndarray  # (M,) column of R_m
+    barrier: list[int]  # column of each round's barrier, in tasks.rounds() order
     cuts: set[tuple[int, int]] = field(default_factory=set)
     base_rows: int = 0
 
@@ -225,8 +238,10 @@ def build(mach: Machines, tasks: RelaxedTasks, start: Point) -> CompactModel:
     n_tasks, n_gpus = len(tasks.job), inst.num_gpus
     hi = horizon[tasks.job] - (inst.rounds[tasks.job] - tasks.round) * dmin[tasks.job]
     hi = np.maximum(hi, inst.release[tasks.job])
-    xcol = np.array([lm.var(float(inst.release[n]), float(h))
-                     for n, h in zip(tasks.job.tolist(), hi.tolist())], dtype=np.int64)
+    xcol = np.array(
+        [lm.var(float(inst.release[n]), float(h)) for n, h in zip(tasks.job.tolist(), hi.tolist())],
+        dtype=np.int64,
+    )
     pt: list[int] = []
     pg: list[int] = []
     yc: list[int] = []
@@ -249,8 +264,9 @@ def build(mach: Machines, tasks: RelaxedTasks, start: Point) -> CompactModel:
         if len(ks) > 1:  # sum_m y x = x: valid for the MIQP, tightens the LP
             lm.row({**{int(wcol[k]): 1.0 for k in ks}, int(xcol[i]): -1.0}, hi=0.0)
         if amin[pair_gpu[ks]].max() > inst.release[tasks.job[i]]:  # x_i >= A_m on machine m
-            lm.row({int(xcol[i]): 1.0, **{int(ycol[k]): -float(amin[pair_gpu[k]])
-                                           for k in ks}}, lo=0.0)
+            lm.row(
+                {int(xcol[i]): 1.0, **{int(ycol[k]): -float(amin[pair_gpu[k]]) for k in ks}}, lo=0.0
+            )
 
     # Barriers (6)-(7), the objective, and machine indices non-decreasing inside a round.
     barrier = []
@@ -258,8 +274,9 @@ def build(mach: Machines, tasks: RelaxedTasks, start: Point) -> CompactModel:
     for ids in tasks.rounds():
         n = int(tasks.job[ids[0]])
         last = tasks.round[ids[0]] == inst.rounds[n] - 1
-        b = lm.var(float(lb_c[n]) if last else 0.0, float(horizon[n]),
-                   cost=float(w[n]) if last else 0.0)
+        b = lm.var(
+            float(lb_c[n]) if last else 0.0, float(horizon[n]), cost=float(w[n]) if last else 0.0
+        )
         barrier.append(b)
         for a, i in enumerate(ids.tolist()):
             row = {b: 1.0, int(xcol[i]): -1.0}
@@ -291,8 +308,20 @@ def build(mach: Machines, tasks: RelaxedTasks, start: Point) -> CompactModel:
         same = [k for k in range(m + 1, n_gpus) if mach.key(k) == mach.key(m)]
         if same:
             lm.row({int(load[m]): 1.0, int(load[same[0]]): -1.0}, lo=0.0)
-    return CompactModel(mach, tasks, lm, xcol, pair_task, pair_gpu, ycol, wcol, load, rhs,
-                        barrier, base_rows=len(lm.rows))
+    return CompactModel(
+        mach,
+        tasks,
+        lm,
+        xcol,
+        pair_task,
+        pair_gpu,
+        ycol,
+        wcol,
+        load,
+        rhs,
+        barrier,
+        base_rows=len(lm.rows),
+    )
 
 
 def ladder(model: CompactModel, start: Point, ratio: float) -> None:
@@ -315,9 +344,17 @@ def ladder(model: CompactModel, start: Point, ratio: float) -> None:
 
 # --- backends ------------------------------------------------------------------
 
-def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | None = None,
-           node_limit: int | None = None, threads: int | None = None, log: bool = False,
-           stop: threading.Event | None = None) -> dict:
+
+def _highs(
+    lm: LinearModel,
+    start: list[float] | None,
+    *,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    threads: int | None = None,
+    log: bool = False,
+    stop: threading.Event | None = None,
+) -> dict:
     """Run the MILP; ``optimal`` only on HiGHS's model status kOptimal, never on a limit."""
     h = to_highs(lm, mip=True, threads=threads)
     h.setOptionValue("output_flag", bool(log))
@@ -328,9 +365,11 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
     if node_limit is not None:
         h.setOptionValue("mip_max_nodes", max(int(node_limit), 0))
     if stop is not None:  # Ctrl-C / SIGTERM: HiGHS returns its incumbent
+
         def poll(e) -> None:
             if stop.is_set():
                 e.interrupt()
+
         h.cbMipInterrupt += poll
         h.cbSimplexInterrupt += poll
     if start is not None:
@@ -347,12 +386,21 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
     # winds down alone (in a thread, so only when there is a stop to obey)
     ran = run() if stop is None else interrupt.in_worker(run, stop, "relaxation-milp")
     if ran is None:
-        return {"values": None, "objective": INF, "bound": -INF, "optimal": False,
-                "status": "Interrupted by user", "stopped": "interrupted", "nodes": 0}
+        return {
+            "values": None,
+            "objective": INF,
+            "bound": -INF,
+            "optimal": False,
+            "status": "Interrupted by user",
+            "stopped": "interrupted",
+            "nodes": 0,
+        }
     status = h.getModelStatus()
     if ran == highspy.HighsStatus.kError and status == highspy.HighsModelStatus.kNotset:
-        raise HareOptError("HiGHS refused to solve the relaxation (an option or "
-                           "thread-pool error); nothing was solved")
+        raise HareOptError(
+            "HiGHS refused to solve the relaxation (an option or "
+            "thread-pool error); nothing was solved"
+        )
     info = h.getInfo()
     optimal = status == highspy.HighsModelStatus.kOptimal
     has = info.primal_solution_status == 2  # kSolutionStatusFeasible
@@ -364,14 +412,22 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
         bound = info.objective_function_value
     else:
         bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) and not failed else -INF
-    stopped = {highspy.HighsModelStatus.kTimeLimit: "time_limit",
-               highspy.HighsModelStatus.kSolutionLimit: "node_limit",
-               highspy.HighsModelStatus.kIterationLimit: "iteration_limit",
-               highspy.HighsModelStatus.kSolveError: "solver_error",
-               highspy.HighsModelStatus.kInterrupt: "interrupted"}.get(status)
-    return {"values": values, "objective": info.objective_function_value if has else INF,
-            "bound": bound, "optimal": optimal, "status": h.modelStatusToString(status),
-            "stopped": stopped, "nodes": int(info.mip_node_count)}
+    stopped = {
+        highspy.HighsModelStatus.kTimeLimit: "time_limit",
+        highspy.HighsModelStatus.kSolutionLimit: "node_limit",
+        highspy.HighsModelStatus.kIterationLimit: "iteration_limit",
+        highspy.HighsModelStatus.kSolveError: "solver_error",
+        highspy.HighsModelStatus.kInterrupt: "interrupted",
+    }.get(status)
+    return {
+        "values": values,
+        "objective": info.objective_function_value if has else INF,
+        "bound": bound,
+        "optimal": optimal,
+        "status": h.modelStatusToString(status),
+        "stopped": stopped,
+        "nodes": int(info.mip_node_count),
+    }
 
 
 #: Seconds a (task, machine) pair of building the MILP and solving its root, about
@@ -380,10 +436,18 @@ def _highs(lm: LinearModel, start: list[float] | None, *, time_limit: float | No
 MILP_S_PER_PAIR = 6e-5
 
 
-def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
-              node_limit: int | None, max_rounds: int | None, threads: int | None,
-              t0: float, log: bool = False, stop: threading.Event | None = None
-              ) -> tuple[Point, float, bool, dict]:
+def _solve_oa(
+    model: CompactModel,
+    start: Point,
+    *,
+    time_limit: float | None,
+    node_limit: int | None,
+    max_rounds: int | None,
+    threads: int | None,
+    t0: float,
+    log: bool = False,
+    stop: threading.Event | None = None,
+) -> tuple[Point, float, bool, dict]:
     """Lazy secants: MILP rounds until one is optimal and breaks no Queyranne inequality."""
     tasks = model.tasks
     best, tried, bound = start, {start.gpu.tobytes()}, -INF
@@ -400,8 +464,15 @@ def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
         if stop is not None and stop.is_set():
             stopped = "interrupted"
             break
-        run = _highs(model.lm, model.values(best), time_limit=left, threads=threads, log=log,
-                     stop=stop, node_limit=None if node_limit is None else node_limit - nodes)
+        run = _highs(
+            model.lm,
+            model.values(best),
+            time_limit=left,
+            threads=threads,
+            log=log,
+            stop=stop,
+            node_limit=None if node_limit is None else node_limit - nodes,
+        )
         rounds += 1
         nodes += run["nodes"]
         last_status = run["status"]
@@ -420,24 +491,40 @@ def _solve_oa(model: CompactModel, start: Point, *, time_limit: float | None,
         if not new or best.objective <= bound + 1e-9 * max(1.0, abs(bound)):
             optimal = True
             break
-    stats = {"status": "optimal" if optimal else f"stopped: {stopped}", "stopped_by": stopped,
-             "rounds": rounds, "nodes": nodes, "last_milp_status": last_status}
+    stats = {
+        "status": "optimal" if optimal else f"stopped: {stopped}",
+        "stopped_by": stopped,
+        "rounds": rounds,
+        "nodes": nodes,
+        "last_milp_status": last_status,
+    }
     return best, bound, optimal, stats
 
 
-def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
-                 threads: int | None, work_limit: float | None = None,
-                 stop: threading.Event | None = None) -> tuple[Point, float, bool, dict]:
+def _solve_cpsat(
+    model: CompactModel,
+    start: Point,
+    *,
+    time_limit: float | None,
+    threads: int | None,
+    work_limit: float | None = None,
+    stop: threading.Event | None = None,
+) -> tuple[Point, float, bool, dict]:
     """Integer starts and L_m^2 <= R_m stated exactly: a relaxation of the integer-time problem."""
     from hare_opt.util.ortools import cp_model, solve_stoppable
 
     lm = model.lm
     md = cp_model.CpModel()
     big = 1 << 40
-    cols = [md.new_int_var(math.ceil(lo - 1e-9) if lo > -big else -big,
-                           math.floor(hi + 1e-9) if hi < big else big, f"c{i}")
-            for i, (lo, hi) in enumerate(zip(lm.lb, lm.ub))]
-    for idx, vals, lo, hi in lm.rows[:model.base_rows]:
+    cols = [
+        md.new_int_var(
+            math.ceil(lo - 1e-9) if lo > -big else -big,
+            math.floor(hi + 1e-9) if hi < big else big,
+            f"c{i}",
+        )
+        for i, (lo, hi) in enumerate(zip(lm.lb, lm.ub))
+    ]
+    for idx, vals, lo, hi in lm.rows[: model.base_rows]:
         expr = sum(int(round(v)) * cols[c] for c, v in zip(idx, vals))
         if lo > -INF:
             md.add(expr >= math.ceil(lo - 1e-9))
@@ -465,19 +552,37 @@ def _solve_cpsat(model: CompactModel, start: Point, *, time_limit: float | None,
         best = Point(values[model.x], model.assignment(values), float(solver.objective_value))
     optimal = status == cp_model.OPTIMAL
     stopped = None if optimal else "time_limit"
-    return best, float(solver.best_objective_bound), optimal, {
-        "status": "optimal" if optimal else f"stopped: {stopped}", "stopped_by": stopped,
-        "branches": solver.num_branches, "last_milp_status": solver.status_name(status)}
+    return (
+        best,
+        float(solver.best_objective_bound),
+        optimal,
+        {
+            "status": "optimal" if optimal else f"stopped: {stopped}",
+            "stopped_by": stopped,
+            "branches": solver.num_branches,
+            "last_milp_status": solver.status_name(status),
+        },
+    )
 
 
-def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: float | None = None,
-                     threads: int | None = None, node_limit: int | None = None,
-                     max_rounds: int | None = None, gpu_available=None,
-                     ladder_ratio: float = 1.05, search_evals: int = SEARCH_EVALS,
-                     max_assignments: int = MAX_ASSIGNMENTS, log: bool = False,
-                     hare_start: bool = False, stop: threading.Event | None = None,
-                     relaxation: str = "per-gpu",
-                     on_start: Callable[[Relaxation], None] | None = None) -> Relaxation:
+def solve_relaxation(
+    inst: Instance,
+    *,
+    backend: str = "highs",
+    time_limit: float | None = None,
+    threads: int | None = None,
+    node_limit: int | None = None,
+    max_rounds: int | None = None,
+    gpu_available=None,
+    ladder_ratio: float = 1.05,
+    search_evals: int = SEARCH_EVALS,
+    max_assignments: int = MAX_ASSIGNMENTS,
+    log: bool = False,
+    hare_start: bool = False,
+    stop: threading.Event | None = None,
+    relaxation: str = "per-gpu",
+    on_start: Callable[[Relaxation], None] | None = None,
+) -> Relaxation:
     """Solve Hare_Sched_RL; under a limit the incumbent comes with the proved bound.
 
     ``node_limit`` (B&B nodes over all rounds) and ``max_rounds`` are
@@ -494,20 +599,29 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
     """
     owner = "solver 'hare-paper'"
     if backend not in ("highs", "cpsat"):
-        raise OptionError(f"must be 'highs' or 'cpsat', got {backend!r}",
-                          option="relaxation_solver", owner=owner)
+        raise OptionError(
+            f"must be 'highs' or 'cpsat', got {backend!r}", option="relaxation_solver", owner=owner
+        )
     if backend == "cpsat" and (node_limit is not None or max_rounds is not None):
-        raise OptionError("node_limit and max_rounds apply to the 'highs' relaxation only",
-                          option="relaxation_solver", owner=owner)
+        raise OptionError(
+            "node_limit and max_rounds apply to the 'highs' relaxation only",
+            option="relaxation_solver",
+            owner=owner,
+        )
     if relaxation not in MODES:
-        raise OptionError(f"must be one of {', '.join(MODES)}, got {relaxation!r}",
-                          option="relaxation", owner=owner)
+        raise OptionError(
+            f"must be one of {', '.join(MODES)}, got {relaxation!r}",
+            option="relaxation",
+            owner=owner,
+        )
     if backend == "cpsat" and relaxation != "per-gpu":
-        raise OptionError("the 'cpsat' backend solves the per-gpu relaxation only",
-                          option="relaxation_solver", owner=owner)
+        raise OptionError(
+            "the 'cpsat' backend solves the per-gpu relaxation only",
+            option="relaxation_solver",
+            owner=owner,
+        )
     if ladder_ratio <= 1:
-        raise OptionError(f"must be > 1, got {ladder_ratio}", option="ladder_ratio",
-                          owner=owner)
+        raise OptionError(f"must be > 1, got {ladder_ratio}", option="ladder_ratio", owner=owner)
     t0 = time.perf_counter()
     pairs = pair_count(inst, relaxation)
     if pairs > max_assignments:
@@ -515,7 +629,8 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
         raise RelaxationTooLargeError(
             f"instance {inst.name!r}: the relaxation would have {pairs} (task, {what}) pairs "
             f"({inst.num_tasks} tasks x {inst.num_gpus} GPUs), more than max_assignments="
-            f"{max_assignments}")
+            f"{max_assignments}"
+        )
     avail = availability(inst, gpu_available)
     if backend == "cpsat":
         avail = np.ceil(avail)  # integer starts: GPU m's tasks start at >= ceil(A_m)
@@ -525,8 +640,7 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
     first = start
     if backend == "highs":  # the better of two assignments, each with its optimal x, then
         starts = [start.gpu, hare_assignment(mach)] if hare_start else [start.gpu]
-        search = min((AssignmentSearch(mach, tasks, g) for g in starts),
-                     key=lambda a: a.objective)
+        search = min((AssignmentSearch(mach, tasks, g) for g in starts), key=lambda a: a.objective)
         first = search.point()
         deadline = None if time_limit is None else t0 + time_limit / 4
         evals = search.search(search_evals, deadline=deadline, stop=stop)  # a local search
@@ -535,19 +649,38 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
     # The MILP's build cannot be stopped (about 15 us a column, 10^5 columns at 200 jobs
     # on 15 GPUs) and HiGHS does not stop in a MIP's root LP: with too little time left for
     # both, the starting point is the answer (a time limit is honoured like the others').
-    late = time_limit is not None and time.perf_counter() - t0 + \
-        MILP_S_PER_PAIR * pairs * 2 >= time_limit
+    late = (
+        time_limit is not None
+        and time.perf_counter() - t0 + MILP_S_PER_PAIR * pairs * 2 >= time_limit
+    )
     if late:  # no time left to build the MILP (seconds at 10^5 columns)
         max_rounds = 0
     chain = chain_bound(inst)  # a bound of the relaxation before any MILP
     if on_start is not None:
-        on_start(Relaxation(tasks, start.x, start.gpu, start.objective, chain, False, backend,
-                            time.perf_counter() - t0, {"stopped_by": "start"}, mach))
+        on_start(
+            Relaxation(
+                tasks,
+                start.x,
+                start.gpu,
+                start.objective,
+                chain,
+                False,
+                backend,
+                time.perf_counter() - t0,
+                {"stopped_by": "start"},
+                mach,
+            )
+        )
     if max_rounds == 0:  # the starting point is the answer: no model to build
         best, bound, optimal = start, -INF, False
         why = "time_limit" if late else "round_limit"
-        stats = {"status": f"stopped: {why}", "stopped_by": why, "rounds": 0,
-                 "nodes": 0, "last_milp_status": "not run"}
+        stats = {
+            "status": f"stopped: {why}",
+            "stopped_by": why,
+            "rounds": 0,
+            "nodes": 0,
+            "last_milp_status": "not run",
+        }
         model = None
     else:
         model = build(mach, tasks, start)
@@ -555,25 +688,54 @@ def solve_relaxation(inst: Instance, *, backend: str = "highs", time_limit: floa
             ladder(model, start, ladder_ratio)
         initial = len(model.cuts)
         if backend == "highs":
-            best, bound, optimal, stats = _solve_oa(model, start, time_limit=time_limit,
-                                                    node_limit=node_limit,
-                                                    max_rounds=max_rounds, threads=threads,
-                                                    t0=t0, log=log, stop=stop)
+            best, bound, optimal, stats = _solve_oa(
+                model,
+                start,
+                time_limit=time_limit,
+                node_limit=node_limit,
+                max_rounds=max_rounds,
+                threads=threads,
+                t0=t0,
+                log=log,
+                stop=stop,
+            )
         else:
-            best, bound, optimal, stats = _solve_cpsat(model, start, time_limit=time_limit,
-                                                       threads=threads, work_limit=node_limit,
-                                                       stop=stop)
+            best, bound, optimal, stats = _solve_cpsat(
+                model,
+                start,
+                time_limit=time_limit,
+                threads=threads,
+                work_limit=node_limit,
+                stop=stop,
+            )
     bound = max(bound, chain)
     if optimal:  # equal up to the backends' tolerances
         bound = min(bound, best.objective)
     gap = (best.objective - bound) / max(1.0, abs(best.objective))
-    stats.update(gap=gap, search_evals=evals, search_done=done, assignments=pairs,
-                 model=relaxation,
-                 columns=0 if model is None else len(model.lm.lb),
-                 rows=0 if model is None else len(model.lm.rows),
-                 cuts=0 if model is None else len(model.cuts),
-                 initial_cuts=0 if model is None else initial,
-                 start_objective=start.objective,
-                 wall_clock_limited=search_clock or stats.get("stopped_by") == "time_limit")
-    return Relaxation(tasks, best.x, best.gpu, float(best.objective), float(bound), optimal,
-                      backend, time.perf_counter() - t0, stats, mach, start, first)
+    stats.update(
+        gap=gap,
+        search_evals=evals,
+        search_done=done,
+        assignments=pairs,
+        model=relaxation,
+        columns=0 if model is None else len(model.lm.lb),
+        rows=0 if model is None else len(model.lm.rows),
+        cuts=0 if model is None else len(model.cuts),
+        initial_cuts=0 if model is None else initial,
+        start_objective=start.objective,
+        wall_clock_limited=search_clock or stats.get("stopped_by") == "time_limit",
+    )
+    return Relaxation(
+        tasks,
+        best.x,
+        best.gpu,
+        float(best.objective),
+        float(bound),
+        optimal,
+        backend,
+        time.perf_counter() - t0,
+        stats,
+        mach,
+        start,
+        first,
+    )

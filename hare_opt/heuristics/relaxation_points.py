@@ -60,8 +60,17 @@ class Machines:
         avail = np.asarray(avail, dtype=float)
         if mode == "per-gpu":
             ones = np.ones(real.num_gpus)
-            return cls(mode, real, avail, real, np.arange(real.num_gpus), ones, avail, avail,
-                       np.zeros(real.num_gpus))
+            return cls(
+                mode,
+                real,
+                avail,
+                real,
+                np.arange(real.num_gpus),
+                ones,
+                avail,
+                avail,
+                np.zeros(real.num_gpus),
+            )
         if mode != "per-type":
             raise HareOptError(f"relaxation: must be one of {', '.join(MODES)}, got {mode!r}")
         k = real.gpu_type_index
@@ -70,21 +79,26 @@ class Machines:
         np.minimum.at(amin, k, avail)
         amean = np.bincount(k, weights=avail, minlength=len(cap)) / cap
         gamma = -np.bincount(k, weights=(avail - amean[k]) ** 2, minlength=len(cap))
-        inst = Instance(tuple(GPU(t, t) for t in real.gpu_types), real.jobs, real.name,
-                        real.time_unit)
+        inst = Instance(
+            tuple(GPU(t, t) for t in real.gpu_types), real.jobs, real.name, real.time_unit
+        )
         return cls(mode, real, avail, inst, k, cap, amin, amean, gamma)
 
     def f(self, m, load):
         """f_m(load): the least 2 S_m + Q_m a machine-m load may have (vectorised)."""
         load = np.asarray(load, dtype=float)
-        return load * load / self.cap[m] + np.maximum(2 * self.amin[m] * load,
-                                                       2 * self.amean[m] * load + self.gamma[m])
+        return load * load / self.cap[m] + np.maximum(
+            2 * self.amin[m] * load, 2 * self.amean[m] * load + self.gamma[m]
+        )
 
     @property
     def type_of(self) -> np.ndarray:
         """(machines,) GPU type index of each machine (in the real instance's types)."""
-        return self.real.gpu_type_index if self.mode == "per-gpu" else \
-            np.arange(len(self.real.gpu_types))
+        return (
+            self.real.gpu_type_index
+            if self.mode == "per-gpu"
+            else np.arange(len(self.real.gpu_types))
+        )
 
     def key(self, m: int) -> tuple[int, float, float]:
         """Machines with equal keys are interchangeable (symmetry breaking)."""
@@ -131,8 +145,7 @@ class RelaxedTasks:
     def of(cls, inst: Instance) -> RelaxedTasks:
         per_job = inst.rounds * inst.tasks_per_round
         job = np.repeat(np.arange(inst.num_jobs, dtype=np.int64), per_job)
-        pos = np.arange(len(job), dtype=np.int64) - np.repeat(np.cumsum(per_job) - per_job,
-                                                              per_job)
+        pos = np.arange(len(job), dtype=np.int64) - np.repeat(np.cumsum(per_job) - per_job, per_job)
         k = inst.tasks_per_round[job]
         return cls(job, pos // k, pos % k)
 
@@ -185,17 +198,28 @@ def eft_by_type(mach: Machines, tasks: RelaxedTasks) -> Point:
     rank[np.lexsort((np.arange(n), -real.weight))] = np.arange(n)
     gtype = real.gpu_type_index.astype(np.int64)
     tgpu = np.argsort(gtype, kind="stable").astype(np.int64)
-    tptr = np.concatenate([[0], np.cumsum(np.bincount(gtype, minlength=len(real.gpu_types)))
-                           ]).astype(np.int64)
+    tptr = np.concatenate(
+        [[0], np.cumsum(np.bincount(gtype, minlength=len(real.gpu_types)))]
+    ).astype(np.int64)
     free = np.ceil(np.asarray(mach.avail, dtype=float)).astype(np.int64)
     x = np.empty(len(tasks.job))
     gpu = np.empty(len(tasks.job), dtype=np.int64)
     i64 = np.int64
-    barrier = kernel(free, tgpu, tptr, real.proc_by_type.astype(i64),
-                     real.sync_by_type.astype(i64), real.release.astype(i64),
-                     real.rounds.astype(i64), real.tasks_per_round.astype(i64), rank,
-                     np.ascontiguousarray(real.eligible_by_type, dtype=np.bool_), i64(big),
-                     x, gpu)
+    barrier = kernel(
+        free,
+        tgpu,
+        tptr,
+        real.proc_by_type.astype(i64),
+        real.sync_by_type.astype(i64),
+        real.release.astype(i64),
+        real.rounds.astype(i64),
+        real.tasks_per_round.astype(i64),
+        rank,
+        np.ascontiguousarray(real.eligible_by_type, dtype=np.bool_),
+        i64(big),
+        x,
+        gpu,
+    )
     return Point(x, gpu, float((real.weight * barrier).sum()))
 
 
@@ -242,8 +266,7 @@ def eft_by_type_reference(mach: Machines, tasks: RelaxedTasks) -> Point:
             barrier[j], round_end[j], placed[j] = round_end[j], 0, 0
             rnd[j] += 1
             left[j] -= 1
-        fin[:, k] = np.where(elig[:, k] & (left > 0), np.maximum(fmin[k], barrier) + p[:, k],
-                             big)
+        fin[:, k] = np.where(elig[:, k] & (left > 0), np.maximum(fmin[k], barrier) + p[:, k], big)
         fin[j] = np.where(elig[j] & (left[j] > 0), np.maximum(fmin, barrier[j]) + p[j], big)
     return Point(x, gpu, float((real.weight * barrier).sum()))
 
@@ -303,12 +326,15 @@ class AssignmentSearch:
         self.jptr = np.r_[0, np.cumsum(inst.rounds)].astype(i64)
         self.tjob = tasks.job.astype(i64)
         self.p = np.ascontiguousarray(np.where(inst.eligible, inst.proc, 0), dtype=f64)
-        self.d = np.ascontiguousarray(np.where(inst.eligible, inst.proc + inst.sync, 0),
-                                      dtype=f64)  # C order: one compiled signature
+        self.d = np.ascontiguousarray(
+            np.where(inst.eligible, inst.proc + inst.sync, 0), dtype=f64
+        )  # C order: one compiled signature
         self.elig = np.ascontiguousarray(inst.eligible, dtype=np.bool_)
         self.rel, self.w = inst.release.astype(f64), inst.weight.astype(f64)
-        self.env = tuple(np.ascontiguousarray(v, dtype=f64)
-                         for v in (mach.cap, mach.amin, mach.amean, mach.gamma))
+        self.env = tuple(
+            np.ascontiguousarray(v, dtype=f64)
+            for v in (mach.cap, mach.amin, mach.amean, mach.gamma)
+        )
         self.done = False
         self.value = np.array(self._setup(self.gpu))
         self.ranked, self.ranked_mv = np.zeros(SEARCH_TRIES), np.zeros(SEARCH_TRIES, i64)
@@ -323,10 +349,29 @@ class AssignmentSearch:
         self.work, self.jlhs = np.zeros((mm, nn)), np.zeros((mm, nn))
         self.load, self.square, self.lhs, self.g = (np.zeros(mm) for _ in range(4))
         self.delta, self.lam = np.zeros(nn), np.zeros(mm)
-        base, lp = self.kern.setup(gpu, self.tjob, self.jptr, self.rptr, self.p, self.d,
-                                   self.rel, self.w, *self.env, self.bar, self.dr, self.x,
-                                   self.comp, self.work, self.jlhs, self.load, self.square,
-                                   self.lhs, self.g, self.delta, self.lam)
+        base, lp = self.kern.setup(
+            gpu,
+            self.tjob,
+            self.jptr,
+            self.rptr,
+            self.p,
+            self.d,
+            self.rel,
+            self.w,
+            *self.env,
+            self.bar,
+            self.dr,
+            self.x,
+            self.comp,
+            self.work,
+            self.jlhs,
+            self.load,
+            self.square,
+            self.lhs,
+            self.g,
+            self.delta,
+            self.lam,
+        )
         return base + lp, base
 
     @property
@@ -341,16 +386,41 @@ class AssignmentSearch:
         local optimum."""
         used, batch = 0, 16
         while used < evaluations and not self.done:
-            if (deadline is not None and time.perf_counter() >= deadline) or \
-                    (stop is not None and stop.is_set()):
+            if (deadline is not None and time.perf_counter() >= deadline) or (
+                stop is not None and stop.is_set()
+            ):
                 break
             t0 = time.perf_counter()
             step, self.done = self.kern.search(
-                min(batch, evaluations - used), self.gpu, self.tjob, self.trnd, self.jptr,
-                self.rptr, self.p, self.d, self.elig, self.rel, self.w, *self.env, self.bar,
-                self.dr, self.x, self.comp, self.work, self.jlhs, self.load, self.square,
-                self.lhs, self.g, self.delta, self.lam, self.value, self.ranked,
-                self.ranked_mv, self.cursor)
+                min(batch, evaluations - used),
+                self.gpu,
+                self.tjob,
+                self.trnd,
+                self.jptr,
+                self.rptr,
+                self.p,
+                self.d,
+                self.elig,
+                self.rel,
+                self.w,
+                *self.env,
+                self.bar,
+                self.dr,
+                self.x,
+                self.comp,
+                self.work,
+                self.jlhs,
+                self.load,
+                self.square,
+                self.lhs,
+                self.g,
+                self.delta,
+                self.lam,
+                self.value,
+                self.ranked,
+                self.ranked_mv,
+                self.cursor,
+            )
             used += int(step)
             if step == 0:
                 break
@@ -368,8 +438,7 @@ class AssignmentSearch:
         return canonical(self.mach, self.tasks, Point(x, self.gpu.copy(), self.objective))
 
 
-def fixed_assignment_lp(inst: Instance, tasks: RelaxedTasks, gpu: np.ndarray,
-                        avail) -> Point:
+def fixed_assignment_lp(inst: Instance, tasks: RelaxedTasks, gpu: np.ndarray, avail) -> Point:
     """The relaxation's best point with y fixed to ``gpu`` (``avail``: see ``as_machines``)."""
     return AssignmentSearch(as_machines(inst, avail), tasks, gpu).point()
 
@@ -396,6 +465,7 @@ def canonical(mach: Machines, tasks: RelaxedTasks, pt: Point) -> Point:
 
 # --- HiGHS -------------------------------------------------------------------
 
+
 def to_highs(lm: LinearModel, *, mip: bool, threads: int | None = None):
     """A quiet HiGHS object holding ``lm`` (``threads``: see ``util.highs.use_threads``)."""
     h = new_highs(threads)
@@ -411,7 +481,9 @@ def to_highs(lm: LinearModel, *, mip: bool, threads: int | None = None):
     lp.a_matrix_.index_ = np.array([c for r in lm.rows for c in r[0]], dtype=np.int32)
     lp.a_matrix_.value_ = np.array([v for r in lm.rows for v in r[1]], dtype=float)
     if mip:
-        lp.integrality_ = [highspy.HighsVarType.kInteger if b else
-                           highspy.HighsVarType.kContinuous for b in lm.integer]
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous
+            for b in lm.integer
+        ]
     h.passModel(lp)
     return h

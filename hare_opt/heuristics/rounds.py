@@ -26,8 +26,17 @@ from hare_opt.heuristics._kernels import STREAM_LIMIT
 from hare_opt.model import GPU, Instance, Job, Schedule
 from hare_opt.model.planning import Warm
 
-__all__ = ["DISPATCH", "HOLD", "STREAM_LIMIT", "RoundEngine", "clip_runs", "expand_blocks",
-           "run_interleaved", "run_serial", "schedule_runs"]
+__all__ = [
+    "DISPATCH",
+    "HOLD",
+    "STREAM_LIMIT",
+    "RoundEngine",
+    "clip_runs",
+    "expand_blocks",
+    "run_interleaved",
+    "run_serial",
+    "schedule_runs",
+]
 
 
 def expand_blocks(inst: Instance, blocks) -> Schedule:
@@ -52,8 +61,9 @@ def schedule_runs(inst: Instance, schedule: Schedule) -> np.ndarray:
     if gpu is None or not np.array_equal(inst.gpu_ids[gpu], schedule.gpu):
         gpu = pd.Index(inst.gpu_ids).get_indexer(schedule.gpu)
     one = np.ones(len(job), np.int64)
-    return np.stack([job, schedule.round, schedule.task, gpu, one, schedule.start, 0 * one, one],
-                    axis=1).astype(np.int64)
+    return np.stack(
+        [job, schedule.round, schedule.task, gpu, one, schedule.start, 0 * one, one], axis=1
+    ).astype(np.int64)
 
 
 def _i64(a) -> np.ndarray:
@@ -64,15 +74,15 @@ def _i64(a) -> np.ndarray:
 class _Fixed:
     """The kernels' read-only view of an instance."""
 
-    gtype: np.ndarray    # (M,) type of each GPU
-    tptr: np.ndarray     # (T + 1,) type k's GPUs are segment tptr[k]:tptr[k + 1] of ``srt``
-    fix: np.ndarray      # (3, N) tasks per round, release, overhead
-    ptab: np.ndarray     # (N, T) task time, 0: not eligible
-    stab: np.ndarray     # (N, T) sync time
-    rounds: np.ndarray   # (N,)
-    group: np.ndarray    # (N,) group of jobs with the same eligible types
-    gtypes: np.ndarray   # (G, T) those types
-    runs: int            # most runs a whole dispatch can make: min(K, eligible GPUs) a round
+    gtype: np.ndarray  # (M,) type of each GPU
+    tptr: np.ndarray  # (T + 1,) type k's GPUs are segment tptr[k]:tptr[k + 1] of ``srt``
+    fix: np.ndarray  # (3, N) tasks per round, release, overhead
+    ptab: np.ndarray  # (N, T) task time, 0: not eligible
+    stab: np.ndarray  # (N, T) sync time
+    rounds: np.ndarray  # (N,)
+    group: np.ndarray  # (N,) group of jobs with the same eligible types
+    gtypes: np.ndarray  # (G, T) those types
+    runs: int  # most runs a whole dispatch can make: min(K, eligible GPUs) a round
 
 
 _fixed_memo: dict[int, tuple[weakref.ref, _Fixed]] = {}
@@ -86,11 +96,16 @@ def _fixed(inst: Instance) -> _Fixed:
         return hit[1]
     gtypes, group = np.unique(inst.eligible_by_type, axis=0, return_inverse=True)
     fixed = _Fixed(
-        _i64(inst.gpu_type_index), _i64(np.concatenate([[0], np.cumsum(inst.type_count)])),
+        _i64(inst.gpu_type_index),
+        _i64(np.concatenate([[0], np.cumsum(inst.type_count)])),
         _i64(np.stack([inst.tasks_per_round, inst.release, inst.overhead])),
-        _i64(inst.proc_by_type), _i64(inst.sync_by_type), _i64(inst.rounds),
-        _i64(group.ravel()), np.ascontiguousarray(gtypes),
-        int(inst.rounds @ np.minimum(inst.tasks_per_round, inst.eligible.sum(axis=1))))
+        _i64(inst.proc_by_type),
+        _i64(inst.sync_by_type),
+        _i64(inst.rounds),
+        _i64(group.ravel()),
+        np.ascontiguousarray(gtypes),
+        int(inst.rounds @ np.minimum(inst.tasks_per_round, inst.eligible.sum(axis=1))),
+    )
     _fixed_memo[id(inst)] = (weakref.ref(inst), fixed)
     weakref.finalize(inst, _fixed_memo.pop, id(inst), None)
     return fixed
@@ -99,8 +114,14 @@ def _fixed(inst: Instance) -> _Fixed:
 class RoundEngine:
     """GPU free times, last jobs and job barriers as int64 arrays; runs recorded as blocks."""
 
-    def __init__(self, inst: Instance, *, sync_first: bool = True, warm: Warm | None = None,
-                 capacity: int = 64):
+    def __init__(
+        self,
+        inst: Instance,
+        *,
+        sync_first: bool = True,
+        warm: Warm | None = None,
+        capacity: int = 64,
+    ):
         self.inst = inst
         # False: rounds take the slots that free GPUs first, not those that sync first
         self.sync_first = bool(sync_first)
@@ -108,7 +129,7 @@ class RoundEngine:
         fixed = _fixed(inst)
         free = _i64(warm.free) if warm else np.zeros(m, np.int64)
         last = _i64(warm.last) if warm else np.full(m, -1, np.int64)
-        srt = np.lexsort((np.arange(m), free, fixed.gtype))   # (type, free, gpu)
+        srt = np.lexsort((np.arange(m), free, fixed.gtype))  # (type, free, gpu)
         self._gst = np.stack([free, last, srt]).astype(np.int64)
         left = _i64(warm.left) if warm else inst.tasks_per_round
         carry = _i64(warm.carry) if warm else np.zeros(n, np.int64)
@@ -116,14 +137,15 @@ class RoundEngine:
         own = np.zeros((len(inst.gpu_types), n), np.int64)
         ran = last >= 0
         np.add.at(own, (fixed.gtype[ran], last[ran]), 1)
-        self._jst = np.concatenate([np.stack([inst.release, np.zeros(n, np.int64), left, carry]),
-                                    own]).astype(np.int64)
+        self._jst = np.concatenate(
+            [np.stack([inst.release, np.zeros(n, np.int64), left, carry]), own]
+        ).astype(np.int64)
         self._static = (fixed.gtype, fixed.tptr, fixed.fix, fixed.ptab, fixed.stab)
         width = m + 2 * len(inst.gpu_types)
-        self._ws = np.zeros((6, width), np.int64)          # per-round scratch of the kernels
+        self._ws = np.zeros((6, width), np.int64)  # per-round scratch of the kernels
         self._heap = np.zeros((width, 5), np.int64)
         self._buf = np.empty((max(capacity, 16), 8), np.int64)
-        self._anyone = np.zeros((2, n), np.int64)   # ``place_round`` on any GPU
+        self._anyone = np.zeros((2, n), np.int64)  # ``place_round`` on any GPU
         self._nb = 0
         #: rounds a dispatch placed as repeats of the round before (``run_*(repeat=True)``)
         self.repeated = 0
@@ -138,11 +160,19 @@ class RoundEngine:
     @property
     def blocks(self) -> np.ndarray:
         """(B, 8) runs (``expand_blocks``) in placement order."""
-        return self._buf[:self._nb]
+        return self._buf[: self._nb]
 
     def _args(self) -> tuple:
-        return (self.sync_first, *self._static, self._gst, self._jst, self._ws, self._heap,
-                self._buf, self._nb)
+        return (
+            self.sync_first,
+            *self._static,
+            self._gst,
+            self._jst,
+            self._ws,
+            self._heap,
+            self._buf,
+            self._nb,
+        )
 
     def place_round(self, j: int, guard: np.ndarray | None = None, t: int = 0) -> int:
         """Place job j's next round with the earliest barrier the GPUs allow; return it.
@@ -178,21 +208,30 @@ def _engine(inst: Instance, sync_first: bool, warm: Warm | None) -> RoundEngine:
     return RoundEngine(inst, sync_first=sync_first, warm=warm, capacity=_fixed(inst).runs)
 
 
-def run_serial(inst: Instance, order, *, sync_first: bool = True,
-               warm: Warm | None = None, repeat: bool = True) -> RoundEngine:
+def run_serial(
+    inst: Instance, order, *, sync_first: bool = True, warm: Warm | None = None, repeat: bool = True
+) -> RoundEngine:
     """Each job in turn, all its rounds, each round with the earliest barrier.
 
     ``repeat``: rounds that provably repeat the last one's shape are placed in one step
     (``_kernels._repeat_limit``); the blocks are the same as without (tested)."""
     eng = _engine(inst, sync_first, warm)
-    eng._buf, eng._nb, eng.repeated = kern.run_serial(_i64(order), _fixed(inst).rounds,
-                                                      repeat, *eng._args())
+    eng._buf, eng._nb, eng.repeated = kern.run_serial(
+        _i64(order), _fixed(inst).rounds, repeat, *eng._args()
+    )
     return eng
 
 
-def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
-                    warm: Warm | None = None, repeat: bool = True, conserve: bool = True,
-                    until: int | None = None) -> RoundEngine:
+def run_interleaved(
+    inst: Instance,
+    order,
+    *,
+    sync_first: bool = True,
+    warm: Warm | None = None,
+    repeat: bool = True,
+    conserve: bool = True,
+    until: int | None = None,
+) -> RoundEngine:
     """Round by round, work-conserving: the clock t is the earliest time any job with
     rounds left could start its next round (its barrier passed and an eligible GPU free
     by then), and, of the jobs whose barrier is <= t and that have an eligible GPU free
@@ -227,8 +266,8 @@ def run_interleaved(inst: Instance, order, *, sync_first: bool = True,
     eng, fixed = _engine(inst, sync_first, warm), _fixed(inst)
     stop = kern._BIG if until is None else int(until)
     eng._buf, eng._nb, eng.repeated, eng.waited = kern.run_interleaved(
-        _i64(order), fixed.rounds, repeat, conserve, fixed.group, fixed.gtypes, stop,
-        *eng._args())
+        _i64(order), fixed.rounds, repeat, conserve, fixed.group, fixed.gtypes, stop, *eng._args()
+    )
     return eng
 
 
@@ -245,24 +284,28 @@ def clip_runs(inst: Instance, blocks: np.ndarray, until: int) -> np.ndarray:
     kern.expand_runs(cut, inst.gpu_type_index, inst.proc_by_type, rows)
     rows = rows[:, rows[4] < until]
     one = np.ones(rows.shape[1], np.int64)
-    return np.concatenate([whole, np.stack([rows[0], rows[1], rows[2], rows[3], one, rows[4],
-                                            0 * one, one], axis=1)])
+    return np.concatenate(
+        [whole, np.stack([rows[0], rows[1], rows[2], rows[3], one, rows[4], 0 * one, one], axis=1)]
+    )
 
 
 DISPATCH = {
     "interleaved": run_interleaved,
     "serial": run_serial,
-    "interleaved-eft": lambda inst, order, **kw: run_interleaved(inst, order, sync_first=False,
-                                                                 **kw),
+    "interleaved-eft": lambda inst, order, **kw: run_interleaved(
+        inst, order, sync_first=False, **kw
+    ),
     "serial-eft": lambda inst, order, **kw: run_serial(inst, order, sync_first=False, **kw),
 }
 #: The interleaved dispatchers that keep a job's GPUs through its syncs
 #: (``run_interleaved(conserve=False)``): ``hare``'s with ``work_conserving=False``.
 HOLD = {
-    "interleaved-hold": lambda inst, order, **kw: run_interleaved(inst, order, conserve=False,
-                                                                  **kw),
+    "interleaved-hold": lambda inst, order, **kw: run_interleaved(
+        inst, order, conserve=False, **kw
+    ),
     "interleaved-eft-hold": lambda inst, order, **kw: run_interleaved(
-        inst, order, sync_first=False, conserve=False, **kw),
+        inst, order, sync_first=False, conserve=False, **kw
+    ),
 }
 
 
@@ -273,9 +316,14 @@ def warm_up() -> float:
     one-off compile is not charged to whichever solver happens to run first.
     """
     t0 = time.perf_counter()
-    inst = Instance((GPU("g0", "A"), GPU("g1", "B")),
-                    (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=3, switch_overhead=1),
-                     Job("j1", {"A": 1}, release=1)), "warm-up")
+    inst = Instance(
+        (GPU("g0", "A"), GPU("g1", "B")),
+        (
+            Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=3, switch_overhead=1),
+            Job("j1", {"A": 1}, release=1),
+        ),
+        "warm-up",
+    )
     for run in (*DISPATCH.values(), *HOLD.values()):
         run(inst, [0, 1]).schedule()
     RoundEngine(inst).place_round(0)

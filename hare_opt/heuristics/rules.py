@@ -26,12 +26,17 @@ def place_job_eft(state: ClusterState, job: int) -> None:
 
 
 def _unknown(instance: Instance, name: str, t0: float, why: OutOfTime) -> Result:
-    return Result(name, Status.UNKNOWN, Schedule.empty(), runtime_s=time.perf_counter() - t0,
-                  instance_name=instance.name, stats={"stopped": str(why)})
+    return Result(
+        name,
+        Status.UNKNOWN,
+        Schedule.empty(),
+        runtime_s=time.perf_counter() - t0,
+        instance_name=instance.name,
+        stats={"stopped": str(why)},
+    )
 
 
-def _by_order(instance: Instance, order: np.ndarray, name: str, run: Run | None = None
-              ) -> Result:
+def _by_order(instance: Instance, order: np.ndarray, name: str, run: Run | None = None) -> Result:
     t0 = time.perf_counter()
     state = ClusterState(instance)
     try:
@@ -44,21 +49,24 @@ def _by_order(instance: Instance, order: np.ndarray, name: str, run: Run | None 
     return state.result(name, time.perf_counter() - t0)
 
 
-def solve_fifo(instance: Instance, run: Run | None = None,
-               options: NoOptions | None = None) -> Result:
+def solve_fifo(
+    instance: Instance, run: Run | None = None, options: NoOptions | None = None
+) -> Result:
     """Jobs in arrival order (ties: file order), as FIFO cluster schedulers do."""
     return _by_order(instance, np.argsort(instance.release, kind="stable"), "fifo", run)
 
 
-def solve_wspt(instance: Instance, run: Run | None = None,
-               options: NoOptions | None = None) -> Result:
+def solve_wspt(
+    instance: Instance, run: Run | None = None, options: NoOptions | None = None
+) -> Result:
     """Jobs by Smith's ratio weight / work on the fastest GPU type, largest first."""
     ratio = instance.weight / instance.min_work
     return _by_order(instance, np.lexsort((instance.release, -ratio)), "wspt", run)
 
 
-def eft_state(instance: Instance, free_from: np.ndarray | None = None,
-              run: Run | None = None) -> ClusterState:
+def eft_state(
+    instance: Instance, free_from: np.ndarray | None = None, run: Run | None = None
+) -> ClusterState:
     """The greedy's placements: always the task that would finish earliest anywhere
     (ties: heavier job, then lower index); GPU g free from ``free_from[g]`` (default 0).
     ``run``: its limit and stop flag are watched (``OutOfTime``)."""
@@ -81,8 +89,9 @@ def eft_state(instance: Instance, free_from: np.ndarray | None = None,
     return state
 
 
-def solve_eft(instance: Instance, run: Run | None = None,
-              options: NoOptions | None = None) -> Result:
+def solve_eft(
+    instance: Instance, run: Run | None = None, options: NoOptions | None = None
+) -> Result:
     """Greedy over all jobs: always place the task that would finish earliest anywhere."""
     t0 = time.perf_counter()
     try:

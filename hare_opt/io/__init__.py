@@ -23,7 +23,22 @@ from hare_opt.io.output import (
     destination,
 )
 
-__all__ = ["INSTANCE_FORMAT", "SCHEDULE_FORMAT", "OutputError", "atomic_open", "atomic_path",
-           "atomic_write_bytes", "atomic_write_text", "destination", "dumps_instance",
-           "dumps_result", "instance_from_dict", "instance_to_dict", "load_instance",
-           "load_result", "result_from_dict", "save_instance", "save_result"]
+__all__ = [
+    "INSTANCE_FORMAT",
+    "SCHEDULE_FORMAT",
+    "OutputError",
+    "atomic_open",
+    "atomic_path",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "destination",
+    "dumps_instance",
+    "dumps_result",
+    "instance_from_dict",
+    "instance_to_dict",
+    "load_instance",
+    "load_result",
+    "result_from_dict",
+    "save_instance",
+    "save_result",
+]

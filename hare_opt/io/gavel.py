@@ -28,8 +28,15 @@ from hare_opt.io.philly import TraceError
 from hare_opt.model import GPU, Instance, Job
 
 _BATCH = re.compile(r"^(?P<model>.*?)\s*\(batch size (?P<bs>\d+)\)\s*$")
-COLUMNS = ["gpu_type", "consolidated", "job_type", "model", "batch_size", "scale_factor",
-           "throughput"]
+COLUMNS = [
+    "gpu_type",
+    "consolidated",
+    "job_type",
+    "model",
+    "batch_size",
+    "scale_factor",
+    "throughput",
+]
 
 
 def parse_job_key(key: str) -> tuple[str, str, int | None, int]:
@@ -67,12 +74,17 @@ def load_gavel_throughputs(path: str | Path) -> pd.DataFrame:
             except TraceError as exc:
                 raise TraceError(f"{path}: GPU type '{table}': {exc}") from None
             value = entry.get("null") if isinstance(entry, dict) else None
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or value < 0:
-                raise TraceError(f"{path}: GPU type '{table}', job {key}: isolated throughput "
-                                 f"'null' must be a non-negative number, got {value!r}")
-            rows.append((gpu, suffix != "unconsolidated", job_type, model, bs, scale,
-                         float(value)))
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise TraceError(
+                    f"{path}: GPU type '{table}', job {key}: isolated throughput "
+                    f"'null' must be a non-negative number, got {value!r}"
+                )
+            rows.append((gpu, suffix != "unconsolidated", job_type, model, bs, scale, float(value)))
     df = pd.DataFrame(rows, columns=COLUMNS)
     df["batch_size"] = df["batch_size"].astype("Int64")
     return df
@@ -89,10 +101,17 @@ class GavelJob:
     arrival: float
 
     def __post_init__(self) -> None:
-        if self.total_steps < 1 or self.scale_factor < 1 or self.priority_weight <= 0 \
-                or not math.isfinite(self.arrival) or self.arrival < 0:
-            raise TraceError(f"job {self.job_type!r}: total steps and scale factor must be "
-                             "positive, priority weight positive, arrival a time >= 0")
+        if (
+            self.total_steps < 1
+            or self.scale_factor < 1
+            or self.priority_weight <= 0
+            or not math.isfinite(self.arrival)
+            or self.arrival < 0
+        ):
+            raise TraceError(
+                f"job {self.job_type!r}: total steps and scale factor must be "
+                "positive, priority weight positive, arrival a time >= 0"
+            )
 
 
 def read_gavel_trace(path: str | Path) -> list[GavelJob]:
@@ -110,11 +129,12 @@ def read_gavel_trace(path: str | Path) -> list[GavelJob]:
             continue
         cols = line.split("\t")
         if len(cols) != 10:
-            raise TraceError(f"{path}: line {no}: expected 10 tab-separated fields (Gavel's "
-                             f"trace format), got {len(cols)}")
+            raise TraceError(
+                f"{path}: line {no}: expected 10 tab-separated fields (Gavel's "
+                f"trace format), got {len(cols)}"
+            )
         try:
-            job = GavelJob(cols[0], int(cols[5]), int(cols[6]), float(cols[7]),
-                           float(cols[9]))
+            job = GavelJob(cols[0], int(cols[5]), int(cols[6]), float(cols[7]), float(cols[9]))
         except ValueError as exc:
             raise TraceError(f"{path}: line {no}: {exc}") from None
         jobs.append(job)
@@ -123,9 +143,15 @@ def read_gavel_trace(path: str | Path) -> list[GavelJob]:
     return jobs
 
 
-def gavel_instance(jobs: list[GavelJob], throughputs: pd.DataFrame,
-                   cluster: dict[str, int], *, chunk_s: float = 1.0,
-                   name: str = "gavel", unit_s: float = 1e-5) -> Instance:
+def gavel_instance(
+    jobs: list[GavelJob],
+    throughputs: pd.DataFrame,
+    cluster: dict[str, int],
+    *,
+    chunk_s: float = 1.0,
+    name: str = "gavel",
+    unit_s: float = 1e-5,
+) -> Instance:
     """The instance (time unit ms) of a Gavel trace on ``cluster`` (Gavel's type names,
     e.g. ``{"v100": 4, "p100": 4, "k80": 4}``), from Gavel's isolated throughputs
     (``load_gavel_throughputs``, consolidated rows).
@@ -140,15 +166,18 @@ def gavel_instance(jobs: list[GavelJob], throughputs: pd.DataFrame,
     table = throughputs[throughputs["consolidated"]]
     rate: dict[tuple[str, str, int], float] = {
         (r.gpu_type, r.job_type, int(r.scale_factor)): float(r.throughput)
-        for r in table.itertuples()}
+        for r in table.itertuples()
+    }
     gpus = [GPU(f"{t}-{i}", t) for t, n in cluster.items() for i in range(int(n))]
     out = []
     for i, job in enumerate(jobs):
         k = job.scale_factor
         thr = {t: rate.get((t, job.job_type, k), 0.0) for t in cluster}
         if not any(v > 0 for v in thr.values()):
-            raise TraceError(f"job {i} ({job.job_type!r}, scale factor {k}): no throughput "
-                             f"on any of {sorted(cluster)} in the throughputs table")
+            raise TraceError(
+                f"job {i} ({job.job_type!r}, scale factor {k}): no throughput "
+                f"on any of {sorted(cluster)} in the throughputs table"
+            )
         steps = max(1, int(max(thr.values()) * chunk_s))
         task, sync = {}, {}
         for t, v in thr.items():
@@ -159,11 +188,21 @@ def gavel_instance(jobs: list[GavelJob], throughputs: pd.DataFrame,
             p = span if one <= 0 else min(span, max(1, round(steps / (k * one) / unit_s)))
             task[t], sync[t] = p, span - p
         if job.priority_weight != int(job.priority_weight):
-            raise TraceError(f"job {i} ({job.job_type!r}): priority weight "
-                             f"{job.priority_weight} is not an integer")
-        out.append(Job(f"j{i}", task, rounds=-(-job.total_steps // steps), tasks_per_round=k,
-                       weight=int(job.priority_weight), release=round(job.arrival / unit_s),
-                       sync_time=sync))
+            raise TraceError(
+                f"job {i} ({job.job_type!r}): priority weight "
+                f"{job.priority_weight} is not an integer"
+            )
+        out.append(
+            Job(
+                f"j{i}",
+                task,
+                rounds=-(-job.total_steps // steps),
+                tasks_per_round=k,
+                weight=int(job.priority_weight),
+                release=round(job.arrival / unit_s),
+                sync_time=sync,
+            )
+        )
     return Instance(tuple(gpus), tuple(out), name, f"{unit_s * 1000:g}ms")
 
 

@@ -26,11 +26,26 @@ SCHEDULE_FORMAT = "hare-opt/schedule@1"
 
 _INSTANCE_KEYS = {"format": True, "name": True, "time_unit": False, "gpus": True, "jobs": True}
 _GPU_KEYS = {"id": True, "type": True, "node": False}
-_JOB_KEYS = {"id": True, "weight": False, "release": False, "rounds": True,
-             "tasks_per_round": True, "task_time": True, "sync_time": False,
-             "switch_overhead": False}
-_SCHEDULE_KEYS = {"format": True, "instance": False, "solver": False, "status": False,
-                  "objective": False, "lower_bound": False, "runtime_s": False, "tasks": True}
+_JOB_KEYS = {
+    "id": True,
+    "weight": False,
+    "release": False,
+    "rounds": True,
+    "tasks_per_round": True,
+    "task_time": True,
+    "sync_time": False,
+    "switch_overhead": False,
+}
+_SCHEDULE_KEYS = {
+    "format": True,
+    "instance": False,
+    "solver": False,
+    "status": False,
+    "objective": False,
+    "lower_bound": False,
+    "runtime_s": False,
+    "tasks": True,
+}
 _TASK_KEYS = ("job", "round", "task", "gpu", "start", "end")
 _TASK_KEYSET = frozenset(_TASK_KEYS)
 
@@ -105,9 +120,11 @@ def instance_from_dict(data: Any) -> Instance:
     if not isinstance(data, Mapping):
         raise InstanceError("must be a JSON object", owner="instance")
     if data.get("format") != INSTANCE_FORMAT:
-        raise InstanceError(f"unknown or missing format tag {data.get('format')!r}, "
-                            f"expected {INSTANCE_FORMAT!r}",
-                            field="format", owner="instance")
+        raise InstanceError(
+            f"unknown or missing format tag {data.get('format')!r}, expected {INSTANCE_FORMAT!r}",
+            field="format",
+            owner="instance",
+        )
     _keys(data, _INSTANCE_KEYS, "instance", InstanceError)
     for key in ("gpus", "jobs"):
         if not isinstance(data[key], list):
@@ -121,10 +138,18 @@ def instance_from_dict(data: Any) -> Instance:
     for pos, j in enumerate(data["jobs"]):
         owner = _owner("job", j, pos)
         _keys(j, _JOB_KEYS, owner, InstanceError)
-        jobs.append(Job(id=j["id"], task_time=j["task_time"], rounds=j["rounds"],
-                        tasks_per_round=j["tasks_per_round"], weight=j.get("weight", 1),
-                        release=j.get("release", 0), sync_time=j.get("sync_time", 0),
-                        switch_overhead=j.get("switch_overhead", 0)))
+        jobs.append(
+            Job(
+                id=j["id"],
+                task_time=j["task_time"],
+                rounds=j["rounds"],
+                tasks_per_round=j["tasks_per_round"],
+                weight=j.get("weight", 1),
+                release=j.get("release", 0),
+                sync_time=j.get("sync_time", 0),
+                switch_overhead=j.get("switch_overhead", 0),
+            )
+        )
     return Instance(tuple(gpus), tuple(jobs), data["name"], data.get("time_unit", "s"))
 
 
@@ -138,11 +163,25 @@ def instance_to_dict(instance: Instance) -> dict[str, Any]:
     jobs = []
     for j in instance.jobs:
         sync = dict(j.sync_time) if isinstance(j.sync_time, Mapping) else j.sync_time
-        jobs.append({"id": j.id, "weight": j.weight, "release": j.release, "rounds": j.rounds,
-                     "tasks_per_round": j.tasks_per_round, "task_time": dict(j.task_time),
-                     "sync_time": sync, "switch_overhead": j.switch_overhead})
-    return {"format": INSTANCE_FORMAT, "name": instance.name, "time_unit": instance.time_unit,
-            "gpus": gpus, "jobs": jobs}
+        jobs.append(
+            {
+                "id": j.id,
+                "weight": j.weight,
+                "release": j.release,
+                "rounds": j.rounds,
+                "tasks_per_round": j.tasks_per_round,
+                "task_time": dict(j.task_time),
+                "sync_time": sync,
+                "switch_overhead": j.switch_overhead,
+            }
+        )
+    return {
+        "format": INSTANCE_FORMAT,
+        "name": instance.name,
+        "time_unit": instance.time_unit,
+        "gpus": gpus,
+        "jobs": jobs,
+    }
 
 
 def load_instance(path: str | Path) -> Instance:
@@ -161,8 +200,11 @@ def _dump_lines(header: dict[str, Any], list_key: str, rows: list[str]) -> str:
     head = json.dumps(header, indent=2)[:-2]  # drop the closing "\n}"
     body = ",\n".join("    " + r for r in rows)
     sep = ",\n" if header else "\n"
-    return f"{head}{sep}  \"{list_key}\": [\n{body}\n  ]\n}}\n" if rows else \
-        f"{head}{sep}  \"{list_key}\": []\n}}\n"
+    return (
+        f'{head}{sep}  "{list_key}": [\n{body}\n  ]\n}}\n'
+        if rows
+        else f'{head}{sep}  "{list_key}": []\n}}\n'
+    )
 
 
 def dumps_instance(instance: Instance) -> str:
@@ -172,7 +214,7 @@ def dumps_instance(instance: Instance) -> str:
     head = json.dumps(d, indent=2)[:-2]
     g = ",\n".join("    " + json.dumps(x) for x in gpus)
     j = ",\n".join("    " + json.dumps(x) for x in jobs)
-    return f"{head},\n  \"gpus\": [\n{g}\n  ],\n  \"jobs\": [\n{j}\n  ]\n}}\n"
+    return f'{head},\n  "gpus": [\n{g}\n  ],\n  "jobs": [\n{j}\n  ]\n}}\n'
 
 
 def save_instance(instance: Instance, path: str | Path) -> None:
@@ -181,13 +223,15 @@ def save_instance(instance: Instance, path: str | Path) -> None:
 
 # --- schedules ----------------------------------------------------------------
 
+
 def _number(x: Any, field: str) -> float | None:
     if x is None:
         return None
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
         # Python's reader takes NaN and Infinity, which JSON does not have
-        raise ScheduleError(f"schedule: field '{field}': must be a finite number or null, "
-                            f"got {x!r}")
+        raise ScheduleError(
+            f"schedule: field '{field}': must be a finite number or null, got {x!r}"
+        )
     return x
 
 
@@ -196,30 +240,42 @@ def result_from_dict(data: Any) -> Result:
     if not isinstance(data, Mapping):
         raise ScheduleError("schedule: must be a JSON object")
     if data.get("format") != SCHEDULE_FORMAT:
-        raise ScheduleError(f"schedule: field 'format': unknown or missing format tag "
-                            f"{data.get('format')!r}, expected {SCHEDULE_FORMAT!r}")
+        raise ScheduleError(
+            f"schedule: field 'format': unknown or missing format tag "
+            f"{data.get('format')!r}, expected {SCHEDULE_FORMAT!r}"
+        )
     _keys(data, _SCHEDULE_KEYS, "schedule", ScheduleError)
     status = data.get("status", "feasible")
     if status not in STATUSES:
-        raise ScheduleError(f"schedule: field 'status': must be one of {list(STATUSES)}, "
-                            f"got {status!r}")
+        raise ScheduleError(
+            f"schedule: field 'status': must be one of {list(STATUSES)}, got {status!r}"
+        )
     tasks = data["tasks"]
     if not isinstance(tasks, list):
         raise ScheduleError("schedule: field 'tasks': must be a list")
     cols = _task_columns(tasks)
     if cols is None:
         cols = _task_columns_strict(tasks)
-    schedule = Schedule(*(np.asarray(cols[k], dtype=object if k in ("job", "gpu") else np.int64)
-                          for k in _TASK_KEYS))
+    schedule = Schedule(
+        *(
+            np.asarray(cols[k], dtype=object if k in ("job", "gpu") else np.int64)
+            for k in _TASK_KEYS
+        )
+    )
     runtime = _number(data.get("runtime_s"), "runtime_s")
     for key in ("instance", "solver"):
         if not isinstance(data.get(key, ""), str):
             raise ScheduleError(f"schedule: field '{key}': must be a string")
     objective = _number(data.get("objective"), "objective")
-    return Result(solver=data.get("solver", ""), status=status, schedule=schedule,
-                  objective=math.inf if objective is None else objective,
-                  lower_bound=_number(data.get("lower_bound"), "lower_bound"),
-                  runtime_s=runtime or 0.0, instance_name=data.get("instance", ""))
+    return Result(
+        solver=data.get("solver", ""),
+        status=status,
+        schedule=schedule,
+        objective=math.inf if objective is None else objective,
+        lower_bound=_number(data.get("lower_bound"), "lower_bound"),
+        runtime_s=runtime or 0.0,
+        instance_name=data.get("instance", ""),
+    )
 
 
 def _task_columns(tasks: list) -> dict[str, Any] | None:
@@ -237,7 +293,7 @@ def _task_columns(tasks: list) -> dict[str, Any] | None:
             if not all(type(v) is str and v for v in col):
                 return None
         else:
-            if not all(type(v) is int and -2**62 < v < 2**62 for v in col):
+            if not all(type(v) is int and -(2**62) < v < 2**62 for v in col):
                 return None
         cols[k] = col
     return cols
@@ -272,15 +328,21 @@ def _json_num(x: float | None) -> float | int | None:
 def dumps_result(result: Result) -> str:
     s = result.schedule
     header: dict[str, Any] = {
-        "format": SCHEDULE_FORMAT, "instance": result.instance_name, "solver": result.solver,
-        "status": str(result.status), "objective": _json_num(result.objective),
+        "format": SCHEDULE_FORMAT,
+        "instance": result.instance_name,
+        "solver": result.solver,
+        "status": str(result.status),
+        "objective": _json_num(result.objective),
         "lower_bound": _json_num(result.lower_bound),
-        "runtime_s": round(float(result.runtime_s), 6)}
+        "runtime_s": round(float(result.runtime_s), 6),
+    }
     # Each id is JSON-encoded once, not once per row: 10^6-row files write in seconds.
     # The text equals json.dumps(row, separators=(", ", ": ")) for every row.
     enc = {x: json.dumps(x) for x in {*s.job.tolist(), *s.gpu.tolist()}}
-    rows = [f'{{"job": {enc[j]}, "round": {r}, "task": {k}, "gpu": {enc[g]}, '
-            f'"start": {a}, "end": {b}}}' for j, r, k, g, a, b in s.tasks()]
+    rows = [
+        f'{{"job": {enc[j]}, "round": {r}, "task": {k}, "gpu": {enc[g]}, "start": {a}, "end": {b}}}'
+        for j, r, k, g, a, b in s.tasks()
+    ]
     return _dump_lines(header, "tasks", rows)
 
 

@@ -56,8 +56,12 @@ class Destination:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISCHR, "a device node"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISCHR, "a device node"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -84,8 +88,10 @@ def destination(path: str | os.PathLike) -> Destination:
         return Destination("pipe", Path(text))
     if stat.S_ISCHR(st.st_mode) and _same(text, os.devnull):
         return Destination("discard", Path(os.devnull))
-    raise OutputError(f"{text}: is {_kind(st.st_mode)}; give a file name (or /dev/null to "
-                      "discard, - for standard output)")
+    raise OutputError(
+        f"{text}: is {_kind(st.st_mode)}; give a file name (or /dev/null to "
+        "discard, - for standard output)"
+    )
 
 
 def plain_name(name: object, field: str) -> str:
@@ -93,12 +99,22 @@ def plain_name(name: object, field: str) -> str:
     not ``.`` or ``..``, no NUL): a name the program turns into a file inside an output
     folder must stay inside it. Else ``OutputError`` naming ``field``."""
     if not isinstance(name, str):
-        raise OutputError(f"{field}: must be a string (a file name), got "
-                          f"{type(name).__name__} {name!r}")
-    why = ("is empty" if not name.strip() else "is '.' or '..'" if name in (".", "..")
-           else "contains a path separator ('/' or '\\')" if "/" in name or "\\" in name
-           else "contains a NUL character" if "\0" in name
-           else "is longer than 200 characters" if len(name) > 200 else None)
+        raise OutputError(
+            f"{field}: must be a string (a file name), got {type(name).__name__} {name!r}"
+        )
+    why = (
+        "is empty"
+        if not name.strip()
+        else "is '.' or '..'"
+        if name in (".", "..")
+        else "contains a path separator ('/' or '\\')"
+        if "/" in name or "\\" in name
+        else "contains a NUL character"
+        if "\0" in name
+        else "is longer than 200 characters"
+        if len(name) > 200
+        else None
+    )
     if why:
         raise OutputError(f"{field}: {name[:80]!r} {why}; give a plain file name")
     return name
@@ -113,15 +129,20 @@ def plain_file(path: str | os.PathLike, shown: str = "") -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise OutputError(f"{shown or os.fspath(path)}: cannot be used "
-                          f"({exc.strerror or exc})") from None
+        raise OutputError(
+            f"{shown or os.fspath(path)}: cannot be used ({exc.strerror or exc})"
+        ) from None
     if stat.S_ISLNK(st.st_mode):
-        raise OutputError(f"{shown or os.fspath(path)}: is a symbolic link; the program "
-                          "keeps only regular files here (remove it)")
+        raise OutputError(
+            f"{shown or os.fspath(path)}: is a symbolic link; the program "
+            "keeps only regular files here (remove it)"
+        )
     if not stat.S_ISREG(st.st_mode):
         kind = "a named pipe" if stat.S_ISFIFO(st.st_mode) else _kind(st.st_mode)
-        raise OutputError(f"{shown or os.fspath(path)}: is {kind}; the program keeps only "
-                          "regular files here (remove it)")
+        raise OutputError(
+            f"{shown or os.fspath(path)}: is {kind}; the program keeps only "
+            "regular files here (remove it)"
+        )
 
 
 def _same(a: str, b: str) -> bool:
@@ -168,8 +189,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     if dest.is_file:
         assert dest.path is not None
         dest.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.path.parent, prefix=f".{dest.path.name}.",
-                                   suffix=f".tmp{suffix}")
+        fd, tmp = tempfile.mkstemp(
+            dir=dest.path.parent, prefix=f".{dest.path.name}.", suffix=f".tmp{suffix}"
+        )
     else:
         fd, tmp = tempfile.mkstemp(prefix="hare-opt-out.", suffix=suffix)
     os.close(fd)

@@ -41,8 +41,9 @@ def _show(value: object) -> str:
     return repr(text if len(text) <= 40 else text[:30] + f"... ({len(text)} characters)")
 
 
-def _numeric(df: pd.DataFrame, col: str, path: str | Path, *, minimum: float,
-             integer: bool = False) -> pd.Series:
+def _numeric(
+    df: pd.DataFrame, col: str, path: str | Path, *, minimum: float, integer: bool = False
+) -> pd.Series:
     values = pd.to_numeric(df[col], errors="coerce")
     bad = values.isna() | ~np.isfinite(values.astype(float)) | (values < minimum)
     if integer:
@@ -50,8 +51,10 @@ def _numeric(df: pd.DataFrame, col: str, path: str | Path, *, minimum: float,
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         what = "an integer" if integer else "a finite number"
-        raise TraceError(f"{path}: line {row + 2}: column '{col}': expected {what} >= "
-                         f"{minimum:g}, got {_show(df[col].iloc[row])}")
+        raise TraceError(
+            f"{path}: line {row + 2}: column '{col}': expected {what} >= "
+            f"{minimum:g}, got {_show(df[col].iloc[row])}"
+        )
     return values
 
 
@@ -69,8 +72,17 @@ def load_philly_jobs(path: str | Path) -> pd.DataFrame:
         raise TraceError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise TraceError(f"{path}: is a directory, not a file") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError, EOFError,
-            zlib.error, lzma.LZMAError, zipfile.BadZipFile, MemoryError) as exc:
+    except (
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+        ValueError,
+        OSError,
+        EOFError,
+        zlib.error,
+        lzma.LZMAError,
+        zipfile.BadZipFile,
+        MemoryError,
+    ) as exc:
         # truncated .gz/.bz2/.xz/.zip archives, binary junk, unreadable files
         text = str(exc).strip() or type(exc).__name__
         raise TraceError(f"{path}: not a readable CSV ({text[:200]})") from None
@@ -79,22 +91,30 @@ def load_philly_jobs(path: str | Path) -> pd.DataFrame:
         col = _find(df, key)
         if col is None:
             found = ", ".join(map(str, df.columns))
-            raise TraceError(f"{path}: missing column '{key}' (looked for "
-                             f"{', '.join(_ALIASES[key])}; found {found})")
-        out[key] = _numeric(df, col, path, minimum=0 if key == "duration_s" else 1,
-                            integer=key == "num_gpus")
+            raise TraceError(
+                f"{path}: missing column '{key}' (looked for "
+                f"{', '.join(_ALIASES[key])}; found {found})"
+            )
+        out[key] = _numeric(
+            df, col, path, minimum=0 if key == "duration_s" else 1, integer=key == "num_gpus"
+        )
     out["num_gpus"] = out["num_gpus"].astype(np.int64)
     sub = _find(df, "submit")
     if sub is not None:
         raw = df[sub]
-        t = (pd.to_numeric(raw, errors="coerce") if pd.api.types.is_numeric_dtype(raw)
-             else pd.to_datetime(raw, errors="coerce"))
-        bad = t.isna() | (~np.isfinite(t.astype(float)) if pd.api.types.is_numeric_dtype(t)
-                          else False)
+        t = (
+            pd.to_numeric(raw, errors="coerce")
+            if pd.api.types.is_numeric_dtype(raw)
+            else pd.to_datetime(raw, errors="coerce")
+        )
+        bad = t.isna() | (
+            ~np.isfinite(t.astype(float)) if pd.api.types.is_numeric_dtype(t) else False
+        )
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise TraceError(f"{path}: line {row + 2}: column '{sub}': not a time: "
-                             f"{_show(raw.iloc[row])}")
+            raise TraceError(
+                f"{path}: line {row + 2}: column '{sub}': not a time: {_show(raw.iloc[row])}"
+            )
         if not pd.api.types.is_numeric_dtype(t):
             t = (t - t.min()).dt.total_seconds()
         out["submit_s"] = (t - t.min()).astype(float)

@@ -10,12 +10,17 @@ from hare_opt.util.lazy import lazy_exports
 
 _EXPORTS = {
     "Model": "hare_opt.model.builder",
-    **dict.fromkeys(["HareOptError", "InstanceError", "OptionError", "ScheduleError",
-                     "SolverError"], "hare_opt.model.errors"),
-    **dict.fromkeys(["GPU", "MAX_TIME", "Instance", "Job", "min_makespan_identical"],
-                    "hare_opt.model.instance"),
-    **dict.fromkeys(["BOUND_TOL", "STATUSES", "CheckReport", "Result", "Status", "ceil_bound"],
-                    "hare_opt.model.result"),
+    **dict.fromkeys(
+        ["HareOptError", "InstanceError", "OptionError", "ScheduleError", "SolverError"],
+        "hare_opt.model.errors",
+    ),
+    **dict.fromkeys(
+        ["GPU", "MAX_TIME", "Instance", "Job", "min_makespan_identical"], "hare_opt.model.instance"
+    ),
+    **dict.fromkeys(
+        ["BOUND_TOL", "STATUSES", "CheckReport", "Result", "Status", "ceil_bound"],
+        "hare_opt.model.result",
+    ),
     **dict.fromkeys(["Schedule", "Task"], "hare_opt.model.schedule"),
     "Stats": "hare_opt.model.stats",
 }
@@ -42,6 +47,25 @@ if TYPE_CHECKING:
     from hare_opt.model.schedule import Schedule, Task
     from hare_opt.model.stats import Stats
 
-__all__ = ["BOUND_TOL", "CheckReport", "GPU", "HareOptError", "Instance", "InstanceError", "Job",
-           "MAX_TIME", "Model", "OptionError", "Result", "STATUSES", "Schedule", "ScheduleError",
-           "SolverError", "Stats", "Status", "Task", "ceil_bound", "min_makespan_identical"]
+__all__ = [
+    "BOUND_TOL",
+    "CheckReport",
+    "GPU",
+    "HareOptError",
+    "Instance",
+    "InstanceError",
+    "Job",
+    "MAX_TIME",
+    "Model",
+    "OptionError",
+    "Result",
+    "STATUSES",
+    "Schedule",
+    "ScheduleError",
+    "SolverError",
+    "Stats",
+    "Status",
+    "Task",
+    "ceil_bound",
+    "min_makespan_identical",
+]

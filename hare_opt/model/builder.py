@@ -30,12 +30,28 @@ class Model:
     def add_gpus(self, type: str, count: int, node: str | None = None) -> list[GPU]:
         return [self.add_gpu(type, node=node) for _ in range(count)]
 
-    def add_job(self, task_time: Mapping[str, int], *, rounds: int = 1,
-                tasks_per_round: int = 1, weight: int = 1, release: int = 0,
-                sync_time: int | Mapping[str, int] = 0, switch_overhead: int = 0,
-                id: str | None = None) -> Job:
-        job = Job(id if id is not None else f"j{len(self.jobs)}", dict(task_time), rounds,
-                  tasks_per_round, weight, release, sync_time, switch_overhead)
+    def add_job(
+        self,
+        task_time: Mapping[str, int],
+        *,
+        rounds: int = 1,
+        tasks_per_round: int = 1,
+        weight: int = 1,
+        release: int = 0,
+        sync_time: int | Mapping[str, int] = 0,
+        switch_overhead: int = 0,
+        id: str | None = None,
+    ) -> Job:
+        job = Job(
+            id if id is not None else f"j{len(self.jobs)}",
+            dict(task_time),
+            rounds,
+            tasks_per_round,
+            weight,
+            release,
+            sync_time,
+            switch_overhead,
+        )
         self.jobs.append(job)
         return job
 

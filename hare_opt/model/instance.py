@@ -35,8 +35,9 @@ MAX_JOB_TIME = 2**50
 MAX_WEIGHTED_TIME = 2**60
 
 
-def _check_int(value: Any, field_name: str, owner: str | None, *, minimum: int,
-               maximum: int = MAX_TIME) -> int:
+def _check_int(
+    value: Any, field_name: str, owner: str | None, *, minimum: int, maximum: int = MAX_TIME
+) -> int:
     # bool is an int subclass in Python, but a JSON true is not a time.
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InstanceError(f"must be an integer, got {value!r}", field=field_name, owner=owner)
@@ -45,8 +46,9 @@ def _check_int(value: Any, field_name: str, owner: str | None, *, minimum: int,
         what = "positive" if minimum == 1 else "non-negative" if minimum == 0 else f">= {minimum}"
         raise InstanceError(f"must be a {what} integer, got {value}", field=field_name, owner=owner)
     if value > maximum:
-        raise InstanceError(f"{value} exceeds the largest accepted value {maximum}",
-                            field=field_name, owner=owner)
+        raise InstanceError(
+            f"{value} exceeds the largest accepted value {maximum}", field=field_name, owner=owner
+        )
     return value
 
 
@@ -57,15 +59,17 @@ def _max_sync(job: Job) -> int:
 
 def _check_id(value: Any, field_name: str, owner: str | None) -> str:
     if not isinstance(value, str) or not value:
-        raise InstanceError(f"must be a non-empty string, got {value!r}", field=field_name,
-                            owner=owner)
+        raise InstanceError(
+            f"must be a non-empty string, got {value!r}", field=field_name, owner=owner
+        )
     return value
 
 
 def _check_time_map(value: Any, field_name: str, owner: str, *, minimum: int) -> Mapping[str, int]:
     if not isinstance(value, Mapping):
-        raise InstanceError(f"must be a map from GPU type to integer, got {value!r}",
-                            field=field_name, owner=owner)
+        raise InstanceError(
+            f"must be a map from GPU type to integer, got {value!r}", field=field_name, owner=owner
+        )
     out = {}
     for key, t in value.items():
         _check_id(key, f"{field_name}", owner)
@@ -122,20 +126,29 @@ class Job:
             st = _check_time_map(self.sync_time, "sync_time", owner, minimum=0)
             missing = sorted(set(tt) - set(st))
             if missing:
-                raise InstanceError(f"has no entry for GPU type(s) {missing} that task_time names",
-                                    field="sync_time", owner=owner)
+                raise InstanceError(
+                    f"has no entry for GPU type(s) {missing} that task_time names",
+                    field="sync_time",
+                    owner=owner,
+                )
             object.__setattr__(self, "sync_time", st)
         else:  # a plain int, so that files and hashes never see a numpy scalar
-            object.__setattr__(self, "sync_time",
-                               _check_int(self.sync_time, "sync_time", owner, minimum=0))
+            object.__setattr__(
+                self, "sync_time", _check_int(self.sync_time, "sync_time", owner, minimum=0)
+            )
         for name in ("weight", "release", "rounds", "tasks_per_round", "switch_overhead"):
             object.__setattr__(self, name, int(getattr(self, name)))
-        serial = self.rounds * self.tasks_per_round * (max(tt.values()) + _max_sync(self)) \
+        serial = (
+            self.rounds * self.tasks_per_round * (max(tt.values()) + _max_sync(self))
             + self.switch_overhead
+        )
         if serial > MAX_JOB_TIME:
-            raise InstanceError(f"rounds x tasks_per_round x (task time + sync) = {serial} "
-                                f"exceeds the largest accepted job time {MAX_JOB_TIME}",
-                                field="task_time", owner=owner)
+            raise InstanceError(
+                f"rounds x tasks_per_round x (task time + sync) = {serial} "
+                f"exceeds the largest accepted job time {MAX_JOB_TIME}",
+                field="task_time",
+                owner=owner,
+            )
 
     def sync_on(self, gpu_type: str) -> int:
         """Sync time of one task run on a GPU of ``gpu_type``."""
@@ -156,16 +169,18 @@ class Instance:
     jobs: tuple[Job, ...]
     name: str = "instance"
     time_unit: str = "s"
-    _index: dict[str, dict[str, int]] = field(default_factory=dict, init=False, repr=False,
-                                              compare=False)
+    _index: dict[str, dict[str, int]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gpus", tuple(self.gpus))
         object.__setattr__(self, "jobs", tuple(self.jobs))
         _check_id(self.name, "name", "instance")
         if not isinstance(self.time_unit, str):
-            raise InstanceError(f"must be a string, got {self.time_unit!r}", field="time_unit",
-                                owner="instance")
+            raise InstanceError(
+                f"must be a string, got {self.time_unit!r}", field="time_unit", owner="instance"
+            )
         if not self.gpus:
             raise InstanceError("must list at least one GPU", field="gpus", owner="instance")
         if not self.jobs:
@@ -174,32 +189,45 @@ class Instance:
             seen: set[str] = set()
             for item in items:
                 if not isinstance(item, cls):
-                    raise InstanceError(f"expected a {cls.__name__}, got {item!r}",
-                                        field=f"{kind}s", owner="instance")
+                    raise InstanceError(
+                        f"expected a {cls.__name__}, got {item!r}",
+                        field=f"{kind}s",
+                        owner="instance",
+                    )
                 if item.id in seen:
-                    raise InstanceError(f"duplicate id {item.id!r}", field="id",
-                                        owner=f"{kind} {item.id!r}")
+                    raise InstanceError(
+                        f"duplicate id {item.id!r}", field="id", owner=f"{kind} {item.id!r}"
+                    )
                 seen.add(item.id)
         types = {g.type for g in self.gpus}
         for job in self.jobs:
             if not types & set(job.task_time):
                 raise InstanceError(
                     f"names GPU types {sorted(job.task_time)}, but the cluster has only "
-                    f"{sorted(types)}: no GPU can run this job", field="task_time",
-                    owner=f"job {job.id!r}")
+                    f"{sorted(types)}: no GPU can run this job",
+                    field="task_time",
+                    owner=f"job {job.id!r}",
+                )
         self._check_weighted_time()
         # Index maps for O(1) id look-ups; excluded from equality and repr.
-        object.__setattr__(self, "_index", {
-            "job": {j.id: i for i, j in enumerate(self.jobs)},
-            "gpu": {g.id: i for i, g in enumerate(self.gpus)},
-        })
+        object.__setattr__(
+            self,
+            "_index",
+            {
+                "job": {j.id: i for i, j in enumerate(self.jobs)},
+                "gpu": {g.id: i for i, g in enumerate(self.gpus)},
+            },
+        )
 
     def _check_weighted_time(self) -> None:
         """Refuse an instance whose weighted sums could leave 64 bits
         (``MAX_WEIGHTED_TIME``), naming the heaviest job and the longest one."""
-        serial = [j.rounds * j.tasks_per_round
-                  * (max(j.task_time.values()) + _max_sync(j) + j.switch_overhead)
-                  for j in self.jobs]
+        serial = [
+            j.rounds
+            * j.tasks_per_round
+            * (max(j.task_time.values()) + _max_sync(j) + j.switch_overhead)
+            for j in self.jobs
+        ]
         horizon = max(j.release for j in self.jobs) + sum(serial)
         weights = sum(j.weight for j in self.jobs)
         total = weights * horizon  # Python ints: exact
@@ -213,7 +241,10 @@ class Instance:
             f"(2^60, so that the objective fits in 64-bit integers); lower the weights "
             f"(heaviest: job {heavy.id!r}, weight {heavy.weight}) or the times (longest: "
             f"job {long.id!r}, rounds x tasks_per_round x (task time + sync + switch "
-            f"overhead) = {max(serial)})", field="weight", owner=f"job {heavy.id!r}")
+            f"overhead) = {max(serial)})",
+            field="weight",
+            owner=f"job {heavy.id!r}",
+        )
 
     # --- sizes and look-ups -------------------------------------------------
     @property
@@ -360,8 +391,12 @@ class Instance:
         the job's switching overhead first (a first round always does).
         """
         return min_makespan_identical(
-            self.proc[job], self.sync[job], self.eligible[job],
-            int(self.tasks_per_round[job]), int(self.overhead[job]) if setup else 0)
+            self.proc[job],
+            self.sync[job],
+            self.eligible[job],
+            int(self.tasks_per_round[job]),
+            int(self.overhead[job]) if setup else 0,
+        )
 
     @cached_property
     def round_time_first(self) -> np.ndarray:
@@ -390,15 +425,16 @@ class Instance:
         # One GPU of the fastest type alone finishes by hi; checked in floats so that a
         # product beyond int64 cannot wrap around unseen.
         if self.num_jobs == 0 or (o + s.max(axis=1) + fastest.astype(float) * k > 2**61).any():
-            return np.array([self.min_round_time(j, setup=setup) for j in range(self.num_jobs)],
-                            dtype=np.int64)  # beyond int64 headroom: exact per job
+            return np.array(
+                [self.min_round_time(j, setup=setup) for j in range(self.num_jobs)], dtype=np.int64
+            )  # beyond int64 headroom: exact per job
         hi = o + s.max(axis=1) + fastest * k
         lo = np.zeros_like(hi)
         m = self.type_count
         while (lo < hi).any():
             mid = (lo + hi) // 2
             n = np.clip((mid[:, None] - o[:, None] - s) // p, 0, k[:, None])
-            enough = (np.where(ok, n * m, 0).sum(axis=1) >= k)
+            enough = np.where(ok, n * m, 0).sum(axis=1) >= k
             hi = np.where(enough, mid, hi)
             lo = np.where(enough, lo, mid + 1)
         return lo
@@ -411,9 +447,15 @@ class Instance:
         """The same instance with every switching overhead set to zero."""
         return self.with_jobs([replace(j, switch_overhead=0) for j in self.jobs])
 
-    def residual(self, rows: Sequence[int], rounds: Sequence[int], weights: Sequence[int],
-                 releases: Sequence[int], extra: Sequence[Job] = (),
-                 name: str | None = None) -> Instance:
+    def residual(
+        self,
+        rows: Sequence[int],
+        rounds: Sequence[int],
+        weights: Sequence[int],
+        releases: Sequence[int],
+        extra: Sequence[Job] = (),
+        name: str | None = None,
+    ) -> Instance:
         """The work left, for an online planner: job ``rows[i]`` with ``rounds[i]`` rounds,
         weight ``weights[i]`` and release ``releases[i]``, then the ``extra`` jobs.
 
@@ -421,19 +463,23 @@ class Instance:
         task and sync times, K and setup and on the cluster, none of which a residual
         changes, and recomputing them was a third of a re-plan on 512 GPUs.
         """
-        jobs = [replace(self.jobs[r], rounds=int(n), weight=int(w), release=int(a))
-                for r, n, w, a in zip(rows, rounds, weights, releases)]
+        jobs = [
+            replace(self.jobs[r], rounds=int(n), weight=int(w), release=int(a))
+            for r, n, w, a in zip(rows, rounds, weights, releases)
+        ]
         out = Instance(self.gpus, (*jobs, *extra), name or self.name, self.time_unit)
         rows = list(rows)
         for attr, setup in (("round_time_first", True), ("round_time_next", False)):
             tail = [out.min_round_time(j, setup=setup) for j in range(len(rows), out.num_jobs)]
             out.__dict__[attr] = np.concatenate(  # seeds this class's own cached_property
-                [getattr(self, attr)[rows], np.array(tail, dtype=np.int64)])
+                [getattr(self, attr)[rows], np.array(tail, dtype=np.int64)]
+            )
         return out
 
 
-def min_makespan_identical(proc: np.ndarray, sync: np.ndarray, eligible: np.ndarray,
-                           count: int, setup: int = 0) -> int:
+def min_makespan_identical(
+    proc: np.ndarray, sync: np.ndarray, eligible: np.ndarray, count: int, setup: int = 0
+) -> int:
     """Minimum over assignments of ``count`` identical tasks of max_g (setup + n_g p_g + s_g).
 
     Each GPU's finish time grows with the number of tasks it takes, so giving

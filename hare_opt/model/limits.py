@@ -30,10 +30,17 @@ def fmt_count(n: int | float) -> str:
     return f"{n:,}" if n < 10**9 else f"{n:.3g}"
 
 
-def check_size(what: str, instance_name: str, size: int | float, limit: int | float,
-               unit: str = "tasks", advice: str = "") -> None:
+def check_size(
+    what: str,
+    instance_name: str,
+    size: int | float,
+    limit: int | float,
+    unit: str = "tasks",
+    advice: str = "",
+) -> None:
     """Raise ``CapacityError`` when ``size`` exceeds ``limit`` (both in ``unit``)."""
     if size > limit:
-        raise CapacityError(f"{what}: instance {instance_name!r} has {fmt_count(size)} {unit}, "
-                            f"more than the {fmt_count(limit)} it handles"
-                            + (f"; {advice}" if advice else ""))
+        raise CapacityError(
+            f"{what}: instance {instance_name!r} has {fmt_count(size)} {unit}, "
+            f"more than the {fmt_count(limit)} it handles" + (f"; {advice}" if advice else "")
+        )

@@ -38,8 +38,14 @@ class UnknownOptionError(OptionError):
     """An option name the solver does not take."""
 
 
-def option(default: Any = MISSING, *, lo: float | None = None, hi: float | None = None,
-           doc: str = "", factory: Any = MISSING) -> Any:
+def option(
+    default: Any = MISSING,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+    doc: str = "",
+    factory: Any = MISSING,
+) -> Any:
     """A dataclass field of an ``Options`` class with an allowed range and a short help
     (``factory`` for a mutable default such as a dict)."""
     meta = {"lo": lo, "hi": hi, "doc": doc}
@@ -48,8 +54,13 @@ def option(default: Any = MISSING, *, lo: float | None = None, hi: float | None 
     return field(default=default, metadata=meta)
 
 
-_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
-          type(None): "null"}
+_NAMES = {
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    str: "a string",
+    type(None): "null",
+}
 
 
 def _type_name(hint: Any) -> str:
@@ -66,9 +77,11 @@ def _type_name(hint: Any) -> str:
 def coerce(value: Any, hint: Any, name: str, owner: str) -> Any:
     """``value`` as type ``hint`` (int, float, bool, str, Literal, X | None, tuple[str, ...],
     a mapping), or an ``OptionError`` that names the option and the expected type."""
+
     def bad(what: str | None = None) -> OptionError:
-        return OptionError(f"must be {what or _type_name(hint)}, got {value!r}", option=name,
-                           owner=owner)
+        return OptionError(
+            f"must be {what or _type_name(hint)}, got {value!r}", option=name, owner=owner
+        )
 
     origin = get_origin(hint)
     if origin in (types.UnionType, typing.Union):
@@ -145,10 +158,18 @@ class Options:
             f = known[name]
             value = coerce(value, hints[name], name, owner)
             lo, hi = f.metadata.get("lo"), f.metadata.get("hi")
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and (
-                    (lo is not None and value < lo) or (hi is not None and value > hi)):
-                rng = (f">= {lo}" if hi is None else f"<= {hi}" if lo is None
-                       else f"between {lo} and {hi}")
+            if (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and ((lo is not None and value < lo) or (hi is not None and value > hi))
+            ):
+                rng = (
+                    f">= {lo}"
+                    if hi is None
+                    else f"<= {hi}"
+                    if lo is None
+                    else f"between {lo} and {hi}"
+                )
                 raise OptionError(f"must be {rng}, got {value!r}", option=name, owner=owner)
             values[name] = value
         for name, value in taken.items():  # e.g. engine parameters beside an explicit dict
@@ -160,8 +181,9 @@ class Options:
     def take_extra(cls, extra: Mapping[str, Any], owner: str) -> dict[str, Any]:
         """Options not among the fields: refused by name (the default)."""
         name = sorted(extra)[0]
-        raise UnknownOptionError(f"has no option {name!r}; its options: "
-                                 f"{', '.join(cls.names()) or 'none'}", owner=owner)
+        raise UnknownOptionError(
+            f"has no option {name!r}; its options: {', '.join(cls.names()) or 'none'}", owner=owner
+        )
 
     @classmethod
     def names(cls) -> list[str]:
@@ -172,8 +194,13 @@ class Options:
         """(name, default, help) of every option, for help texts and docs."""
         out = []
         for f in fields(cls):
-            default = (f.default if f.default is not MISSING else f.default_factory()
-                       if f.default_factory is not MISSING else None)
+            default = (
+                f.default
+                if f.default is not MISSING
+                else f.default_factory()
+                if f.default_factory is not MISSING
+                else None
+            )
             out.append((f.name, default, f.metadata.get("doc", "")))
         return out
 
@@ -187,10 +214,17 @@ def check_time_limit(value: Any, owner: str = "solve") -> float | None:
     """``None`` or a finite number of seconds > 0 (named error otherwise)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
-            value) or value <= 0:
-        raise OptionError(f"must be a finite number of seconds > 0, got {value!r}",
-                          option="time_limit", owner=owner)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise OptionError(
+            f"must be a finite number of seconds > 0, got {value!r}",
+            option="time_limit",
+            owner=owner,
+        )
     return float(value)
 
 
@@ -222,19 +256,32 @@ class Run:
         self.time_limit = check_time_limit(self.time_limit, owner)
         self.seed = coerce(self.seed, int, "seed", owner)
         if not 0 <= self.seed <= MAX_SEED:
-            raise OptionError(f"must be between 0 and {MAX_SEED} (the backends' seeds are "
-                              f"32-bit), got {self.seed}", option="seed", owner=owner)
+            raise OptionError(
+                f"must be between 0 and {MAX_SEED} (the backends' seeds are "
+                f"32-bit), got {self.seed}",
+                option="seed",
+                owner=owner,
+            )
         self.threads = coerce(self.threads, int | None, "threads", owner)
         if self.threads is not None and not 1 <= self.threads <= MAX_THREADS:
-            raise OptionError(f"must be between 1 and {MAX_THREADS}, got {self.threads}",
-                              option="threads", owner=owner)
+            raise OptionError(
+                f"must be between 1 and {MAX_THREADS}, got {self.threads}",
+                option="threads",
+                owner=owner,
+            )
         self.log = coerce(self.log, bool, "log", owner)
         if self.hint is not None and not isinstance(self.hint, Result):
-            raise OptionError(f"must be a Result, got {type(self.hint).__name__}",
-                              option="hint", owner=owner)
+            raise OptionError(
+                f"must be a Result, got {type(self.hint).__name__}", option="hint", owner=owner
+            )
 
-    def report(self, source: str, incumbent: float | None = None, bound: float | None = None,
-               note: str | None = None) -> None:
+    def report(
+        self,
+        source: str,
+        incumbent: float | None = None,
+        bound: float | None = None,
+        note: str | None = None,
+    ) -> None:
         """What the solver learned: ``incumbent`` only the objective of a schedule that
         passes the checker, ``bound`` only a proved lower bound on the optimum."""
         if self.progress is not None:
@@ -281,15 +328,20 @@ class Run:
         d = self.deadline
         return None if d is None else max(floor, d - time.perf_counter())
 
-    def phase(self, share: float, cap: float | None = None, *, hint: Result | None = None
-              ) -> Run:
+    def phase(self, share: float, cap: float | None = None, *, hint: Result | None = None) -> Run:
         """A sub-run for one phase: ``share`` of the time left (at most ``cap`` seconds;
         ``cap`` alone when there is no limit), same seed, threads, log and stop flag."""
         left = self.remaining()
         limit = cap if left is None else (share * left if cap is None else min(cap, share * left))
-        return Run(None if limit is None else max(limit, 1e-3), hint if hint is not None
-                   else self.hint, self.seed, self.threads, self.log, stop=self.stop,
-                   progress=self.progress)
+        return Run(
+            None if limit is None else max(limit, 1e-3),
+            hint if hint is not None else self.hint,
+            self.seed,
+            self.threads,
+            self.log,
+            stop=self.stop,
+            progress=self.progress,
+        )
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -323,6 +375,3 @@ def _value(text: str) -> Any:
         except ValueError:
             pass
     return text
-
-
-

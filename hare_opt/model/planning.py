@@ -25,10 +25,10 @@ class Warm:
     no job of it.
     """
 
-    free: list[int]     # per GPU: free from this time
-    last: list[int]     # per GPU: job it ran last (no setup for it), or -1
-    left: list[int]     # per job: tasks of its current round still to place
-    carry: list[int]    # per job: max end + sync over that round's tasks already placed
+    free: list[int]  # per GPU: free from this time
+    last: list[int]  # per GPU: job it ran last (no setup for it), or -1
+    left: list[int]  # per job: tasks of its current round still to place
+    carry: list[int]  # per job: max end + sync over that round's tasks already placed
 
 
 class Planner(Protocol):

@@ -94,10 +94,15 @@ class CheckReport:
 
     def to_json(self) -> dict[str, Any]:
         """The object ``hare-opt check --json`` prints (spec fields first)."""
-        return {"feasible": self.feasible, "objective": self.objective,
-                "violations": self.violations, "counts": self.counts,
-                "weighted_flow_time": self.weighted_flow_time, "avg_jct": self.avg_jct,
-                "makespan": self.makespan}
+        return {
+            "feasible": self.feasible,
+            "objective": self.objective,
+            "violations": self.violations,
+            "counts": self.counts,
+            "weighted_flow_time": self.weighted_flow_time,
+            "avg_jct": self.avg_jct,
+            "makespan": self.makespan,
+        }
 
 
 @dataclass
@@ -122,11 +127,19 @@ class Result:
     report: CheckReport | None = field(default=None, repr=False, compare=False)
 
     if TYPE_CHECKING:  # what callers may pass: ``__setattr__`` makes stats a ``Stats``
-        def __init__(self, solver: str, status: Status | str, schedule: Schedule,
-                     objective: float = math.inf, lower_bound: float | None = None,
-                     runtime_s: float = 0.0, instance_name: str = "",
-                     stats: Stats | Mapping[str, Any] | None = None,
-                     report: CheckReport | None = None) -> None: ...
+
+        def __init__(
+            self,
+            solver: str,
+            status: Status | str,
+            schedule: Schedule,
+            objective: float = math.inf,
+            lower_bound: float | None = None,
+            runtime_s: float = 0.0,
+            instance_name: str = "",
+            stats: Stats | Mapping[str, Any] | None = None,
+            report: CheckReport | None = None,
+        ) -> None: ...
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "status":  # always a Status, also when set from a string later
@@ -139,14 +152,30 @@ class Result:
         object.__setattr__(self, name, value)
 
     @classmethod
-    def checked(cls, solver: str, status: Status | str, report: CheckReport, *,
-                lower_bound: float | None = None, runtime_s: float = 0.0,
-                stats: Stats | dict[str, Any] | None = None) -> Result:
+    def checked(
+        cls,
+        solver: str,
+        status: Status | str,
+        report: CheckReport,
+        *,
+        lower_bound: float | None = None,
+        runtime_s: float = 0.0,
+        stats: Stats | dict[str, Any] | None = None,
+    ) -> Result:
         """A result for the schedule a report judged, with the report's objective."""
         if report.schedule is None or report.instance is None or report.objective is None:
             raise ValueError("Result.checked needs a report on a complete schedule")
-        return cls(solver, Status(status), report.schedule, report.objective, lower_bound,
-                   runtime_s, report.instance.name, Stats.of(stats).copy(), report)
+        return cls(
+            solver,
+            Status(status),
+            report.schedule,
+            report.objective,
+            lower_bound,
+            runtime_s,
+            report.instance.name,
+            Stats.of(stats).copy(),
+            report,
+        )
 
     @property
     def gap(self) -> float | None:
@@ -161,9 +190,15 @@ class Result:
 
     def summary(self) -> dict[str, Any]:
         """The fields ``hare-opt solve --json`` prints."""
+
         def num(x: float | None) -> float | None:
             if x is None or (isinstance(x, float) and not math.isfinite(x)):
                 return None
             return int(x) if float(x).is_integer() else float(x)
-        return {"status": str(self.status), "objective": num(self.objective),
-                "lower_bound": num(self.lower_bound), "runtime_s": round(self.runtime_s, 4)}
+
+        return {
+            "status": str(self.status),
+            "objective": num(self.objective),
+            "lower_bound": num(self.lower_bound),
+            "runtime_s": round(self.runtime_s, 4),
+        }

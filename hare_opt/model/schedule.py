@@ -59,8 +59,7 @@ class Schedule:
     def __post_init__(self) -> None:
         for name in ("job", "gpu"):
             raw = getattr(self, name)
-            object.__setattr__(self, name,
-                               _frozen(raw, np.asarray(raw, dtype=object).reshape(-1)))
+            object.__setattr__(self, name, _frozen(raw, np.asarray(raw, dtype=object).reshape(-1)))
         for name in ("round", "task", "start", "end"):
             raw = getattr(self, name)
             object.__setattr__(self, name, _frozen(raw, _ints(raw)))
@@ -74,8 +73,10 @@ class Schedule:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Schedule) or len(self) != len(other):
             return False
-        return all(np.array_equal(getattr(self, f), getattr(other, f))
-                   for f in ("job", "round", "task", "gpu", "start", "end"))
+        return all(
+            np.array_equal(getattr(self, f), getattr(other, f))
+            for f in ("job", "round", "task", "gpu", "start", "end")
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -93,8 +94,9 @@ class Schedule:
         return cls(job, rnd, task, gpu, start, end)
 
     @classmethod
-    def from_indices(cls, instance: Instance, job: Any, round: Any, task: Any, gpu: Any,
-                     start: Any) -> Schedule:
+    def from_indices(
+        cls, instance: Instance, job: Any, round: Any, task: Any, gpu: Any, start: Any
+    ) -> Schedule:
         """Build from job and GPU indices; ends follow from the instance's task times."""
         job = _ints(job)
         gpu = _ints(gpu)
@@ -111,8 +113,14 @@ class Schedule:
         return None if hints is None else hints[column]
 
     def tasks(self) -> Iterator[Task]:
-        for row in zip(self.job.tolist(), self.round.tolist(), self.task.tolist(),
-                       self.gpu.tolist(), self.start.tolist(), self.end.tolist()):
+        for row in zip(
+            self.job.tolist(),
+            self.round.tolist(),
+            self.task.tolist(),
+            self.gpu.tolist(),
+            self.start.tolist(),
+            self.end.tolist(),
+        ):
             yield Task(*row)
 
     def job_indices(self, instance: Instance) -> np.ndarray:
@@ -125,5 +133,11 @@ class Schedule:
     def sorted(self) -> Schedule:
         """Rows ordered by (gpu, start): a canonical order for files and diffs."""
         order = np.lexsort((self.task, self.round, self.start, self.gpu.astype(str)))
-        return Schedule(self.job[order], self.round[order], self.task[order], self.gpu[order],
-                        self.start[order], self.end[order])
+        return Schedule(
+            self.job[order],
+            self.round[order],
+            self.task[order],
+            self.gpu[order],
+            self.start[order],
+            self.end[order],
+        )

@@ -132,7 +132,7 @@ class Stats(MutableMapping[str, Any]):
         for key, value in row.items():
             if not key.startswith(prefix):
                 continue
-            name = key[len(prefix):]
+            name = key[len(prefix) :]
             if value is None or value == "" or (isinstance(value, float) and value != value):
                 continue
             out[name] = _parse(value, hints.get(name))

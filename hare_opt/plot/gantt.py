@@ -22,10 +22,10 @@ from matplotlib.transforms import blended_transform_factory
 from hare_opt.model import Instance, Schedule, ScheduleError
 from hare_opt.plot.style import time_axis, write_figure
 
-MAX_TICK_ROWS = 40     # GPU ids as tick labels up to this many rows
-MAX_LABELS = 600       # "j3 r2" texts on at most this many bars
-MAX_LEGEND = 16        # a legend of jobs up to this many jobs
-BAR = 0.8              # bar height, in rows
+MAX_TICK_ROWS = 40  # GPU ids as tick labels up to this many rows
+MAX_LABELS = 600  # "j3 r2" texts on at most this many bars
+MAX_LEGEND = 16  # a legend of jobs up to this many jobs
+BAR = 0.8  # bar height, in rows
 SETUP_COLOR = "0.75"
 
 
@@ -36,6 +36,7 @@ def job_colors(n: int) -> np.ndarray:
     ratio (neighbours in job order differ most) with alternating lightness.
     """
     from matplotlib import colormaps
+
     if n <= 10:
         return colormaps["tab10"](np.arange(n))
     if n <= 20:
@@ -57,24 +58,30 @@ def _rows(instance: Instance) -> np.ndarray:
 
 def _indices(instance: Instance, schedule: Schedule) -> tuple[np.ndarray, np.ndarray]:
     """Job and GPU index of every task; a clear error if the schedule names unknown ids."""
-    for kind, ids, known in (("job", schedule.job, instance.job_ids),
-                             ("gpu", schedule.gpu, instance.gpu_ids)):
+    for kind, ids, known in (
+        ("job", schedule.job, instance.job_ids),
+        ("gpu", schedule.gpu, instance.gpu_ids),
+    ):
         unknown = sorted(set(ids.tolist()) - set(known.tolist()), key=str)
         if unknown:
-            raise ScheduleError(f"schedule names {kind}(s) {unknown[:5]} that the instance "
-                                f"{instance.name!r} does not have")
+            raise ScheduleError(
+                f"schedule names {kind}(s) {unknown[:5]} that the instance "
+                f"{instance.name!r} does not have"
+            )
     return schedule.job_indices(instance), schedule.gpu_indices(instance)
 
 
 def _boxes(x0: np.ndarray, x1: np.ndarray, y: np.ndarray) -> np.ndarray:
     """(n, 4, 2) rectangle vertices, centred on row ``y``."""
     lo, hi = y - BAR / 2, y + BAR / 2
-    return np.stack([np.column_stack(p) for p in ((x0, lo), (x0, hi), (x1, hi), (x1, lo))],
-                    axis=1).astype(float)
+    return np.stack(
+        [np.column_stack(p) for p in ((x0, lo), (x0, hi), (x1, hi), (x1, lo))], axis=1
+    ).astype(float)
 
 
-def _setups(instance: Instance, job: np.ndarray, gpu: np.ndarray,
-            start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _setups(
+    instance: Instance, job: np.ndarray, gpu: np.ndarray, start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Rows of tasks preceded by a setup (first on its GPU or after another job) and its length."""
     order = np.lexsort((start, gpu))
     g, j = gpu[order], job[order]
@@ -89,13 +96,18 @@ def job_legend(instance: Instance, setups: bool = False) -> list[Patch]:
     colors = job_colors(instance.num_jobs)
     handles = [Patch(facecolor=colors[i], label=_shown(j.id)) for i, j in enumerate(instance.jobs)]
     if setups:
-        handles.append(Patch(facecolor=SETUP_COLOR, edgecolor="0.45", hatch="////",
-                             label="setup"))
+        handles.append(Patch(facecolor=SETUP_COLOR, edgecolor="0.45", hatch="////", label="setup"))
     return handles
 
 
-def gantt(instance: Instance, schedule: Schedule, *, ax: Axes | None = None,
-          title: str | None = None, legend: bool = True) -> Figure:
+def gantt(
+    instance: Instance,
+    schedule: Schedule,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    legend: bool = True,
+) -> Figure:
     """Draw ``schedule`` as a Gantt chart; returns the figure (new unless ``ax`` is given).
     ``legend``: the jobs' colours beside the chart (up to ``MAX_LEGEND`` jobs)."""
     job, gpu = _indices(instance, schedule)
@@ -112,16 +124,29 @@ def gantt(instance: Instance, schedule: Schedule, *, ax: Axes | None = None,
     start, end = schedule.start.astype(float), schedule.end.astype(float)
     dense = len(schedule) > 2000
     # Dense charts: no edges, hatches or anti-aliasing, which cost Agg most of its time.
-    ax.add_collection(PolyCollection(
-        cast(Any, _boxes(start, end, y)), facecolors=colors[job], edgecolors="white",
-        linewidths=0 if dense else 0.6, antialiaseds=not dense, zorder=2))
+    ax.add_collection(
+        PolyCollection(
+            cast(Any, _boxes(start, end, y)),
+            facecolors=colors[job],
+            edgecolors="white",
+            linewidths=0 if dense else 0.6,
+            antialiaseds=not dense,
+            zorder=2,
+        )
+    )
     s_rows, s_len = _setups(instance, job, gpu, schedule.start)
     if len(s_rows):
-        ax.add_collection(PolyCollection(
-            cast(Any, _boxes(start[s_rows] - s_len, start[s_rows], y[s_rows])),
-            facecolors=SETUP_COLOR,
-            edgecolors="0.45", hatch=None if dense else "////", linewidths=0 if dense else 0.5,
-            antialiaseds=not dense, zorder=2))
+        ax.add_collection(
+            PolyCollection(
+                cast(Any, _boxes(start[s_rows] - s_len, start[s_rows], y[s_rows])),
+                facecolors=SETUP_COLOR,
+                edgecolors="0.45",
+                hatch=None if dense else "////",
+                linewidths=0 if dense else 0.5,
+                antialiaseds=not dense,
+                zorder=2,
+            )
+        )
     t0 = min(0.0, float(start.min() - s_len.max(initial=0))) if len(schedule) else 0.0
     t1 = float(end.max()) if len(schedule) else 1.0
     ax.set_xlim(t0, t1 + 0.01 * (t1 - t0 or 1))
@@ -135,11 +160,22 @@ def gantt(instance: Instance, schedule: Schedule, *, ax: Axes | None = None,
     if legend and instance.num_jobs <= MAX_LEGEND:
         handles = job_legend(instance, bool(len(s_rows)))
         if own:
-            fig.legend(handles=handles, loc="outside right upper", fontsize="small",
-                       frameon=False, title="jobs")
+            fig.legend(
+                handles=handles,
+                loc="outside right upper",
+                fontsize="small",
+                frameon=False,
+                title="jobs",
+            )
         else:
-            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.12, 1.0),
-                      fontsize="small", frameon=False, title="jobs")
+            ax.legend(
+                handles=handles,
+                loc="upper left",
+                bbox_to_anchor=(1.12, 1.0),
+                fontsize="small",
+                frameon=False,
+                title="jobs",
+            )
     _drawable(fig)
     return fig
 
@@ -166,9 +202,11 @@ def _label_rows(ax: Axes, instance: Instance, rows: np.ndarray) -> None:
     """GPU ids as ticks when they fit; type names beside each group and lines between groups."""
     by_row = np.argsort(rows)
     if instance.num_gpus <= MAX_TICK_ROWS:
-        ax.set_yticks(np.arange(instance.num_gpus),
-                      [_shown(g) for g in instance.gpu_ids[by_row].tolist()],
-                      fontsize="small")
+        ax.set_yticks(
+            np.arange(instance.num_gpus),
+            [_shown(g) for g in instance.gpu_ids[by_row].tolist()],
+            fontsize="small",
+        )
     else:
         ax.set_yticks([])
         ax.set_ylabel(f"{instance.num_gpus} GPUs")
@@ -179,15 +217,24 @@ def _label_rows(ax: Axes, instance: Instance, rows: np.ndarray) -> None:
         lo, hi = where[0], where[-1]
         if lo > 0:
             ax.axhline(lo - 0.5, color="0.3", linewidth=0.8, zorder=3)
-        ax.text(1.005, (lo + hi) / 2, f"{name} ({hi - lo + 1})", transform=side,
-                va="center", ha="left", fontsize="small", clip_on=False)
+        ax.text(
+            1.005,
+            (lo + hi) / 2,
+            f"{name} ({hi - lo + 1})",
+            transform=side,
+            va="center",
+            ha="left",
+            fontsize="small",
+            clip_on=False,
+        )
 
 
-def _label_bars(ax: Axes, instance: Instance, schedule: Schedule, color: np.ndarray,
-                y: np.ndarray, span: float) -> None:
+def _label_bars(
+    ax: Axes, instance: Instance, schedule: Schedule, color: np.ndarray, y: np.ndarray, span: float
+) -> None:
     """``j3 r2`` inside bars wide and tall enough for it; nothing when the chart is dense."""
     fig = cast(Figure, ax.figure)
-    width_px = fig.get_figwidth() * fig.dpi * 0.8            # plotting area, roughly
+    width_px = fig.get_figwidth() * fig.dpi * 0.8  # plotting area, roughly
     row_px = fig.get_figheight() * fig.dpi * 0.8 / max(1, instance.num_gpus)
     if row_px < 11 or len(schedule) == 0:
         return
@@ -199,13 +246,28 @@ def _label_bars(ax: Axes, instance: Instance, schedule: Schedule, color: np.ndar
     size = min(9.0, row_px * 0.45)
     dark = color[:, :3] @ np.array([0.299, 0.587, 0.114]) < 0.5
     for i in fits.tolist():
-        ax.text((schedule.start[i] + schedule.end[i]) / 2, y[i], labels[i], ha="center",
-                va="center", fontsize=size, color="white" if dark[i] else "black",
-                clip_on=True, zorder=4)
+        ax.text(
+            (schedule.start[i] + schedule.end[i]) / 2,
+            y[i],
+            labels[i],
+            ha="center",
+            va="center",
+            fontsize=size,
+            color="white" if dark[i] else "black",
+            clip_on=True,
+            zorder=4,
+        )
 
 
-def save_gantt(instance: Instance, schedule: Schedule, path: str | Path, *,
-               title: str | None = None, dpi: int = 120, fmt: str | None = None) -> Path:
+def save_gantt(
+    instance: Instance,
+    schedule: Schedule,
+    path: str | Path,
+    *,
+    title: str | None = None,
+    dpi: int = 120,
+    fmt: str | None = None,
+) -> Path:
     """Draw and write the chart, all or nothing; the format follows the suffix (png, svg,
     pdf) unless ``fmt`` names it (for /dev/null or standard output, which have none)."""
     return write_figure(gantt(instance, schedule, title=title), path, dpi=dpi, fmt=fmt)

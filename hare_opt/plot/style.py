@@ -15,8 +15,8 @@ from hare_opt.model.units import fmt_number, unit_seconds
 #: Fixed colours (colour-blind-safe where possible): the simulator's policies, the Hare
 #: variants the reproduction runs, and the heuristics its offline items score.
 POLICY_COLORS = {
-    "hare": "#d62728",                    # red: ours
-    "hare-paper": "#6a3d9a",              # dark purple: Algorithm 1, phi reading
+    "hare": "#d62728",  # red: ours
+    "hare-paper": "#6a3d9a",  # dark purple: Algorithm 1, phi reading
     "hare-paper:step3=start": "#b294c7",  # light purple: Algorithm 1, start reading
     "hare:work_conserving=false": "#ff9896",  # light red: the engine before work conservation
     "allox": "#1f77b4",
@@ -106,7 +106,8 @@ def time_axis(ax: Any, unit: str, span: float, axis: str = "x") -> None:
         div, name = next((d, n) for d, n in _SCALES if span * sec >= 3 * d or d == 1.0)
         scale = sec / div
         getattr(ax, f"{axis}axis").set_major_formatter(
-            FuncFormatter(lambda v, _pos: fmt_number(v * scale, 2)))
+            FuncFormatter(lambda v, _pos: fmt_number(v * scale, 2))
+        )
     getattr(ax, f"set_{axis}label")(f"time ({name})")
 
 
@@ -125,8 +126,7 @@ def save_figure(fig: Any, path: str | Path) -> None:
     fig.savefig(path, dpi=90, bbox_inches="tight")
 
 
-def write_figure(fig: Any, path: str | Path, *, dpi: int = 120,
-                 fmt: str | None = None) -> Path:
+def write_figure(fig: Any, path: str | Path, *, dpi: int = 120, fmt: str | None = None) -> Path:
     """Write ``fig`` to a user's ``path``, all or nothing; the format follows the suffix
     (png, svg, pdf) unless ``fmt`` names it (for /dev/null, which has none)."""
     with atomic_path(path) as tmp:

@@ -20,6 +20,18 @@ from hare_opt.sim.policy import (
 from hare_opt.sim.results import SimResult, compare
 from hare_opt.sim.simulator import Simulator, simulate
 
-__all__ = ["POLICIES", "Events", "Policy", "PolicySpec", "SimResult", "SimulationError",
-           "Simulator", "UnknownPolicyError", "compare", "get_policy", "policy_names",
-           "register_policy", "simulate"]
+__all__ = [
+    "POLICIES",
+    "Events",
+    "Policy",
+    "PolicySpec",
+    "SimResult",
+    "SimulationError",
+    "Simulator",
+    "UnknownPolicyError",
+    "compare",
+    "get_policy",
+    "policy_names",
+    "register_policy",
+    "simulate",
+]

@@ -16,17 +16,21 @@ class SimulationError(HareOptError, RuntimeError):
     """A policy broke a rule or left work undone; the message names the job or GPU."""
 
 
-def waiting_forever(inst: Instance, policy: str, finished: np.ndarray, rounds: np.ndarray,
-                    why: str, now: int) -> SimulationError:
+def waiting_forever(
+    inst: Instance, policy: str, finished: np.ndarray, rounds: np.ndarray, why: str, now: int
+) -> SimulationError:
     """The error of a run that cannot finish: the first unfinished jobs, their round and
     arrival, and ``why`` (the guard that stopped it)."""
     waiting = np.flatnonzero(~np.asarray(finished, dtype=bool)).tolist()
-    names = ", ".join(f"{inst.jobs[j].id!r} (round {int(rounds[j])} of "
-                      f"{int(inst.rounds[j])}, arrived {int(inst.release[j])})"
-                      for j in waiting[:5])
+    names = ", ".join(
+        f"{inst.jobs[j].id!r} (round {int(rounds[j])} of "
+        f"{int(inst.rounds[j])}, arrived {int(inst.release[j])})"
+        for j in waiting[:5]
+    )
     more = f" and {len(waiting) - 5} more" if len(waiting) > 5 else ""
-    return SimulationError(f"policy {policy!r} left job {names}{more} waiting forever: "
-                           f"{why} at time {now}")
+    return SimulationError(
+        f"policy {policy!r} left job {names}{more} waiting forever: {why} at time {now}"
+    )
 
 
 @dataclass
@@ -34,8 +38,8 @@ class Events:
     """What happened at the current time, handed to the policy."""
 
     time: int
-    arrived: list[int] = field(default_factory=list)    # jobs released now
-    freed: list[int] = field(default_factory=list)      # GPUs whose task ended now
-    opened: list[int] = field(default_factory=list)     # jobs whose next round may start now
-    finished: list[int] = field(default_factory=list)   # jobs completed now
+    arrived: list[int] = field(default_factory=list)  # jobs released now
+    freed: list[int] = field(default_factory=list)  # GPUs whose task ended now
+    opened: list[int] = field(default_factory=list)  # jobs whose next round may start now
+    finished: list[int] = field(default_factory=list)  # jobs completed now
     woken: bool = False

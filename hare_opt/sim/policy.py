@@ -26,9 +26,20 @@ from hare_opt.model.options import Options, UnknownOptionError, parse_spec
 from hare_opt.sim.engine.reference import Mode, Policy
 from hare_opt.util.registry import Registry, resolve
 
-__all__ = ["POLICIES", "Engine", "PolicyOptions", "PolicySpec",
-           "UnknownPolicyError", "compiled_policies", "engine_of", "get_policy",
-           "parse_policy_spec", "policy_mode", "policy_names", "register_policy"]
+__all__ = [
+    "POLICIES",
+    "Engine",
+    "PolicyOptions",
+    "PolicySpec",
+    "UnknownPolicyError",
+    "compiled_policies",
+    "engine_of",
+    "get_policy",
+    "parse_policy_spec",
+    "policy_mode",
+    "policy_names",
+    "register_policy",
+]
 
 #: The compiled cores (``hare_opt.sim.engine``): ``gang`` (``compiled.py``) and
 #: ``relaxed`` (``relaxed.py``).
@@ -54,8 +65,10 @@ def parse_policy_options(cls: type, name: str, raw: dict[str, Any]) -> Any:
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         unknown = sorted(set(raw) - set(params))
         if unknown:
-            raise UnknownOptionError(f"has no option {unknown[0]!r}; its options: "
-                                     f"{', '.join(params) or 'none'}", owner=owner)
+            raise UnknownOptionError(
+                f"has no option {unknown[0]!r}; its options: {', '.join(params) or 'none'}",
+                owner=owner,
+            )
     return raw
 
 
@@ -83,64 +96,116 @@ class PolicySpec:
 
     def __post_init__(self) -> None:
         if self.engine not in (None, "gang", "relaxed"):
-            raise UnknownPolicyError(f"policy {self.name!r}: engine must be 'gang', "
-                                     f"'relaxed' or None, got {self.engine!r}")
+            raise UnknownPolicyError(
+                f"policy {self.name!r}: engine must be 'gang', "
+                f"'relaxed' or None, got {self.engine!r}"
+            )
         if self.engine is not None and self.engine != self.mode:
-            raise UnknownPolicyError(f"policy {self.name!r}: a {self.mode} policy cannot run "
-                                     f"in the {self.engine} core")
+            raise UnknownPolicyError(
+                f"policy {self.name!r}: a {self.mode} policy cannot run in the {self.engine} core"
+            )
 
 
 POLICIES: Registry[PolicySpec] = Registry("policy", UnknownPolicyError)
 
 for _spec in (
-    PolicySpec("hare", "hare_opt.sim.policies.plan:HarePolicy", "relaxed", clairvoyant=True,
-               engine="relaxed", description="re-plans with our offline heuristic hare"),
-    PolicySpec("hare-paper", "hare_opt.sim.policies.plan:HarePaperPolicy", "relaxed",
-               clairvoyant=True, fast=False, engine="relaxed",
-               description="re-plans with the paper's Algorithm 1"),
-    PolicySpec("sched-homo", "hare_opt.sim.policies.plan:SchedHomoPolicy", "relaxed",
-               clairvoyant=True, engine="relaxed",
-               description="the paper's Sched_Homo: heterogeneity-blind"),
-    PolicySpec("hlas", "hare_opt.sim.policies.hlas:HLASPolicy", "relaxed", engine="relaxed",
-               description="heterogeneity-aware least attained service (ours)"),
-    PolicySpec("gavel-fifo", "hare_opt.sim.policies.gang:GavelFifoPolicy", "gang",
-               single_type=True, engine="gang",
-               description="Gavel FIFO: arrival order, fastest type with room, Gavel's rounds"),
-    PolicySpec("srtf", "hare_opt.sim.policies.gang:SRTFPolicy", "gang", clairvoyant=True,
-               engine="gang", description="shortest remaining time first, backfilling"),
-    PolicySpec("tiresias", "hare_opt.sim.policies.tiresias:TiresiasPolicy", "gang", engine="gang",
-               description="Tiresias 2D-LAS, discretised queues"),
-    PolicySpec("allox", "hare_opt.sim.policies.allox:AlloXPolicy", "gang", clairvoyant=True,
-               single_type=True, engine="gang",
-               description="AlloX min-cost matching, one type per round"),
-    PolicySpec("gavel-las", "hare_opt.sim.policies.gavel_las:GavelLASPolicy", "gang",
-               single_type=True, engine="gang",
-               description="Gavel max-min fairness LP, Gavel's rounds"),
+    PolicySpec(
+        "hare",
+        "hare_opt.sim.policies.plan:HarePolicy",
+        "relaxed",
+        clairvoyant=True,
+        engine="relaxed",
+        description="re-plans with our offline heuristic hare",
+    ),
+    PolicySpec(
+        "hare-paper",
+        "hare_opt.sim.policies.plan:HarePaperPolicy",
+        "relaxed",
+        clairvoyant=True,
+        fast=False,
+        engine="relaxed",
+        description="re-plans with the paper's Algorithm 1",
+    ),
+    PolicySpec(
+        "sched-homo",
+        "hare_opt.sim.policies.plan:SchedHomoPolicy",
+        "relaxed",
+        clairvoyant=True,
+        engine="relaxed",
+        description="the paper's Sched_Homo: heterogeneity-blind",
+    ),
+    PolicySpec(
+        "hlas",
+        "hare_opt.sim.policies.hlas:HLASPolicy",
+        "relaxed",
+        engine="relaxed",
+        description="heterogeneity-aware least attained service (ours)",
+    ),
+    PolicySpec(
+        "gavel-fifo",
+        "hare_opt.sim.policies.gang:GavelFifoPolicy",
+        "gang",
+        single_type=True,
+        engine="gang",
+        description="Gavel FIFO: arrival order, fastest type with room, Gavel's rounds",
+    ),
+    PolicySpec(
+        "srtf",
+        "hare_opt.sim.policies.gang:SRTFPolicy",
+        "gang",
+        clairvoyant=True,
+        engine="gang",
+        description="shortest remaining time first, backfilling",
+    ),
+    PolicySpec(
+        "tiresias",
+        "hare_opt.sim.policies.tiresias:TiresiasPolicy",
+        "gang",
+        engine="gang",
+        description="Tiresias 2D-LAS, discretised queues",
+    ),
+    PolicySpec(
+        "allox",
+        "hare_opt.sim.policies.allox:AlloXPolicy",
+        "gang",
+        clairvoyant=True,
+        single_type=True,
+        engine="gang",
+        description="AlloX min-cost matching, one type per round",
+    ),
+    PolicySpec(
+        "gavel-las",
+        "hare_opt.sim.policies.gavel_las:GavelLASPolicy",
+        "gang",
+        single_type=True,
+        engine="gang",
+        description="Gavel max-min fairness LP, Gavel's rounds",
+    ),
 ):
     POLICIES.add(_spec)
 
 
-def register_policy(name: str, target: str | type, *, mode: Mode | None = None,
-                    **spec: Any) -> PolicySpec:
+def register_policy(
+    name: str, target: str | type, *, mode: Mode | None = None, **spec: Any
+) -> PolicySpec:
     """Add a policy class (or ``"module:Class"``) under ``name``; ``mode`` defaults to the
     class's own ``mode`` attribute."""
     if mode is None:
         mode = getattr(resolve(target), "mode", None)
     if mode not in ("relaxed", "gang"):
-        raise UnknownPolicyError(f"policy {name!r}: mode must be 'relaxed' or 'gang', got "
-                                 f"{mode!r}")
+        raise UnknownPolicyError(f"policy {name!r}: mode must be 'relaxed' or 'gang', got {mode!r}")
     return POLICIES.add(PolicySpec(name, target, mode, **spec))
 
 
 def policy_names(*, mode: Mode | None = None, fast: bool | None = None) -> list[str]:
-    return POLICIES.names(lambda s: (mode is None or s.mode == mode)
-                          and (fast is None or s.fast == fast))
+    return POLICIES.names(
+        lambda s: (mode is None or s.mode == mode) and (fast is None or s.fast == fast)
+    )
 
 
 def compiled_policies(engine: Engine | None = None) -> list[str]:
     """Registered policies a compiled core runs (``engine``: that core's only)."""
-    return POLICIES.names(lambda s: s.engine is not None
-                          and (engine is None or s.engine == engine))
+    return POLICIES.names(lambda s: s.engine is not None and (engine is None or s.engine == engine))
 
 
 def engine_of(policy: Policy) -> Engine | None:
@@ -172,8 +237,9 @@ def get_policy(name: str, **options: Any) -> Policy:
     base, named = parse_policy_spec(name)
     both = sorted(set(named) & set(options))
     if both:
-        raise UnknownPolicyError(f"policy {name!r}: option {both[0]!r} given in the name and "
-                                 "as an argument")
+        raise UnknownPolicyError(
+            f"policy {name!r}: option {both[0]!r} given in the name and as an argument"
+        )
     cls = POLICIES.load(base)
     merged = {**named, **options}
     try:  # a bad option fails here, by name, under the name the caller gave

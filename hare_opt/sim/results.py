@@ -24,8 +24,19 @@ from hare_opt.checker import verify
 from hare_opt.io.output import atomic_path
 from hare_opt.model import Instance, Result, Schedule, Status
 
-JOB_COLUMNS = ("policy", "job", "weight", "arrival", "first_start", "completion", "jct",
-               "rounds", "tasks_per_round", "setup_time", "semantics")
+JOB_COLUMNS = (
+    "policy",
+    "job",
+    "weight",
+    "arrival",
+    "first_start",
+    "completion",
+    "jct",
+    "rounds",
+    "tasks_per_round",
+    "setup_time",
+    "semantics",
+)
 
 
 @dataclass
@@ -33,10 +44,10 @@ class RunRecord:
     """What an engine hands back: the executed schedule and the counters of the run."""
 
     schedule: Schedule
-    completion: np.ndarray    # (N,) each job's last barrier
-    first_start: np.ndarray   # (N,)
-    setup_time: np.ndarray    # (N,) GPU time spent setting the job up
-    gpu_busy: np.ndarray      # (M,) processing time per GPU
+    completion: np.ndarray  # (N,) each job's last barrier
+    first_start: np.ndarray  # (N,)
+    setup_time: np.ndarray  # (N,) GPU time spent setting the job up
+    gpu_busy: np.ndarray  # (M,) processing time per GPU
     num_events: int
     reserved_idle: int
     lease_idle: int
@@ -61,28 +72,65 @@ class SimResult:
     idle: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_record(cls, inst: Instance, name: str, mode: str, stats: dict[str, Any],
-                    rec: RunRecord, semantics: str, wall_s: float, engine: str) -> SimResult:
+    def from_record(
+        cls,
+        inst: Instance,
+        name: str,
+        mode: str,
+        stats: dict[str, Any],
+        rec: RunRecord,
+        semantics: str,
+        wall_s: float,
+        engine: str,
+    ) -> SimResult:
         """Checked result, per-job records and metrics of one run of policy ``name``
         (its ``mode`` and ``stats``) by ``engine``."""
         objective = int((inst.weight * rec.completion).sum())
-        result = Result(solver=f"sim:{name}", status=Status.FEASIBLE, schedule=rec.schedule,
-                        objective=objective, runtime_s=wall_s, instance_name=inst.name,
-                        stats={"mode": mode, "events": rec.num_events,
-                               "semantics": semantics, "engine": engine, **stats})
+        result = Result(
+            solver=f"sim:{name}",
+            status=Status.FEASIBLE,
+            schedule=rec.schedule,
+            objective=objective,
+            runtime_s=wall_s,
+            instance_name=inst.name,
+            stats={
+                "mode": mode,
+                "events": rec.num_events,
+                "semantics": semantics,
+                "engine": engine,
+                **stats,
+            },
+        )
         verify(inst, result)  # the independent checker, on every run
         completion = rec.completion
-        jobs = pd.DataFrame({
-            "policy": name, "job": inst.job_ids, "weight": inst.weight,
-            "arrival": inst.release, "first_start": rec.first_start, "completion": completion,
-            "jct": completion - inst.release, "rounds": inst.rounds,
-            "tasks_per_round": inst.tasks_per_round, "setup_time": rec.setup_time,
-            "semantics": semantics,
-        }, columns=list(JOB_COLUMNS))
-        out = cls(name, inst, result, jobs, rec.gpu_busy, rec.num_events, wall_s,
-                  semantics=semantics, engine=engine,
-                  idle={"reserved": rec.reserved_idle, "lease": rec.lease_idle,
-                        "leases": rec.leases})
+        jobs = pd.DataFrame(
+            {
+                "policy": name,
+                "job": inst.job_ids,
+                "weight": inst.weight,
+                "arrival": inst.release,
+                "first_start": rec.first_start,
+                "completion": completion,
+                "jct": completion - inst.release,
+                "rounds": inst.rounds,
+                "tasks_per_round": inst.tasks_per_round,
+                "setup_time": rec.setup_time,
+                "semantics": semantics,
+            },
+            columns=list(JOB_COLUMNS),
+        )
+        out = cls(
+            name,
+            inst,
+            result,
+            jobs,
+            rec.gpu_busy,
+            rec.num_events,
+            wall_s,
+            semantics=semantics,
+            engine=engine,
+            idle={"reserved": rec.reserved_idle, "lease": rec.lease_idle, "leases": rec.leases},
+        )
         out.metrics = out._metrics()
         return out
 
@@ -90,8 +138,9 @@ class SimResult:
         inst, df = self.instance, self.jobs
         jct = df["jct"].to_numpy()
         makespan = int(df["completion"].max())
-        busy_by_type = np.bincount(inst.gpu_type_index, weights=self.gpu_busy,
-                                   minlength=len(inst.gpu_types))
+        busy_by_type = np.bincount(
+            inst.gpu_type_index, weights=self.gpu_busy, minlength=len(inst.gpu_types)
+        )
         span = max(makespan, 1) * inst.type_count
         setup = int(df["setup_time"].sum())
         busy = int(self.gpu_busy.sum())
@@ -104,8 +153,7 @@ class SimResult:
             "p90_jct": float(np.percentile(jct, 90)),
             "p99_jct": float(np.percentile(jct, 99)),
             "makespan": makespan,
-            "utilisation": {t: float(b / s) for t, b, s in
-                            zip(inst.gpu_types, busy_by_type, span)},
+            "utilisation": {t: float(b / s) for t, b, s in zip(inst.gpu_types, busy_by_type, span)},
             "switching_time": setup,
             "switching_share": setup / (busy + setup) if busy + setup else 0.0,
             "reserved_idle_time": self.idle["reserved"],
@@ -123,8 +171,11 @@ class SimResult:
     def summary(self) -> dict[str, float]:
         """The three figures ``hare-opt simulate --summary-json`` prints per policy."""
         m = self.metrics
-        return {"total_weighted_jct": m["total_weighted_jct"], "avg_jct": m["avg_jct"],
-                "makespan": m["makespan"]}
+        return {
+            "total_weighted_jct": m["total_weighted_jct"],
+            "avg_jct": m["avg_jct"],
+            "makespan": m["makespan"],
+        }
 
     def jct_cdf(self) -> pd.DataFrame:
         """Empirical CDF of JCT: fraction of jobs finished within each JCT value."""

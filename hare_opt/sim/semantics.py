@@ -39,8 +39,9 @@ LEASE_S = 360.0
 
 def check_semantics(value: Any, owner: str = "simulate") -> str:
     if value not in SEMANTICS:
-        raise OptionError(f"must be one of {', '.join(SEMANTICS)}, got {value!r}",
-                          option="semantics", owner=owner)
+        raise OptionError(
+            f"must be one of {', '.join(SEMANTICS)}, got {value!r}", option="semantics", owner=owner
+        )
     return str(value)
 
 
@@ -49,8 +50,9 @@ def holds_leases(mode: str, semantics: str) -> bool:
     return mode == "gang" and check_semantics(semantics) == "lease"
 
 
-def switching_for(mode: str, semantics: str, switching: str,
-                  lease_switching: str | None = None) -> str:
+def switching_for(
+    mode: str, semantics: str, switching: str, lease_switching: str | None = None
+) -> str:
     """The Table 3 column a policy of ``mode`` runs a generated workload with: the
     lease column for gang policies under leases, ``switching`` otherwise."""
     if holds_leases(mode, semantics):
@@ -64,10 +66,13 @@ def lease_units(seconds: float | None, instance: Instance, policy: str) -> int |
         return None
     unit = unit_seconds(instance.time_unit)
     if unit is None:
-        raise OptionError(f"a lease in seconds needs a time unit of seconds, the instance "
-                          f"{instance.name!r} has {instance.time_unit!r}; give lease=None "
-                          "(whole jobs) or semantics 'per-round'", option="lease",
-                          owner=f"policy {policy!r}")
+        raise OptionError(
+            f"a lease in seconds needs a time unit of seconds, the instance "
+            f"{instance.name!r} has {instance.time_unit!r}; give lease=None "
+            "(whole jobs) or semantics 'per-round'",
+            option="lease",
+            owner=f"policy {policy!r}",
+        )
     return max(1, round(seconds / unit))
 
 

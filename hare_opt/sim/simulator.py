@@ -30,8 +30,11 @@ def run(sim: Simulator, progress=None, engine: str = "auto") -> SimResult:
     """Simulate ``sim`` to the end; ``engine``: ``python`` (the reference loop),
     ``compiled`` (the core the policy's spec names) or ``auto`` (compiled where it exists)."""
     if engine not in ENGINES:
-        raise OptionError(f"must be one of {', '.join(ENGINES)}, got {engine!r}",
-                          option="engine", owner="simulate")
+        raise OptionError(
+            f"must be one of {', '.join(ENGINES)}, got {engine!r}",
+            option="engine",
+            owner="simulate",
+        )
     core = engine_of(sim.policy) if engine != "python" else None
     if core is None and engine != "compiled":
         return sim.run(progress)
@@ -44,22 +47,31 @@ def run(sim: Simulator, progress=None, engine: str = "auto") -> SimResult:
     if core == "relaxed" and isinstance(ks, RelaxedKernel):
         return relaxed.run(sim, ks, progress, t0)
     if engine == "compiled":
-        raise OptionError(f"the compiled engine has no policy {sim.policy.name!r} "
-                          f"(it has {', '.join(compiled_policies())})", option="engine",
-                          owner="simulate")
+        raise OptionError(
+            f"the compiled engine has no policy {sim.policy.name!r} "
+            f"(it has {', '.join(compiled_policies())})",
+            option="engine",
+            owner="simulate",
+        )
     return sim.loop(progress, t0)
 
 
-def simulate(instance: Instance, policy: str | Policy, *, progress=None,
-             max_events: int | None = None, max_time: int | None = None,
-             semantics: str = DEFAULT_SEMANTICS, engine: str = "auto",
-             **options) -> SimResult:
+def simulate(
+    instance: Instance,
+    policy: str | Policy,
+    *,
+    progress=None,
+    max_events: int | None = None,
+    max_time: int | None = None,
+    semantics: str = DEFAULT_SEMANTICS,
+    engine: str = "auto",
+    **options,
+) -> SimResult:
     """Run ``policy`` (a name or an object) on ``instance``; the schedule is checked.
 
     ``semantics``: ``lease`` (gang policies hold GPUs for their lease) or ``per-round``
     (docs/simulator.md); relaxed policies run alike under both. ``engine``: ``auto``
     runs the built-in policies compiled (the same schedules as the ``python`` reference)."""
     pol = get_policy(policy, **options) if isinstance(policy, str) else policy
-    sim = Simulator(instance, pol, max_events=max_events, max_time=max_time,
-                    semantics=semantics)
+    sim = Simulator(instance, pol, max_events=max_events, max_time=max_time, semantics=semantics)
     return run(sim, progress, engine)

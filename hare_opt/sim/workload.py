@@ -27,10 +27,19 @@ from hare_opt.sim.simulator import simulate
 Bars = Callable[[str, Instance], Any]
 
 
-def simulate_workload(workload: str, policies: Sequence[str], *, seed: int = 0,
-                      n_jobs: int = 40, cluster: str = "testbed", switching: str = "hare",
-                      semantics: str = DEFAULT_SEMANTICS, regime: str | None = None,
-                      trace: str | None = None, bars: Bars | None = None) -> list[SimResult]:
+def simulate_workload(
+    workload: str,
+    policies: Sequence[str],
+    *,
+    seed: int = 0,
+    n_jobs: int = 40,
+    cluster: str = "testbed",
+    switching: str = "hare",
+    semantics: str = DEFAULT_SEMANTICS,
+    regime: str | None = None,
+    trace: str | None = None,
+    bars: Bars | None = None,
+) -> list[SimResult]:
     """Run ``policies`` (names, or ``NAME:KEY=VALUE`` variants) on the generated
     ``workload`` (``generators.workload_instance``: ``paper``, ``philly`` or ``random``),
     each on the jobs built with its own Table 3 column: ``switching`` for relaxed
@@ -43,11 +52,17 @@ def simulate_workload(workload: str, policies: Sequence[str], *, seed: int = 0,
     for name in policies:
         column = switching_for(policy_mode(name), semantics, switching)
         if column not in built:
-            built[column] = workload_instance(workload, seed=seed, n_jobs=n_jobs,
-                                              cluster=cluster, switching=column, trace=trace,
-                                              regime=regime)
+            built[column] = workload_instance(
+                workload,
+                seed=seed,
+                n_jobs=n_jobs,
+                cluster=cluster,
+                switching=column,
+                trace=trace,
+                regime=regime,
+            )
         inst = built[column]
-        with (bars(name, inst) if bars is not None else contextlib.nullcontext()) as bar:
+        with bars(name, inst) if bars is not None else contextlib.nullcontext() as bar:
             run = simulate(inst, name, progress=bar, semantics=semantics)
         run.metrics["switching_model"] = column
         runs.append(run)

@@ -16,6 +16,21 @@ from hare_opt.solvers.base import (
     solver_names,
 )
 
-__all__ = ["SOLVERS", "NoOptions", "Options", "Run", "Solver", "SolverError", "SolverSpec",
-           "UnknownOptionError", "UnknownSolverError", "available_solvers", "check_hint",
-           "claimed_factor", "option", "register", "solve", "solver_names"]
+__all__ = [
+    "SOLVERS",
+    "NoOptions",
+    "Options",
+    "Run",
+    "Solver",
+    "SolverError",
+    "SolverSpec",
+    "UnknownOptionError",
+    "UnknownSolverError",
+    "available_solvers",
+    "check_hint",
+    "claimed_factor",
+    "option",
+    "register",
+    "solve",
+    "solver_names",
+]

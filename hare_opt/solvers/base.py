@@ -42,9 +42,21 @@ from hare_opt.util.registry import Registry, resolve
 #: whose result depends on the time it is given.
 Kind = Literal["exact", "heuristic", "rule", "improver"]
 
-__all__ = ["SOLVERS", "Kind", "Solver", "SolverError", "SolverSpec", "UnknownOptionError",
-           "UnknownSolverError", "available_solvers", "check_hint", "claimed_factor",
-           "register", "solve", "solver_names"]
+__all__ = [
+    "SOLVERS",
+    "Kind",
+    "Solver",
+    "SolverError",
+    "SolverSpec",
+    "UnknownOptionError",
+    "UnknownSolverError",
+    "available_solvers",
+    "check_hint",
+    "claimed_factor",
+    "register",
+    "solve",
+    "solver_names",
+]
 
 
 class Solver(Protocol):
@@ -92,8 +104,9 @@ class SolverSpec:
     def options_class(self) -> type[Options]:
         cls = resolve(self.options)
         if not (isinstance(cls, type) and issubclass(cls, Options)):
-            raise SolverError(f"solver {self.name!r}: options {self.options!r} is not an "
-                              "Options class")
+            raise SolverError(
+                f"solver {self.name!r}: options {self.options!r} is not an Options class"
+            )
         return cls
 
     def parse_options(self, raw: dict[str, Any] | None) -> Options:
@@ -106,10 +119,12 @@ SOLVERS: Registry[SolverSpec] = Registry("solver", UnknownSolverError)
 CHECK_S_PER_TASK = 2e-6
 #: Compiled-kernel groups: a function that loads them (compiling on a first run after
 #: installing, tens of seconds) and returns the seconds it took.
-KERNELS: dict[str, str] = {"hare": "hare_opt.heuristics.rounds:warm_up",
-                           "geobatch": "hare_opt.heuristics.geobatch:warm_up",
-                           "hare-paper": "hare_opt.heuristics.hare_paper:warm_up",
-                           "bnb": "hare_opt.solvers.bnb:warm_up"}
+KERNELS: dict[str, str] = {
+    "hare": "hare_opt.heuristics.rounds:warm_up",
+    "geobatch": "hare_opt.heuristics.geobatch:warm_up",
+    "hare-paper": "hare_opt.heuristics.hare_paper:warm_up",
+    "bnb": "hare_opt.solvers.bnb:warm_up",
+}
 _warm: set[str] = set()
 
 
@@ -119,58 +134,116 @@ def register(spec: SolverSpec) -> SolverSpec:
 
 
 for _spec in (
-    SolverSpec("cpsat", "hare_opt.solvers.cpsat:solve_cpsat", "exact",
-               "hare_opt.solvers.cpsat.options:CpsatOptions", portfolio=True,
-               portfolio_quick=True, portfolio_options={"interleave_search": True},
-               fits="hare_opt.solvers.cpsat.size:fits",
-               description="OR-Tools CP-SAT model (interval variables per GPU)"),
-    SolverSpec("milp", "hare_opt.solvers.milp:solve_milp", "exact",
-               "hare_opt.solvers.milp.options:MilpOptions", portfolio=True,
-               portfolio_options={"lp_bound": False}, fits="hare_opt.solvers.milp.windows:fits",
-               description="time-indexed MILP (PuLP; HiGHS or CBC)"),
-    SolverSpec("bnb", "hare_opt.solvers.bnb:solve_bnb", "exact",
-               "hare_opt.solvers.bnb.options:BnbOptions", portfolio=True, portfolio_quick=True,
-               portfolio_first="hare_opt.solvers.bnb.options:suits",
-               fits="hare_opt.solvers.bnb.options:fits", kernels=("bnb",),
-               description="branch and bound over GPU sequences with dominance"),
-    SolverSpec("portfolio", "hare_opt.solvers.portfolio:solve_portfolio", "exact",
-               "hare_opt.solvers.portfolio.options:PortfolioOptions",
-               fits="hare_opt.solvers.portfolio.options:fits",
-               description="the portfolio backends: the quick ones in-process first, then all "
-                           "in parallel, sharing what they prove"),
-    SolverSpec("hare", "hare_opt.heuristics.hare:solve_hare", "heuristic",
-               "hare_opt.heuristics.hare:HareOptions", guarantee="hare_opt.bounds:hare_claim",
-               kernels=("hare", "geobatch"),
-               planner="hare_opt.heuristics.planning:HarePlanner",
-               description="our heuristic: round blocks, priority orders, bounded search"),
-    SolverSpec("geobatch", "hare_opt.heuristics.geobatch:solve_geobatch", "heuristic",
-               "hare_opt.heuristics.geobatch:GeobatchOptions",
-               guarantee="hare_opt.bounds:approx_factor", kernels=("geobatch",),
-               description="geometric batches of non-idling list schedules; a factor free "
-                           "of the cluster size (docs/theory.md (c))"),
-    SolverSpec("hare-paper", "hare_opt.heuristics.hare_paper:solve_hare_paper", "heuristic",
-               "hare_opt.heuristics.hare_paper:HarePaperOptions",
-               guarantee="hare_opt.bounds:paper_claim", kernels=("hare-paper",),
-               planner="hare_opt.heuristics.paper_planning:HarePaperPlanner",
-               description="the paper's Algorithm 1 (relaxation, H order, list scheduling)"),
-    SolverSpec("lns", "hare_opt.solvers.lns:solve_lns", "improver",
-               "hare_opt.solvers.lns:LnsOptions", kernels=("hare", "geobatch"),
-               description="anytime improver: CP-SAT re-places the tasks of one time window "
-                           "of hare's schedule at a time"),
-    SolverSpec("wspt", "hare_opt.heuristics.rules:solve_wspt", "rule",
-               description="jobs by Smith's ratio, each task on its earliest-finish GPU"),
-    SolverSpec("fifo", "hare_opt.heuristics.rules:solve_fifo", "rule",
-               description="jobs in arrival order, each task on its earliest-finish GPU"),
-    SolverSpec("eft", "hare_opt.heuristics.rules:solve_eft", "rule",
-               description="always the task that would finish earliest anywhere"),
+    SolverSpec(
+        "cpsat",
+        "hare_opt.solvers.cpsat:solve_cpsat",
+        "exact",
+        "hare_opt.solvers.cpsat.options:CpsatOptions",
+        portfolio=True,
+        portfolio_quick=True,
+        portfolio_options={"interleave_search": True},
+        fits="hare_opt.solvers.cpsat.size:fits",
+        description="OR-Tools CP-SAT model (interval variables per GPU)",
+    ),
+    SolverSpec(
+        "milp",
+        "hare_opt.solvers.milp:solve_milp",
+        "exact",
+        "hare_opt.solvers.milp.options:MilpOptions",
+        portfolio=True,
+        portfolio_options={"lp_bound": False},
+        fits="hare_opt.solvers.milp.windows:fits",
+        description="time-indexed MILP (PuLP; HiGHS or CBC)",
+    ),
+    SolverSpec(
+        "bnb",
+        "hare_opt.solvers.bnb:solve_bnb",
+        "exact",
+        "hare_opt.solvers.bnb.options:BnbOptions",
+        portfolio=True,
+        portfolio_quick=True,
+        portfolio_first="hare_opt.solvers.bnb.options:suits",
+        fits="hare_opt.solvers.bnb.options:fits",
+        kernels=("bnb",),
+        description="branch and bound over GPU sequences with dominance",
+    ),
+    SolverSpec(
+        "portfolio",
+        "hare_opt.solvers.portfolio:solve_portfolio",
+        "exact",
+        "hare_opt.solvers.portfolio.options:PortfolioOptions",
+        fits="hare_opt.solvers.portfolio.options:fits",
+        description="the portfolio backends: the quick ones in-process first, then all "
+        "in parallel, sharing what they prove",
+    ),
+    SolverSpec(
+        "hare",
+        "hare_opt.heuristics.hare:solve_hare",
+        "heuristic",
+        "hare_opt.heuristics.hare:HareOptions",
+        guarantee="hare_opt.bounds:hare_claim",
+        kernels=("hare", "geobatch"),
+        planner="hare_opt.heuristics.planning:HarePlanner",
+        description="our heuristic: round blocks, priority orders, bounded search",
+    ),
+    SolverSpec(
+        "geobatch",
+        "hare_opt.heuristics.geobatch:solve_geobatch",
+        "heuristic",
+        "hare_opt.heuristics.geobatch:GeobatchOptions",
+        guarantee="hare_opt.bounds:approx_factor",
+        kernels=("geobatch",),
+        description="geometric batches of non-idling list schedules; a factor free "
+        "of the cluster size (docs/theory.md (c))",
+    ),
+    SolverSpec(
+        "hare-paper",
+        "hare_opt.heuristics.hare_paper:solve_hare_paper",
+        "heuristic",
+        "hare_opt.heuristics.hare_paper:HarePaperOptions",
+        guarantee="hare_opt.bounds:paper_claim",
+        kernels=("hare-paper",),
+        planner="hare_opt.heuristics.paper_planning:HarePaperPlanner",
+        description="the paper's Algorithm 1 (relaxation, H order, list scheduling)",
+    ),
+    SolverSpec(
+        "lns",
+        "hare_opt.solvers.lns:solve_lns",
+        "improver",
+        "hare_opt.solvers.lns:LnsOptions",
+        kernels=("hare", "geobatch"),
+        description="anytime improver: CP-SAT re-places the tasks of one time window "
+        "of hare's schedule at a time",
+    ),
+    SolverSpec(
+        "wspt",
+        "hare_opt.heuristics.rules:solve_wspt",
+        "rule",
+        description="jobs by Smith's ratio, each task on its earliest-finish GPU",
+    ),
+    SolverSpec(
+        "fifo",
+        "hare_opt.heuristics.rules:solve_fifo",
+        "rule",
+        description="jobs in arrival order, each task on its earliest-finish GPU",
+    ),
+    SolverSpec(
+        "eft",
+        "hare_opt.heuristics.rules:solve_eft",
+        "rule",
+        description="always the task that would finish earliest anywhere",
+    ),
 ):
     register(_spec)
 
 
 def solver_names(kind: Kind | None = None, *, portfolio: bool | None = None) -> list[str]:
     """Registered names, optionally of one kind or (not) in the portfolio."""
-    return SOLVERS.names(lambda s: (kind is None or s.kind == kind)
-                         and (portfolio is None or s.portfolio == portfolio))
+    return SOLVERS.names(
+        lambda s: (
+            (kind is None or s.kind == kind) and (portfolio is None or s.portfolio == portfolio)
+        )
+    )
 
 
 def available_solvers(kind: Kind | None = None) -> list[str]:
@@ -191,8 +264,9 @@ def claimed_factor(instance: Instance, solver: str) -> float | None:
     return None if target is None else float(resolve(target)(instance))
 
 
-def checked_report(instance: Instance, schedule: Schedule, known: CheckReport | None,
-                   stats: Stats) -> CheckReport:
+def checked_report(
+    instance: Instance, schedule: Schedule, known: CheckReport | None, stats: Stats
+) -> CheckReport:
     """``known`` if it judged exactly these objects, else the checker's report, counted in
     ``stats.checks`` (a test holds every solve to one check per schedule that leaves)."""
     if known is not None and known.judged(instance, schedule):
@@ -215,8 +289,7 @@ def suggest(instance: Instance, solver: str, refusal: CapacityError) -> Capacity
             continue
         takers.append(other.name)
     text = str(refusal).split("; use ")[0]
-    return type(refusal)(text + (f"; solvers that take it: {', '.join(takers)}" if takers
-                                 else ""))
+    return type(refusal)(text + (f"; solvers that take it: {', '.join(takers)}" if takers else ""))
 
 
 def warm_kernels(groups: tuple[str, ...]) -> float:
@@ -226,32 +299,60 @@ def warm_kernels(groups: tuple[str, ...]) -> float:
     if not todo:
         return 0.0
     t0 = time.perf_counter()
-    progress_line.report("solve", note="loading compiled kernels (a first run compiles them, "
-                                  "tens of seconds; not counted in the time limit)")
+    progress_line.report(
+        "solve",
+        note="loading compiled kernels (a first run compiles them, "
+        "tens of seconds; not counted in the time limit)",
+    )
     for group in todo:
         resolve(KERNELS[group])()
         _warm.add(group)
     return time.perf_counter() - t0
 
 
+def kernel_groups(spec: SolverSpec, options: Options, hint: Result | None) -> tuple[str, ...]:
+    """The kernel groups a solve with ``spec`` runs: its own and, for an exact solver, its
+    start's heuristic's (``solvers.exact.start_kernels``); ``solve`` loads them before
+    the run's clock, so a first compile is not search time."""
+    if spec.kind != "exact":
+        return spec.kernels
+    from hare_opt.solvers.exact import start_kernels
+
+    return (*spec.kernels, *start_kernels(options, hint))
+
+
 def check_hint(instance: Instance, hint: Result) -> Result:
     """A hint as a verified ``feasible`` result (its report attached), or a named error."""
     if not isinstance(hint, Result):
-        raise OptionError(f"must be a Result, got {type(hint).__name__}", option="hint",
-                          owner="solve")
+        raise OptionError(
+            f"must be a Result, got {type(hint).__name__}", option="hint", owner="solve"
+        )
     report = report_for(instance, hint.schedule, hint.report)
     if not report.feasible or report.objective is None:
-        raise OptionError("not a feasible schedule for this instance: "
-                          + "; ".join(report.violations[:3]), option="hint", owner="solve")
+        raise OptionError(
+            "not a feasible schedule for this instance: " + "; ".join(report.violations[:3]),
+            option="hint",
+            owner="solve",
+        )
     if report is hint.report and hint.objective == report.objective:
         return hint
     return Result.checked(hint.solver or "hint", "feasible", report)
 
 
-def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None = None,
-          hint: Result | None = None, seed: int = 0, threads: int | None = None,
-          log: bool = False, verify_result: bool = True, stop: threading.Event | None = None,
-          progress: ProgressFn | None = None, **options: Any) -> Result:
+def solve(
+    instance: Instance,
+    solver: str = "hare",
+    *,
+    time_limit: float | None = None,
+    hint: Result | None = None,
+    seed: int = 0,
+    threads: int | None = None,
+    log: bool = False,
+    verify_result: bool = True,
+    stop: threading.Event | None = None,
+    progress: ProgressFn | None = None,
+    **options: Any,
+) -> Result:
     """Solve ``instance`` with the named solver; the result is checked on its way out.
 
     Shared options: ``time_limit`` (s), ``hint`` (a feasible result: warm start and
@@ -273,15 +374,28 @@ def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None 
     """
     spec = SOLVERS.spec(solver)
     opts = spec.parse_options(options)
-    check_size(f"solver {solver!r}", instance.name, instance.num_tasks, MAX_TASKS,
-               advice="a schedule holds one row per task")
-    compile_s = warm_kernels(spec.kernels)  # before the clock: a one-off, not search time
-    run = Run(time_limit=time_limit, seed=seed, threads=threads, log=log, progress=progress,
-              verify=verify_result)
+    check_size(
+        f"solver {solver!r}",
+        instance.name,
+        instance.num_tasks,
+        MAX_TASKS,
+        advice="a schedule holds one row per task",
+    )
+    # before the clock: a one-off, not search time
+    compile_s = warm_kernels(kernel_groups(spec, opts, hint))
+    run = Run(
+        time_limit=time_limit,
+        seed=seed,
+        threads=threads,
+        log=log,
+        progress=progress,
+        verify=verify_result,
+    )
     if run.time_limit is not None and verify_result:
         # the limit covers the check on the way out too (about a second per 10^6 tasks)
-        run.time_limit = max(0.5 * run.time_limit,
-                             run.time_limit - CHECK_S_PER_TASK * instance.num_tasks)
+        run.time_limit = max(
+            0.5 * run.time_limit, run.time_limit - CHECK_S_PER_TASK * instance.num_tasks
+        )
     if stop is not None:
         run.stop = stop
     hint_checks = 0
@@ -302,8 +416,9 @@ def solve(instance: Instance, solver: str = "hare", *, time_limit: float | None 
     result.solver = result.solver or solver
     result.instance_name = result.instance_name or instance.name
     if verify_result:
-        if result.status.has_schedule and (result.report is None or not result.report.judged(
-                instance, result.schedule)):
+        if result.status.has_schedule and (
+            result.report is None or not result.report.judged(instance, result.schedule)
+        ):
             result.stats.count_check()
         verify(instance, result)
     return result

@@ -66,24 +66,35 @@ def _check_start_heuristic(value: str | None, owner: str) -> None:
         return
     if value not in SOLVERS or SOLVERS.spec(value).kind not in ("heuristic", "rule"):
         names = [n for n in SOLVERS.names() if SOLVERS.spec(n).kind in ("heuristic", "rule")]
-        raise OptionError(f"must be a heuristic or rule ({', '.join(names)}), 'auto' or null, "
-                          f"got {value!r}", option="start_heuristic", owner=owner)
+        raise OptionError(
+            f"must be a heuristic or rule ({', '.join(names)}), 'auto' or null, got {value!r}",
+            option="start_heuristic",
+            owner=owner,
+        )
 
 
 @dataclass(frozen=True)
 class ExactOptions(Options):
     """Options every exact backend takes (the template's own)."""
 
-    special: bool = option(True, doc="return the closed-form optimum of a special case "
-                                     "at once (solvers/special.py)")
-    start_heuristic: str | None = option("auto", doc="solver tried for the start besides "
-                                                     f"the rules ('auto': {AUTO_HEURISTIC}, "
-                                                     "so the result is never worse than "
-                                                     "its schedule; null: rules only)")
-    work_limit: float | None = option(None, lo=0.0, doc="a reproducible limit in the "
-                                                        "backend's unit of work: CP-SAT "
-                                                        "deterministic seconds, bnb nodes, "
-                                                        "MILP branch-and-bound nodes")
+    special: bool = option(
+        True, doc="return the closed-form optimum of a special case at once (solvers/special.py)"
+    )
+    start_heuristic: str | None = option(
+        "auto",
+        doc="solver tried for the start besides "
+        f"the rules ('auto': {AUTO_HEURISTIC}, "
+        "so the result is never worse than "
+        "its schedule; null: rules only)",
+    )
+    work_limit: float | None = option(
+        None,
+        lo=0.0,
+        doc="a reproducible limit in the "
+        "backend's unit of work: CP-SAT "
+        "deterministic seconds, bnb nodes, "
+        "MILP branch-and-bound nodes",
+    )
 
     def __post_init__(self) -> None:
         _check_start_heuristic(self.start_heuristic, self.owner)
@@ -158,6 +169,15 @@ class Backend(Protocol):
         """The schedule of the best solution ``search`` found (``Found.solution``)."""
 
 
+def start_kernels(options: Options, hint: Result | None) -> tuple[str, ...]:
+    """The kernel groups the start's heuristic runs (none with a hint): ``solve`` loads
+    them with the backend's own, before the run's clock."""
+    name = getattr(options, "start_heuristic", None)
+    if hint is not None or not name:
+        return ()
+    return SOLVERS.spec(AUTO_HEURISTIC if name == "auto" else name).kernels
+
+
 def rules_and_heuristics(kind: str) -> list[str]:
     return SOLVERS.names(lambda s: s.kind == kind)
 
@@ -174,8 +194,7 @@ def load_kernels(run: Run, groups: tuple[str, ...]) -> None:
     if run.stop.is_set() or not groups:
         return
     t0 = time.perf_counter()
-    took = interrupt.in_worker(lambda: warm_kernels(groups), run.stop, "kernel load",
-                               grace=0.2)
+    took = interrupt.in_worker(lambda: warm_kernels(groups), run.stop, "kernel load", grace=0.2)
     if took is None:  # let go: what it cost until then
         took = time.perf_counter() - t0
     run.exclude(took)
@@ -188,8 +207,9 @@ def loaded_s() -> float:
     return _loaded_s[0]
 
 
-def best_start(instance: Instance, run: Run, *, heuristic: str | None = "auto",
-               stats: Stats | None = None) -> Result:
+def best_start(
+    instance: Instance, run: Run, *, heuristic: str | None = "auto", stats: Stats | None = None
+) -> Result:
     """``run.hint`` if given, else the best of the registered rules and the ``heuristic``.
 
     Not checked here (see the module docstring). Time: the heuristic at most
@@ -254,21 +274,44 @@ def _special(ctx: Context) -> Result | None:
     ctx.stats.proved_by = ctx.stats.bound_from = f"special case {found.kind}"
     ctx.stats.schedule_from = "special"
     if not ctx.run.verify:
-        return Result(ctx.name, Status.OPTIMAL, found.schedule, found.value, found.value,
-                      ctx.run.elapsed(), ctx.instance.name, ctx.stats)
+        return Result(
+            ctx.name,
+            Status.OPTIMAL,
+            found.schedule,
+            found.value,
+            found.value,
+            ctx.run.elapsed(),
+            ctx.instance.name,
+            ctx.stats,
+        )
     report = checked_report(ctx.instance, found.schedule, None, ctx.stats)
     if not report.feasible or report.objective != found.value:
-        raise SolverError(f"{ctx.name}: special case {found.kind!r} values {found.value} but "
-                          f"its schedule scores {report.objective}: {report.violations[:3]}")
-    return Result.checked(ctx.name, Status.OPTIMAL, report, lower_bound=found.value,
-                          runtime_s=ctx.run.elapsed(), stats=ctx.stats)
+        raise SolverError(
+            f"{ctx.name}: special case {found.kind!r} values {found.value} but "
+            f"its schedule scores {report.objective}: {report.violations[:3]}"
+        )
+    return Result.checked(
+        ctx.name,
+        Status.OPTIMAL,
+        report,
+        lower_bound=found.value,
+        runtime_s=ctx.run.elapsed(),
+        stats=ctx.stats,
+    )
 
 
 def run_exact(instance: Instance, run: Run, options: ExactOptions, backend: Backend) -> Result:
     """Solve with ``backend`` under the template (see the module docstring)."""
     stats = Stats()
-    ctx = Context(backend.name, instance, run, options, start=None,  # type: ignore[arg-type]
-                  floor=0, stats=stats)
+    ctx = Context(
+        backend.name,
+        instance,
+        run,
+        options,
+        start=None,  # type: ignore[arg-type]
+        floor=0,
+        stats=stats,
+    )
     if options.special and (done := _special(ctx)) is not None:
         return done
     try:
@@ -276,8 +319,7 @@ def run_exact(instance: Instance, run: Run, options: ExactOptions, backend: Back
     except CapacityError as exc:
         raise suggest(instance, backend.name, exc) from None
     ctx.floor = floor_of(instance)
-    ctx.start = start = best_start(instance, run, heuristic=options.start_heuristic,
-                                   stats=stats)
+    ctx.start = start = best_start(instance, run, heuristic=options.start_heuristic, stats=stats)
     stats.start = "given" if start is run.hint else start.solver
     stats.start_objective = int(start.objective)
     run.report(backend.name, incumbent=start.objective, bound=ctx.floor, note="start")
@@ -305,11 +347,16 @@ def leave(ctx: Context, backend: Backend, model: Any, found: Found) -> Result:
         stats[k] = v
     if found.stopped:
         stats.stopped = stats.stopped or found.stopped
-    own = found.solution and (found.status == Status.OPTIMAL or found.value is None
-                              or found.value <= start.objective)
+    own = found.solution and (
+        found.status == Status.OPTIMAL or found.value is None or found.value <= start.objective
+    )
     schedule = backend.extract(ctx, model) if own else start.schedule
-    if own and found.status != Status.OPTIMAL and found.value is None \
-            and score(inst, schedule) > start.objective:  # no value: never worse than the start
+    if (
+        own
+        and found.status != Status.OPTIMAL
+        and found.value is None
+        and score(inst, schedule) > start.objective
+    ):  # no value: never worse than the start
         own, schedule = False, start.schedule
     who = found.source or backend.name if own else "start"
     report = None
@@ -317,8 +364,10 @@ def leave(ctx: Context, backend: Backend, model: Any, found: Found) -> Result:
         known = start.report if schedule is start.schedule else found.report
         report = checked_report(inst, schedule, known, stats)
         if not report.feasible or report.objective is None:
-            raise SolverError(f"{ctx.name}: the schedule from {who} is infeasible for "
-                              f"{inst.name!r}: " + "; ".join(report.violations[:5]))
+            raise SolverError(
+                f"{ctx.name}: the schedule from {who} is infeasible for "
+                f"{inst.name!r}: " + "; ".join(report.violations[:5])
+            )
         objective = report.objective
     else:  # a phase of a larger solve: whatever leaves that solve is checked there
         objective = score(inst, schedule)
@@ -328,32 +377,37 @@ def leave(ctx: Context, backend: Backend, model: Any, found: Found) -> Result:
     bound = int(ctx.floor)
     stats.bound_from = "bounds"
     if bound > objective:
-        raise SolverError(f"{ctx.name}: the proved bounds give {bound}, above the checked "
-                          f"objective {objective}: a bound is wrong (bounds.BOUNDS)")
+        raise SolverError(
+            f"{ctx.name}: the proved bounds give {bound}, above the checked "
+            f"objective {objective}: a bound is wrong (bounds.BOUNDS)"
+        )
     if found.bound is not None and ceil_bound(found.bound) > bound:
         bound = ceil_bound(found.bound)
         stats.bound_from = found.bound_from or found.source or backend.name
     if own and found.status == Status.OPTIMAL:
         if found.value is not None and abs(found.value - objective) > 1e-6:
-            raise SolverError(f"{ctx.name}: proved optimum {found.value} but its schedule "
-                              f"scores {objective}")
+            raise SolverError(
+                f"{ctx.name}: proved optimum {found.value} but its schedule scores {objective}"
+            )
         if bound > objective:
-            raise SolverError(f"{ctx.name}: proved bound {bound} above its objective "
-                              f"{objective}")
+            raise SolverError(f"{ctx.name}: proved bound {bound} above its objective {objective}")
         stats.proved_by = found.source or backend.name
         status, lower = Status.OPTIMAL, objective
     elif bound >= objective:
-        stats.proved_by = stats.proved_by or ("bounds" if stats.bound_from == "bounds"
-                                              else f"{stats.bound_from} (bound)")
+        stats.proved_by = stats.proved_by or (
+            "bounds" if stats.bound_from == "bounds" else f"{stats.bound_from} (bound)"
+        )
         status, lower = Status.OPTIMAL, objective
     else:  # the proved bound, an integer as every bound that leaves a solve
         status, lower = Status.FEASIBLE, bound
     if report is None:
-        return Result(ctx.name, status, schedule, objective, lower, ctx.run.elapsed(),
-                      inst.name, stats)
+        return Result(
+            ctx.name, status, schedule, objective, lower, ctx.run.elapsed(), inst.name, stats
+        )
     ctx.run.report(backend.name, incumbent=objective, bound=lower)
-    return Result.checked(ctx.name, status, report, lower_bound=lower,
-                          runtime_s=ctx.run.elapsed(), stats=stats)
+    return Result.checked(
+        ctx.name, status, report, lower_bound=lower, runtime_s=ctx.run.elapsed(), stats=stats
+    )
 
 
 def score(instance: Instance, schedule: Schedule) -> int:
@@ -366,4 +420,3 @@ def score(instance: Instance, schedule: Schedule) -> int:
     done = np.zeros(instance.num_jobs, dtype=np.int64)
     np.maximum.at(done, job[last], ready[last])
     return int(sum(int(w) * int(c) for w, c in zip(instance.weight, done)))
-

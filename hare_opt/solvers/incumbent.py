@@ -86,8 +86,10 @@ class SharedIncumbent:
             if found is not None and int(found[0]) <= value:
                 return False
             tmp = self.path.with_suffix(".tmp")
-            doc = {"value": int(value),
-                   "rows": np.asarray(rows, dtype=np.int64).reshape(-1, 5).tolist()}
+            doc = {
+                "value": int(value),
+                "rows": np.asarray(rows, dtype=np.int64).reshape(-1, 5).tolist(),
+            }
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(doc, f)

@@ -43,13 +43,18 @@ class LnsOptions(Options):
     window: int = option(40, lo=2, doc="tasks freed per step at first (then adapted)")
     max_window: int = option(160, lo=2, doc="largest window the adaptation may reach")
     step_time: float = option(2.0, lo=0.01, doc="CP-SAT seconds per step")
-    step_work: float | None = option(None, lo=0.001, doc="CP-SAT deterministic seconds per "
-                                                         "step (one worker) instead of "
-                                                         "step_time: with work_limit and no "
-                                                         "time limit the run depends on "
-                                                         "nothing but its inputs")
-    work_limit: int | None = option(None, lo=1, doc="stop after this many steps "
-                                                    "(reproducible with step_work)")
+    step_work: float | None = option(
+        None,
+        lo=0.001,
+        doc="CP-SAT deterministic seconds per "
+        "step (one worker) instead of "
+        "step_time: with work_limit and no "
+        "time limit the run depends on "
+        "nothing but its inputs",
+    )
+    work_limit: int | None = option(
+        None, lo=1, doc="stop after this many steps (reproducible with step_work)"
+    )
 
     owner = "solver 'lns'"
 
@@ -57,8 +62,11 @@ class LnsOptions(Options):
         if self.start in SOLVERS and SOLVERS.spec(self.start).kind in ("heuristic", "rule"):
             return
         names = SOLVERS.names(lambda s: s.kind in ("heuristic", "rule"))
-        raise OptionError(f"must be a heuristic or rule ({', '.join(names)}), got "
-                          f"{self.start!r}", option="start", owner=self.owner)
+        raise OptionError(
+            f"must be a heuristic or rule ({', '.join(names)}), got {self.start!r}",
+            option="start",
+            owner=self.owner,
+        )
 
 
 @dataclass
@@ -73,8 +81,13 @@ class Plan:
 
     @classmethod
     def of(cls, inst: Instance, schedule: Schedule) -> Plan:
-        return cls(schedule.job_indices(inst), schedule.round.copy(), schedule.task.copy(),
-                   schedule.gpu_indices(inst), schedule.start.copy())
+        return cls(
+            schedule.job_indices(inst),
+            schedule.round.copy(),
+            schedule.task.copy(),
+            schedule.gpu_indices(inst),
+            schedule.start.copy(),
+        )
 
     def schedule(self, inst: Instance) -> Schedule:
         return Schedule.from_indices(inst, self.job, self.rnd, self.task, self.gpu, self.start)
@@ -93,13 +106,18 @@ def left_shift(inst: Instance, plan: Plan) -> Plan:
     out = plan.copy()
     free = np.zeros(inst.num_gpus, dtype=np.int64)
     last = np.full(inst.num_gpus, -1, dtype=np.int64)
-    left = inst.tasks_per_round.copy()              # tasks of the open round still to place
-    bar = inst.release.copy()                       # barrier the open round waits for
+    left = inst.tasks_per_round.copy()  # tasks of the open round still to place
+    bar = inst.release.copy()  # barrier the open round waits for
     reach = np.zeros(inst.num_jobs, dtype=np.int64)  # max end + sync in the open round
     for i in np.argsort(plan.start, kind="stable").tolist():
         j, g = int(plan.job[i]), int(plan.gpu[i])
-        s = earliest_start(int(free[g]), int(last[g]) == j, int(inst.release[j]),
-                           int(inst.overhead[j]), int(bar[j]))
+        s = earliest_start(
+            int(free[g]),
+            int(last[g]) == j,
+            int(inst.release[j]),
+            int(inst.overhead[j]),
+            int(bar[j]),
+        )
         e = s + int(inst.proc[j, g])
         out.start[i] = s
         free[g], last[g] = e, j
@@ -117,18 +135,18 @@ def plan_objective(inst: Instance, plan: Plan) -> int:
     return int(inst.weight @ done)
 
 
-def _window(inst: Instance, plan: Plan, size: int, rng: np.random.Generator
-            ) -> tuple[np.ndarray, np.ndarray]:
+def _window(
+    inst: Instance, plan: Plan, size: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """(free task rows, GPUs they may use): the ``size`` tasks that start first at or after a
     random task's start, on every GPU, or on a random half of them on large clusters."""
     gpus = np.arange(inst.num_gpus)
     if inst.num_gpus > 8 and rng.random() < 0.5:
-        gpus = np.sort(rng.choice(inst.num_gpus, size=max(2, inst.num_gpus // 2),
-                                  replace=False))
+        gpus = np.sort(rng.choice(inst.num_gpus, size=max(2, inst.num_gpus // 2), replace=False))
     rows = np.flatnonzero(np.isin(plan.gpu, gpus))
     rows = rows[np.argsort(plan.start[rows], kind="stable")]
     first = int(rng.integers(0, max(1, len(rows) - size // 2)))
-    chosen = rows[first:first + size]
+    chosen = rows[first : first + size]
     if len(chosen) == 0:
         return chosen, gpus
     lo, hi = plan.start[chosen].min(), plan.start[chosen].max()
@@ -136,9 +154,15 @@ def _window(inst: Instance, plan: Plan, size: int, rng: np.random.Generator
     return chosen, gpus
 
 
-def _reoptimise(inst: Instance, plan: Plan, free: np.ndarray, gpus: np.ndarray,
-                limit: float, run: Run, work: float | None = None
-                ) -> tuple[Plan | None, bool]:
+def _reoptimise(
+    inst: Instance,
+    plan: Plan,
+    free: np.ndarray,
+    gpus: np.ndarray,
+    limit: float,
+    run: Run,
+    work: float | None = None,
+) -> tuple[Plan | None, bool]:
     """Re-place the ``free`` rows on ``gpus`` with everything else fixed (CP-SAT).
 
     Returns (the plan with the rows moved, or None if CP-SAT found nothing; whether CP-SAT
@@ -152,8 +176,9 @@ def _reoptimise(inst: Instance, plan: Plan, free: np.ndarray, gpus: np.ndarray,
     allowed[gpus] = True
     end = plan.start + inst.proc[plan.job, plan.gpu]
     ready = end + inst.sync[plan.job, plan.gpu]
-    span = int(end.max()) + int(inst.proc.max()) * len(free) + int(inst.overhead.max()) * len(
-        free) + 1
+    span = (
+        int(end.max()) + int(inst.proc.max()) * len(free) + int(inst.overhead.max()) * len(free) + 1
+    )
     # per GPU: the fixed task just before the freed ones and the one just after
     before: dict[int, int] = {}
     after: dict[int, int] = {}
@@ -172,7 +197,7 @@ def _reoptimise(inst: Instance, plan: Plan, free: np.ndarray, gpus: np.ndarray,
             before[g] = int(on[mine[0] - 1])
         if mine[-1] + 1 < len(on):
             after[g] = int(on[mine[-1] + 1])
-        if np.any(~is_free[on[mine[0]:mine[-1] + 1]]):
+        if np.any(~is_free[on[mine[0] : mine[-1] + 1]]):
             return None, False  # a fixed task between freed ones: cannot happen for windows
     start, lits, ready_expr = {}, {}, {}
     for i in free.tolist():
@@ -187,24 +212,31 @@ def _reoptimise(inst: Instance, plan: Plan, free: np.ndarray, gpus: np.ndarray,
                 m.add(s >= int(end[before[g]])).only_enforce_if(x)
         m.add_exactly_one(choice.values())
         lits[i] = choice
-        ready_expr[i] = s + sum(int(inst.proc[j, g] + inst.sync[j, g]) * x
-                                for g, x in choice.items())
+        ready_expr[i] = s + sum(
+            int(inst.proc[j, g] + inst.sync[j, g]) * x for g, x in choice.items()
+        )
         m.add_hint(s, int(plan.start[i]))
         for g, x in choice.items():
             m.add_hint(x, int(plan.gpu[i] == g))
     setups = bool((inst.overhead[plan.job[free]] > 0).any()) or any(
-        inst.overhead[plan.job[k]] > 0 for k in after.values())
+        inst.overhead[plan.job[k]] > 0 for k in after.values()
+    )
     for g in gpus.tolist():
         nodes = [i for i in free.tolist() if g in lits[i]]
-        intervals = [m.new_optional_fixed_size_interval_var(
-            start[i], int(inst.proc[plan.job[i], g]), lits[i][g], f"I{i}_{g}") for i in nodes]
+        intervals = [
+            m.new_optional_fixed_size_interval_var(
+                start[i], int(inst.proc[plan.job[i], g]), lits[i][g], f"I{i}_{g}"
+            )
+            for i in nodes
+        ]
         m.add_no_overlap(intervals)
         q = after.get(g)
         if not setups:
             if q is not None:
                 for i in nodes:
-                    m.add(start[i] + int(inst.proc[plan.job[i], g]) <= int(plan.start[q])
-                          ).only_enforce_if(lits[i][g])
+                    m.add(
+                        start[i] + int(inst.proc[plan.job[i], g]) <= int(plan.start[q])
+                    ).only_enforce_if(lits[i][g])
             continue
         _circuit(m, inst, plan, g, nodes, start, lits, before.get(g), q, end)
     # barriers: a variable per round holding a freed task; constants elsewhere
@@ -259,8 +291,18 @@ def _reoptimise(inst: Instance, plan: Plan, free: np.ndarray, gpus: np.ndarray,
     return out, code == cp_model.OPTIMAL
 
 
-def _circuit(m: cp_model.CpModel, inst: Instance, plan: Plan, g: int, nodes: list[int],
-             start: dict, lits: dict, p: int | None, q: int | None, end: np.ndarray) -> None:
+def _circuit(
+    m: cp_model.CpModel,
+    inst: Instance,
+    plan: Plan,
+    g: int,
+    nodes: list[int],
+    start: dict,
+    lits: dict,
+    p: int | None,
+    q: int | None,
+    end: np.ndarray,
+) -> None:
     """Setups on GPU g: a circuit from the fixed task before (node 0) through the freed tasks
     it runs back to the fixed task after (also node 0: 'before' then 'after')."""
     jp = -1 if p is None else int(plan.job[p])
@@ -268,8 +310,12 @@ def _circuit(m: cp_model.CpModel, inst: Instance, plan: Plan, g: int, nodes: lis
     jq = None if q is None else int(plan.job[q])
     sq = None if q is None else int(plan.start[q])
     arcs = []
-    direct_ok = q is None or sq is None or jq is None or sq >= (
-        ep if jp == jq else max(ep, int(inst.release[jq])) + int(inst.overhead[jq]))
+    direct_ok = (
+        q is None
+        or sq is None
+        or jq is None
+        or sq >= (ep if jp == jq else max(ep, int(inst.release[jq])) + int(inst.overhead[jq]))
+    )
     if direct_ok:
         arcs.append((0, 0, m.new_bool_var(f"d{g}")))
     else:
@@ -283,8 +329,9 @@ def _circuit(m: cp_model.CpModel, inst: Instance, plan: Plan, g: int, nodes: lis
         if ja == jp:
             m.add(start[a] >= ep).only_enforce_if(first)
         else:
-            m.add(start[a] >= max(ep, int(inst.release[ja])) + int(inst.overhead[ja])
-                  ).only_enforce_if(first)
+            m.add(
+                start[a] >= max(ep, int(inst.release[ja])) + int(inst.overhead[ja])
+            ).only_enforce_if(first)
         if q is not None:
             gap = int(inst.proc[ja, g]) + (0 if ja == jq else int(inst.overhead[jq]))
             m.add(start[a] + gap <= sq).only_enforce_if(last)
@@ -310,8 +357,9 @@ def _circuit(m: cp_model.CpModel, inst: Instance, plan: Plan, g: int, nodes: lis
         m.add_hint(lit, int((tail, head) in used))
 
 
-def solve_lns(instance: Instance, run: Run | None = None,
-              options: LnsOptions | None = None) -> Result:
+def solve_lns(
+    instance: Instance, run: Run | None = None, options: LnsOptions | None = None
+) -> Result:
     """Improve the run's hint (else ``start``'s schedule) until the time limit.
 
     Without a time limit it runs ``DEFAULT_BUDGET_S`` seconds (or ``work_limit`` steps);
@@ -321,8 +369,7 @@ def solve_lns(instance: Instance, run: Run | None = None,
     opts = options or LnsOptions()
     # reproducible (steps of deterministic work, no time limit): no wall-clock budget
     steady = opts.work_limit is not None and opts.step_work is not None
-    budget = (run.time_limit if run.time_limit is not None else None if steady
-              else DEFAULT_BUDGET_S)
+    budget = run.time_limit if run.time_limit is not None else None if steady else DEFAULT_BUDGET_S
     deadline = math.inf if budget is None else run.started + budget
     if run.hint is not None:
         base = run.hint
@@ -331,8 +378,9 @@ def solve_lns(instance: Instance, run: Run | None = None,
         # schedule worse than its start's own (tests/test_start.py)
         spec = SOLVERS.spec(opts.start)
         limit = None if run.time_limit is None else max(0.1, START_SHARE * run.time_limit)
-        base = SOLVERS.load(opts.start)(instance, Run(limit, seed=run.seed, stop=run.stop),
-                                        spec.parse_options({}))
+        base = SOLVERS.load(opts.start)(
+            instance, Run(limit, seed=run.seed, stop=run.stop), spec.parse_options({})
+        )
         if not base.status.has_schedule:
             raise SolverError(f"lns: the start {opts.start!r} gave no schedule")
     best = Plan.of(instance, base.schedule)
@@ -350,10 +398,13 @@ def solve_lns(instance: Instance, run: Run | None = None,
         if len(free) == 0:
             continue
         step = opts.step_time if opts.step_work is None else max(opts.step_time, 60.0)
-        cand, done = _reoptimise(instance, best, free, gpus, min(step, left), run,
-                                 opts.step_work)
-        if done and cand is not None and len(free) == instance.num_tasks and len(
-                gpus) == instance.num_gpus:  # CP-SAT solved the whole instance exactly
+        cand, done = _reoptimise(instance, best, free, gpus, min(step, left), run, opts.step_work)
+        if (
+            done
+            and cand is not None
+            and len(free) == instance.num_tasks
+            and len(gpus) == instance.num_gpus
+        ):  # CP-SAT solved the whole instance exactly
             best = left_shift(instance, cand)
             value, proved = plan_objective(instance, best), proved + 1
             break  # nothing is left to improve
@@ -371,13 +422,20 @@ def solve_lns(instance: Instance, run: Run | None = None,
             best, value = cand, new
             run.report("lns", incumbent=value, note=f"step {steps}")
     schedule = best.schedule(instance)
-    stats = Stats(start="given" if base is run.hint else base.solver,
-                  start_objective=int(base.objective), work=steps)
+    stats = Stats(
+        start="given" if base is run.hint else base.solver,
+        start_objective=int(base.objective),
+        work=steps,
+    )
     stats.update(improvements=improved, proved_neighbourhoods=proved, final_window=size)
     if run.stop.is_set():
         stats.stopped = "interrupted"
-    report = checked_report(instance, schedule, base.report if improved == 0 and
-                            schedule is base.schedule else None, stats)
+    report = checked_report(
+        instance,
+        schedule,
+        base.report if improved == 0 and schedule is base.schedule else None,
+        stats,
+    )
     if not report.feasible:  # a bug in the neighbourhood model: never a result
         raise SolverError(f"lns: infeasible schedule: {report.violations[:3]}")
     return Result.checked("lns", Status.FEASIBLE, report, runtime_s=run.elapsed(), stats=stats)

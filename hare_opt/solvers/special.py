@@ -49,8 +49,12 @@ def _rows(inst: Instance, rows: list[tuple[int, int, int, int, int]]) -> Schedul
 def horn(inst: Instance) -> Special | None:
     """R||sum C_j: jobs of one task, equal weights and releases, as an assignment."""
     n = inst.num_jobs
-    if not ((inst.rounds == 1).all() and (inst.tasks_per_round == 1).all()
-            and (inst.weight == inst.weight[0]).all() and (inst.release == inst.release[0]).all()):
+    if not (
+        (inst.rounds == 1).all()
+        and (inst.tasks_per_round == 1).all()
+        and (inst.weight == inst.weight[0]).all()
+        and (inst.release == inst.release[0]).all()
+    ):
         return None
     usable = np.flatnonzero(inst.eligible.any(axis=0))
     if n * len(usable) * n > MAX_HORN_ENTRIES:
@@ -58,8 +62,8 @@ def horn(inst: Instance) -> Special | None:
     from scipy.optimize import linear_sum_assignment  # SciPy only for this case
 
     r, w = int(inst.release[0]), int(inst.weight[0])
-    length = inst.proc[:, usable] + inst.overhead[:, None]          # (n, u) GPU time of a job
-    pos = np.arange(1, n + 1)                                         # k-th from the end
+    length = inst.proc[:, usable] + inst.overhead[:, None]  # (n, u) GPU time of a job
+    pos = np.arange(1, n + 1)  # k-th from the end
     # cost[j, (g, k)] = k * (p_jg + o_j) + s_jg: job j k-th from the end on GPU g.
     cost = length[:, :, None] * pos[None, None, :] + inst.sync[:, usable][:, :, None]
     if int(cost.max()) * n >= 2**52:
@@ -90,8 +94,10 @@ def smith(inst: Instance) -> Special | None:
     if ((inst.rounds > 1) & (sync > 0)).any():
         return None
     block = inst.rounds * inst.tasks_per_round * inst.proc[:, g] + inst.overhead
-    order = sorted(range(inst.num_jobs),  # block / weight ascending, exact
-                   key=lambda j: (Fraction(int(block[j]), int(inst.weight[j])), j))
+    order = sorted(
+        range(inst.num_jobs),  # block / weight ascending, exact
+        key=lambda j: (Fraction(int(block[j]), int(inst.weight[j])), j),
+    )
     t, value, out = int(inst.release[0]), 0, []
     for j in order:
         p, k = int(inst.proc[j, g]), int(inst.tasks_per_round[j])
@@ -103,8 +109,9 @@ def smith(inst: Instance) -> Special | None:
     return Special("smith", _rows(inst, out), value)
 
 
-def _greedy_round(proc: np.ndarray, sync: np.ndarray, ok: np.ndarray, count: int,
-                  setup: int) -> tuple[int, list[tuple[int, int]]]:
+def _greedy_round(
+    proc: np.ndarray, sync: np.ndarray, ok: np.ndarray, count: int, setup: int
+) -> tuple[int, list[tuple[int, int]]]:
     """Minimum span of ``count`` identical tasks and the (gpu, offset) of each task: every
     next task goes where it would end and sync earliest (``Instance.min_round_time``)."""
     heap = [(setup + int(proc[g]) + int(sync[g]), g, 0) for g in np.flatnonzero(ok).tolist()]

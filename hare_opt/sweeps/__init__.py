@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING
 
 from hare_opt.util.lazy import lazy_exports
 
-_EXPORTS = {**dict.fromkeys(["Cell", "Sweep", "SweepError", "run_cells", "run_sweep"],
-                            "hare_opt.sweeps.sweep"),
-            "Store": "hare_opt.sweeps.store"}
+_EXPORTS = {
+    **dict.fromkeys(
+        ["Cell", "Sweep", "SweepError", "run_cells", "run_sweep"], "hare_opt.sweeps.sweep"
+    ),
+    "Store": "hare_opt.sweeps.store",
+}
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:

@@ -32,12 +32,15 @@ from hare_opt.sweeps.verdicts import Best, Close, Grows, Order, ReductionRange, 
 #: The paper's baselines in its order (Fig. 12: Allox, Homo, SRTF, Gavel_FIFO).
 BASELINES = ("allox", "sched-homo", "srtf", "gavel-fifo")
 
+
 def notes_for(regime: str) -> list[str]:
     """The README's notes on what we chose, for a run in ``regime``."""
     reg = get_regime(regime)
-    sync = ("the sync a batch's compute leaves exposed (a job on one GPU syncs locally)"
-            if reg.sync == "exposed" else
-            "the least-overlap network sync on every task, a one-GPU job's too")
+    sync = (
+        "the sync a batch's compute leaves exposed (a job on one GPU syncs locally)"
+        if reg.sync == "exposed"
+        else "the least-overlap network sync on every task, a one-GPU job's too"
+    )
     return [
         "* Workloads: `hare_opt.generators.paper_jobs` (the paper's 8 models, 25% per "
         "category unless a mix is given, Philly-derived durations and GPU demands, Poisson "
@@ -53,7 +56,8 @@ def notes_for(regime: str) -> list[str]:
         f"proportions. Mean inter-arrival {reg.testbed_gap_s:g} s on the testbed (and "
         f"Fig. 16's 16 GPUs), {reg.large_gap_s:g} s on every larger cluster (Figs. 14-15 "
         "keep the workload and vary the cluster or the job count, as the paper does).",
-        *COMMON_NOTES]
+        *COMMON_NOTES,
+    ]
 
 
 COMMON_NOTES = [
@@ -91,45 +95,65 @@ NOTES = notes_for(REGIME)
 
 ITEMS: dict[str, Item] = {}
 
+
 def _register() -> None:
     ITEMS["fig1"] = fig1_item()
     ITEMS["fig12"] = sim_item(
         "total weighted JCT per scheme: testbed and a large cluster",
         "Hare cuts total weighted JCT by 47.6%-75.3%; order Hare, Allox, Homo, SRTF, Gavel_FIFO",
-        [{**testbed(), "label": "testbed 15 GPUs, 40 jobs"},
-         {**large(160, 200), "label": "160 GPUs, 200 jobs"}],
-        [ReductionRange(47.6, 75.3, BASELINES), Order(BASELINES)])
+        [
+            {**testbed(), "label": "testbed 15 GPUs, 40 jobs"},
+            {**large(160, 200), "label": "160 GPUs, 200 jobs"},
+        ],
+        [ReductionRange(47.6, 75.3, BASELINES), Order(BASELINES)],
+    )
     ITEMS["fig13"] = cdf_item()
     ITEMS["fig14"] = sim_item(
         "200 jobs on 100-180 GPUs",
         "Hare best at every size; Allox about 2x worse; Gavel_FIFO worst",
-        [{**large(n, 200), "label": f"{n} GPUs", "quick": n in (100, 180)}
-         for n in (100, 120, 140, 160, 180)],
+        [
+            {**large(n, 200), "label": f"{n} GPUs", "quick": n in (100, 180)}
+            for n in (100, 120, 140, 160, 180)
+        ],
         [Best(), ReductionRange(50.0, 50.0, ("allox",)), Worst("gavel-fifo")],
-        policies=PAPER_POLICIES, xlabel="cluster size")
+        policies=PAPER_POLICIES,
+        xlabel="cluster size",
+    )
     ITEMS["fig15"] = sim_item(
         "160 GPUs, 100-300 jobs",
         "Hare best; at 300 jobs better by 54.6%-80.5%",
-        [{**large(160, n), "label": f"{n} jobs", "quick": n in (100, 300)}
-         for n in (100, 150, 200, 250, 300)],
+        [
+            {**large(160, n), "label": f"{n} jobs", "quick": n in (100, 300)}
+            for n in (100, 150, 200, 250, 300)
+        ],
         [Best(), ReductionRange(54.6, 80.5, BASELINES, settings=("300 jobs",))],
-        policies=PAPER_POLICIES, xlabel="number of jobs")
+        policies=PAPER_POLICIES,
+        xlabel="number of jobs",
+    )
     ITEMS["fig16"] = sim_item(
         "heterogeneity low / middle / high",
         "the gap grows with heterogeneity; Hare close to Sched_Homo at low",
         # At most 4 tasks per round: the high level has 4 GPUs of a type, and gang
         # baselines that keep a round on one type (allox) could not run wider jobs.
-        [{**testbed(cluster=spec, max_gpus=4), "label": level}
-         for level, spec in HETEROGENEITY.items()],
-        [Grows("sched-homo", tuple(HETEROGENEITY)),
-         Close("sched-homo", ("low",))],
-        policies=PAPER_POLICIES, xlabel="heterogeneity")
+        [
+            {**testbed(cluster=spec, max_gpus=4), "label": level}
+            for level, spec in HETEROGENEITY.items()
+        ],
+        [Grows("sched-homo", tuple(HETEROGENEITY)), Close("sched-homo", ("low",))],
+        policies=PAPER_POLICIES,
+        xlabel="heterogeneity",
+    )
     ITEMS["fig17"] = sim_item(
         "job mix CV:NLP:Speech:Rec",
         "Hare best for every mix",
-        [{**testbed(mix=list(m)), "label": ":".join(map(str, m))}
-         for m in ((2, 1, 1, 1), (1, 2, 1, 1), (1, 1, 2, 1), (1, 1, 1, 2))],
-        [Best()], policies=PAPER_POLICIES, xlabel="job mix")
+        [
+            {**testbed(mix=list(m)), "label": ":".join(map(str, m))}
+            for m in ((2, 1, 1, 1), (1, 2, 1, 1), (1, 1, 2, 1), (1, 1, 1, 2))
+        ],
+        [Best()],
+        policies=PAPER_POLICIES,
+        xlabel="job mix",
+    )
     ITEMS["fig18"] = bandwidth_item()
     ITEMS["fig19"] = batch_item()
     ITEMS["table3"] = switching_item()
@@ -139,26 +163,37 @@ def _register() -> None:
         "online non-clairvoyant hlas against clairvoyant hare",
         "(ours) hlas, knowing no remaining rounds, should stay close to clairvoyant hare "
         f"[as data: hlas's total weighted JCT at most {HLAS_CLOSE_PCT:g}% above hare's]",
-        [{**testbed(), "label": "testbed"}, {**large(160, 200), "label": "160 GPUs"}], [],
-        policies=HLAS_POLICIES)
+        [{**testbed(), "label": "testbed"}, {**large(160, 200), "label": "160 GPUs"}],
+        [],
+        policies=HLAS_POLICIES,
+    )
     ITEMS["ours-hlas"].analyse = hlas_analyse
     ITEMS["ours-runtime"] = runtime_item()
     # One per-round sensitivity setting per simulator item (not judged; in its text). On
     # the large clusters it is left out of --quick: AlloX re-solves its assignment at every
     # round end there (about a minute a run).
     for name, setting, policies, quick in (
-            ("fig12", {**testbed(), "label": "testbed 15 GPUs, 40 jobs"}, ALL_POLICIES, True),
-            ("fig13", {**testbed(), "label": "testbed"}, CDF_POLICIES, True),
-            ("fig14", {**large(100, 200), "label": "100 GPUs"}, PAPER_POLICIES, False),
-            ("fig15", {**large(160, 100), "label": "100 jobs"}, PAPER_POLICIES, False),
-            ("fig16", {**testbed(cluster=HETEROGENEITY["middle"], max_gpus=4),
-                       "label": "middle"}, PAPER_POLICIES, True),
-            ("fig17", {**testbed(mix=[2, 1, 1, 1]), "label": "2:1:1:1"}, PAPER_POLICIES, True),
-            ("fig18", {**testbed(bandwidth_gbps=25), "label": "25 Gbps"}, PAPER_POLICIES, True),
-            ("fig19", {**testbed(batch_scale=1.0), "label": "B0"}, PAPER_POLICIES, True),
-            ("table3", {**testbed(switching="hare", lease_switching="hare"), "label": "hare"},
-             SWITCHING_POLICIES, True),
-            ("ours-hlas", {**testbed(), "label": "testbed"}, HLAS_POLICIES, True)):
+        ("fig12", {**testbed(), "label": "testbed 15 GPUs, 40 jobs"}, ALL_POLICIES, True),
+        ("fig13", {**testbed(), "label": "testbed"}, CDF_POLICIES, True),
+        ("fig14", {**large(100, 200), "label": "100 GPUs"}, PAPER_POLICIES, False),
+        ("fig15", {**large(160, 100), "label": "100 jobs"}, PAPER_POLICIES, False),
+        (
+            "fig16",
+            {**testbed(cluster=HETEROGENEITY["middle"], max_gpus=4), "label": "middle"},
+            PAPER_POLICIES,
+            True,
+        ),
+        ("fig17", {**testbed(mix=[2, 1, 1, 1]), "label": "2:1:1:1"}, PAPER_POLICIES, True),
+        ("fig18", {**testbed(bandwidth_gbps=25), "label": "25 Gbps"}, PAPER_POLICIES, True),
+        ("fig19", {**testbed(batch_scale=1.0), "label": "B0"}, PAPER_POLICIES, True),
+        (
+            "table3",
+            {**testbed(switching="hare", lease_switching="hare"), "label": "hare"},
+            SWITCHING_POLICIES,
+            True,
+        ),
+        ("ours-hlas", {**testbed(), "label": "testbed"}, HLAS_POLICIES, True),
+    ):
         ITEMS[name] = with_per_round(ITEMS[name], setting, policies, quick=quick)
 
 

@@ -44,21 +44,52 @@ class CellSpec:
 
 CELLS: Registry[CellSpec] = Registry("cell function", UnknownCellError)
 for _spec in (
-    CellSpec("solve-random", "hare_opt.sweeps.cells:solve_random", group="solver",
-             measured=("runtime_s",), description="a random instance, one solver"),
-    CellSpec("arith", "hare_opt.sweeps.cells:arith",
-             description="a cheap deterministic cell that tests the machinery itself"),
-    CellSpec("simulate", "hare_opt.sweeps.simulate:simulate_cell", group="policy",
-             measured=("wall_s", "plan_cpu_s_mean"), size="n_jobs",
-             description="one policy on one paper-like workload"),
-    CellSpec("fig1", "hare_opt.sweeps.offline:fig1_cell", group="solver",
-             description="the Fig. 1 toy: the paper's schedules, or one exact solver"),
-    CellSpec("quality", "hare_opt.sweeps.offline:quality_cell", group="solver",
-             measured=("runtime_s",), description="one solver on one random instance"),
-    CellSpec("bounds", "hare_opt.sweeps.offline:bounds_cell", group="part",
-             description="one part of the bound verification on one random instance"),
-    CellSpec("runtime", "hare_opt.sweeps.offline:runtime_cell", group="solver",
-             measured=("seconds", "load_s"), description="one solver's wall time"),
+    CellSpec(
+        "solve-random",
+        "hare_opt.sweeps.cells:solve_random",
+        group="solver",
+        measured=("runtime_s",),
+        description="a random instance, one solver",
+    ),
+    CellSpec(
+        "arith",
+        "hare_opt.sweeps.cells:arith",
+        description="a cheap deterministic cell that tests the machinery itself",
+    ),
+    CellSpec(
+        "simulate",
+        "hare_opt.sweeps.simulate:simulate_cell",
+        group="policy",
+        measured=("wall_s", "plan_cpu_s_mean"),
+        size="n_jobs",
+        description="one policy on one paper-like workload",
+    ),
+    CellSpec(
+        "fig1",
+        "hare_opt.sweeps.offline:fig1_cell",
+        group="solver",
+        description="the Fig. 1 toy: the paper's schedules, or one exact solver",
+    ),
+    CellSpec(
+        "quality",
+        "hare_opt.sweeps.offline:quality_cell",
+        group="solver",
+        measured=("runtime_s",),
+        description="one solver on one random instance",
+    ),
+    CellSpec(
+        "bounds",
+        "hare_opt.sweeps.offline:bounds_cell",
+        group="part",
+        description="one part of the bound verification on one random instance",
+    ),
+    CellSpec(
+        "runtime",
+        "hare_opt.sweeps.offline:runtime_cell",
+        group="solver",
+        measured=("seconds", "load_s"),
+        description="one solver's wall time",
+    ),
 ):
     CELLS.add(_spec)
 
@@ -66,8 +97,9 @@ for _spec in (
 def register_cell(name: str, target: str, **spec: Any) -> CellSpec:
     """Add a cell function by ``"module:function"`` (its process imports it by name)."""
     if not isinstance(target, str) or ":" not in target:
-        raise UnknownCellError(f"cell function {name!r}: target must be 'module:function', "
-                               f"got {target!r}")
+        raise UnknownCellError(
+            f"cell function {name!r}: target must be 'module:function', got {target!r}"
+        )
     return CELLS.add(CellSpec(name, target, **spec))
 
 
@@ -78,8 +110,9 @@ def get_cell_fn(name: str) -> Any:
 def signature_defaults(fn: str) -> dict[str, Any]:
     """The cell function's keyword defaults (read from its signature)."""
     sig = inspect.signature(resolve(CELLS.spec(fn).target))
-    return {k: p.default for k, p in sig.parameters.items()
-            if p.default is not inspect.Parameter.empty}
+    return {
+        k: p.default for k, p in sig.parameters.items() if p.default is not inspect.Parameter.empty
+    }
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,13 +140,17 @@ class Cell:
         """The same cell with parameters equal to the function's defaults left out, so
         that a default given or left out is one cell."""
         defaults = signature_defaults(self.fn)
-        kept = {k: v for k, v in self.params.items()
-                if not (k in defaults and defaults[k] == v and k != "seed")}
+        kept = {
+            k: v
+            for k, v in self.params.items()
+            if not (k in defaults and defaults[k] == v and k != "seed")
+        }
         return Cell(self.fn, kept, self.labels)
 
 
-def arith(*, seed: int, n: int = 1000, fail_seed: int | None = None,
-          sleep: float = 0.0) -> list[dict[str, Any]]:
+def arith(
+    *, seed: int, n: int = 1000, fail_seed: int | None = None, sleep: float = 0.0
+) -> list[dict[str, Any]]:
     """A cheap deterministic cell used to test the sweep machinery itself."""
     import numpy as np
 
@@ -125,14 +162,28 @@ def arith(*, seed: int, n: int = 1000, fail_seed: int | None = None,
     return [{"sum": int(x.sum()), "max": int(x.max())}]
 
 
-def solve_random(*, seed: int, solver: str, n_jobs: int = 4, n_gpus: int = 3,
-                 time_limit: float | None = None, **gen: Any) -> list[dict[str, Any]]:
+def solve_random(
+    *,
+    seed: int,
+    solver: str,
+    n_jobs: int = 4,
+    n_gpus: int = 3,
+    time_limit: float | None = None,
+    **gen: Any,
+) -> list[dict[str, Any]]:
     """Generate a random instance and solve it with ``solver``: one row."""
     from hare_opt.generators import random_instance
     from hare_opt.solvers import solve
 
     inst = random_instance(seed, n_jobs=n_jobs, n_gpus=n_gpus, **gen)
     res = solve(inst, solver, time_limit=time_limit)
-    return [{"solver": solver, "status": res.status, "objective": res.objective,
-             "lower_bound": res.lower_bound, "runtime_s": res.runtime_s,
-             "tasks": inst.num_tasks}]
+    return [
+        {
+            "solver": solver,
+            "status": res.status,
+            "objective": res.objective,
+            "lower_bound": res.lower_bound,
+            "runtime_s": res.runtime_s,
+            "tasks": inst.num_tasks,
+        }
+    ]

@@ -33,16 +33,19 @@ def solvers_table() -> str:
 def bounds_table() -> str:
     rows = ["| bound | value | on every solve | description |", "|---|---|---|---|"]
     for b in BOUNDS:
-        rows.append(f"| `{b.name}` | {'exact' if b.exact else 'float (LP)'} | "
-                    f"{'yes' if b.cheap else 'no (lp=True)'} | {b.description} |")
+        rows.append(
+            f"| `{b.name}` | {'exact' if b.exact else 'float (LP)'} | "
+            f"{'yes' if b.cheap else 'no (lp=True)'} | {b.description} |"
+        )
     return "\n".join(rows)
 
 
 def policies_table() -> str:
     rows = ["| policy | mode | knows remaining work | description |", "|---|---|---|---|"]
     for p in POLICIES:
-        rows.append(f"| `{p.name}` | {p.mode} | {'yes' if p.clairvoyant else 'no'} | "
-                    f"{p.description} |")
+        rows.append(
+            f"| `{p.name}` | {p.mode} | {'yes' if p.clairvoyant else 'no'} | {p.description} |"
+        )
     return "\n".join(rows)
 
 

@@ -32,10 +32,10 @@ class Drift:
     env: dict[str, str]
 
     def __str__(self) -> str:
-        libs = {k: (v, self.env.get(k)) for k, v in self.stored_env.items()
-                if self.env.get(k) != v}
-        return (f"cell {self.cell.key} ({self.cell.fn} {self.cell.params}): {self.where}"
-                + (f"; libraries differ: {libs}" if libs else ""))
+        libs = {k: (v, self.env.get(k)) for k, v in self.stored_env.items() if self.env.get(k) != v}
+        return f"cell {self.cell.key} ({self.cell.fn} {self.cell.params}): {self.where}" + (
+            f"; libraries differ: {libs}" if libs else ""
+        )
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -44,8 +44,9 @@ def _same(a: Any, b: Any) -> bool:
             x, y = float(a), float(b)
         except (TypeError, ValueError):
             return False
-        return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=REL_TOL,
-                                                                  abs_tol=1e-12)
+        return (math.isnan(x) and math.isnan(y)) or math.isclose(
+            x, y, rel_tol=REL_TOL, abs_tol=1e-12
+        )
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return bool(a == b)
@@ -78,8 +79,9 @@ def sample(cells: Iterable[Cell], store: Store) -> list[Cell]:
     return list({c.key: c for _, c in best.values()}.values())
 
 
-def check(cells: Iterable[Cell], store: Store, *, workers: int | None = None,
-          progress: bool = False) -> tuple[list[Drift], list[Cell]]:
+def check(
+    cells: Iterable[Cell], store: Store, *, workers: int | None = None, progress: bool = False
+) -> tuple[list[Drift], list[Cell]]:
     """Recompute ``cells`` (current in ``store``) in a scratch store and compare; returns
     the drifts and the cells that were not current (not checked)."""
     from hare_opt.sweeps.sweep import run_cells

@@ -72,9 +72,14 @@ class Collect:
         if "error" in reply:
             self.failures.append(Failure(cell, str(reply["error"])))
         else:
-            self.store.save(cell, reply["rows"], wall_s=float(reply["wall_s"]),
-                            cpu_s=float(reply["cpu_s"]), deps=reply["deps"],
-                            env=reply.get("env"))
+            self.store.save(
+                cell,
+                reply["rows"],
+                wall_s=float(reply["wall_s"]),
+                cpu_s=float(reply["cpu_s"]),
+                deps=reply["deps"],
+                env=reply.get("env"),
+            )
         self.finished += 1
         self.bar.update(self.cost(cell))
         self.bar.set_postfix_str(f"{self.finished} cells", refresh=False)
@@ -87,8 +92,10 @@ class Collect:
 def message(cell: Any) -> str:
     from hare_opt.sweeps.cells import CELLS
 
-    return json.dumps({"key": cell.key, "target": CELLS.spec(cell.fn).target,
-                       "params": cell.params}) + "\n"
+    return (
+        json.dumps({"key": cell.key, "target": CELLS.spec(cell.fn).target, "params": cell.params})
+        + "\n"
+    )
 
 
 class CellProcess:
@@ -98,8 +105,14 @@ class CellProcess:
     def __init__(self, group: str):
         self.group = group
         self.cell: Any = None
-        self.proc = subprocess.Popen(WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, bufsize=1, **interrupt.spawn_options())
+        self.proc = subprocess.Popen(
+            WORKER,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            **interrupt.spawn_options(),
+        )
         interrupt.track(self.proc.pid)
         assert self.proc.stdout is not None
         self.out = self.proc.stdout
@@ -207,14 +220,20 @@ def run_local(todo: list, collect: Collect, workers: int | None) -> None:
 def run_batch(messages: list[str]) -> list[dict[str, Any]]:
     """Run cells (``message`` lines, one group) in a cell process here; their replies.
     What a Dask worker runs."""
-    proc = subprocess.Popen(WORKER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True, **interrupt.spawn_options())
+    proc = subprocess.Popen(
+        WORKER,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        **interrupt.spawn_options(),
+    )
     out, _ = proc.communicate("".join(messages) + '{"quit": true}\n')
     replies = [json.loads(line) for line in out.splitlines() if line.strip()]
     done = {r["key"] for r in replies}
     lost = [json.loads(m)["key"] for m in messages if json.loads(m)["key"] not in done]
-    return replies + [{"key": k, "error": f"its cell process died (exit code "
-                                          f"{proc.returncode})"} for k in lost]
+    return replies + [
+        {"key": k, "error": f"its cell process died (exit code {proc.returncode})"} for k in lost
+    ]
 
 
 def batches(todo: list, cost: Callable[[Any], float], workers: int) -> list[list]:
@@ -253,9 +272,11 @@ class _Lifeline:
 
 
 #: ``[scheme://]host:port`` of a Dask scheduler (schemes a remote scheduler can have).
-_ADDRESS = re.compile(r"^(?:(?P<scheme>tcp|tls|ucx|ws|wss)://)?"
-                      r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?)"
-                      r":(?P<port>\d{1,5})$")
+_ADDRESS = re.compile(
+    r"^(?:(?P<scheme>tcp|tls|ucx|ws|wss)://)?"
+    r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?)"
+    r":(?P<port>\d{1,5})$"
+)
 
 
 def require_dask() -> None:
@@ -263,12 +284,14 @@ def require_dask() -> None:
     try:
         import dask.distributed  # noqa: F401
     except ImportError:
-        raise SweepError(f"--executor dask needs Dask, which is not installed: "
-                         f"{DASK_INSTALL}") from None
+        raise SweepError(
+            f"--executor dask needs Dask, which is not installed: {DASK_INSTALL}"
+        ) from None
 
 
-def check_address(executor: str, address: str | None, *, reach: bool = True,
-                  timeout: float = 10.0) -> None:
+def check_address(
+    executor: str, address: str | None, *, reach: bool = True, timeout: float = 10.0
+) -> None:
     """Refuse, before any work, an ``address`` that cannot be used: given without the
     dask executor, not ``[scheme://]host:port``, or (``reach``) no Dask scheduler
     completes Dask's handshake there within ``timeout`` seconds."""
@@ -280,8 +303,9 @@ def check_address(executor: str, address: str | None, *, reach: bool = True,
         raise SweepError(f"--address {address!r} applies to --executor dask only")
     m = _ADDRESS.match(address.strip())
     if not m or not 1 <= int(m["port"]) <= 65535:
-        raise SweepError(f"--address {address!r}: expected a Dask scheduler address such as "
-                         "tcp://127.0.0.1:8786")
+        raise SweepError(
+            f"--address {address!r}: expected a Dask scheduler address such as tcp://127.0.0.1:8786"
+        )
     if reach:
         _handshake(address, timeout)
 
@@ -308,8 +332,9 @@ def _handshake(address: str, timeout: float) -> None:
         if isinstance(exc, KeyboardInterrupt):
             raise
         why = str(exc) or type(exc).__name__
-        raise SweepError(f"--address {address!r}: no Dask scheduler answers there "
-                         f"({why[:200]})") from None
+        raise SweepError(
+            f"--address {address!r}: no Dask scheduler answers there ({why[:200]})"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -324,9 +349,15 @@ def dask_client(workers: int | None, address: str | None) -> Iterator[Any]:
         # death_timeout: a worker that loses its scheduler (the driver) closes itself
         # Dask's own log lines stay quiet: a worker's trouble reaches the user as a failed
         # cell, and a worker stopped with the run is not an error (its nanny would log one).
-        cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None, death_timeout=10,
-                               silence_logs=logging.CRITICAL)
+        cluster = LocalCluster(
+            n_workers=workers or 2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            death_timeout=10,
+            silence_logs=logging.CRITICAL,
+        )
         # ... nor does a connection the stop cut short, found by the garbage collector
         logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         client = Client(cluster)
@@ -349,8 +380,10 @@ def run_dask(todo: list, collect: Collect, workers: int | None, address: str | N
 
     with dask_client(workers, address) as client:
         n = len(client.scheduler_info().get("workers", {})) or workers or 2
-        futures = {client.submit(run_batch, [message(c) for c in batch], pure=False): batch
-                   for batch in batches(todo, collect.cost, n)}
+        futures = {
+            client.submit(run_batch, [message(c) for c in batch], pure=False): batch
+            for batch in batches(todo, collect.cost, n)
+        }
         pending = set(futures)
         ready = as_completed(list(futures))
         try:
@@ -366,8 +399,9 @@ def run_dask(todo: list, collect: Collect, workers: int | None, address: str | N
                     try:
                         replies = fut.result()
                     except Exception as exc:  # noqa: BLE001 - a lost worker: the batch failed
-                        replies = [{"key": k, "error": f"{type(exc).__name__}: {exc}"}
-                                   for k in cells]
+                        replies = [
+                            {"key": k, "error": f"{type(exc).__name__}: {exc}"} for k in cells
+                        ]
                     for r in replies:
                         collect.done(cells[r["key"]], r)
         finally:

@@ -119,10 +119,12 @@ def sim_cells(settings: list[dict[str, Any]], policies: list[str]) -> Callable[[
             params = {k: v for k, v in s.items() if k not in NAMING}
             for seed in seeds(quick):
                 for policy in s.get("policies", policies):
-                    cell = Cell("simulate", relevant({**params, "policy": policy,
-                                                      "seed": seed}), labels)
+                    cell = Cell(
+                        "simulate", relevant({**params, "policy": policy, "seed": seed}), labels
+                    )
                     out.append(cell.canonical())
         return out
+
     return make
 
 
@@ -134,17 +136,34 @@ def summarise(df: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
     rows = []
     for (label, policy), g in df.groupby(["label", "policy"], sort=False):
         m, lo, hi = mean_ci(g[metric])
-        rows.append({"label": label, "policy": policy, "mean": m, "std": float(g[metric].std())
-                     if len(g) > 1 else 0.0, "ci_low": lo, "ci_high": hi, "seeds": len(g)})
+        rows.append(
+            {
+                "label": label,
+                "policy": policy,
+                "mean": m,
+                "std": float(g[metric].std()) if len(g) > 1 else 0.0,
+                "ci_low": lo,
+                "ci_high": hi,
+                "seeds": len(g),
+            }
+        )
     out = pd.DataFrame(rows)
     for h in HARES:
         if h not in set(df["policy"]):
             continue
-        red = reduction_table(df, h, metric=metric).rename(columns={
-            "vs": "policy", "reduction_pct": f"{h}_reduction_pct", "ci_low": f"{h}_red_ci_low",
-            "ci_high": f"{h}_red_ci_high"})
-        out = out.merge(red[["label", "policy", f"{h}_reduction_pct", f"{h}_red_ci_low",
-                             f"{h}_red_ci_high"]], on=["label", "policy"], how="left")
+        red = reduction_table(df, h, metric=metric).rename(
+            columns={
+                "vs": "policy",
+                "reduction_pct": f"{h}_reduction_pct",
+                "ci_low": f"{h}_red_ci_low",
+                "ci_high": f"{h}_red_ci_high",
+            }
+        )
+        out = out.merge(
+            red[["label", "policy", f"{h}_reduction_pct", f"{h}_red_ci_low", f"{h}_red_ci_high"]],
+            on=["label", "policy"],
+            how="left",
+        )
     out["label"] = pd.Categorical(out["label"], order, ordered=True)
     out["policy"] = pd.Categorical(out["policy"], list(dict.fromkeys(df["policy"])), ordered=True)
     out = out.sort_values(["label", "policy"]).reset_index(drop=True)
@@ -174,15 +193,20 @@ def disclose_one(hp: pd.DataFrame, name: str) -> str:
     total, proved = int(hp["relaxations"].sum()), int(hp["relaxations_optimal"].sum())
     gap = pd.to_numeric(hp["relaxation_gap_max"], errors="coerce").max()
     blocks = int(pd.to_numeric(hp["block_rounds_max"], errors="coerce").max())
-    errors = int(pd.to_numeric(hp.get("relaxations_solver_error", pd.Series(dtype=float)),
-                               errors="coerce").sum())  # absent in cells made before it
+    errors = int(
+        pd.to_numeric(
+            hp.get("relaxations_solver_error", pd.Series(dtype=float)), errors="coerce"
+        ).sum()
+    )  # absent in cells made before it
     milp = "" if MAX_ROUNDS else ", the relaxation's MILP off"
     if proved:
         text = f"{name}: {proved} of {total} relaxations solved to optimality"
     else:
-        text = (f"{name}: step 1 ordered by a local optimum of the relaxation in each of "
-                f"{total} plans (a search over one task's GPU type at a time from the EFT "
-                f"assignment{milp}; none solved to optimality")
+        text = (
+            f"{name}: step 1 ordered by a local optimum of the relaxation in each of "
+            f"{total} plans (a search over one task's GPU type at a time from the EFT "
+            f"assignment{milp}; none solved to optimality"
+        )
         if "search_capped" in hp:
             text += f"; the search's cap cut {_total(hp, 'search_capped')} short"
         text += ")"
@@ -197,8 +221,10 @@ def disclose_one(hp: pd.DataFrame, name: str) -> str:
             text += f" (at least {few:g} blocks per job, median)"
     plans = _total(hp, "plans")
     if "order_changed_by_search" in hp:
-        text += (f"; the local search changed step 2's order in "
-                 f"{_total(hp, 'order_changed_by_search')} of {plans} plans")
+        text += (
+            f"; the local search changed step 2's order in "
+            f"{_total(hp, 'order_changed_by_search')} of {plans} plans"
+        )
         if MAX_ROUNDS:
             text += f", the MILP in {_total(hp, 'order_changed_by_milp')}"
     if "pairs_over_budget" in hp:
@@ -217,8 +243,7 @@ def _brief(red: pd.DataFrame, others: list[str]) -> str:
             r = t.iloc[0]
             parts.append(f"{vs} {fmt_ci((r['reduction_pct'], r['ci_low'], r['ci_high']))}")
         else:
-            parts.append(f"{vs} {t['reduction_pct'].min():.1f} to "
-                         f"{t['reduction_pct'].max():.1f}%")
+            parts.append(f"{vs} {t['reduction_pct'].min():.1f} to {t['reduction_pct'].max():.1f}%")
     return ", ".join(parts)
 
 
@@ -244,8 +269,10 @@ def judge_sim(df: pd.DataFrame, claims: list[Any]) -> tuple[str, str]:
         verdicts.append(f"{h}: {v}")
     n = int(df["seed"].nunique())
     note = disclose(df)
-    return ("; ".join(ours) + f" (paired reductions, {n} seeds" + (f"; {note}" if note else "")
-            + ")", " / ".join(verdicts))
+    return (
+        "; ".join(ours) + f" (paired reductions, {n} seeds" + (f"; {note}" if note else "") + ")",
+        " / ".join(verdicts),
+    )
 
 
 def with_claims(claim: str, claims: list[Any]) -> str:
@@ -259,12 +286,16 @@ def _wrapped(labels: list[Any], width: int = 16) -> list[str]:
     return ["\n".join(textwrap.wrap(str(lab), width)) or str(lab) for lab in labels]
 
 
-def interval_figure(table: pd.DataFrame, ylabel: str = "total weighted JCT (s)",
-                    xlabel: str = "") -> Figure:
+def interval_figure(
+    table: pd.DataFrame, ylabel: str = "total weighted JCT (s)", xlabel: str = ""
+) -> Figure:
     """Each policy's mean with its 95% interval at each setting: one colour and marker
     per policy (``plot.style``), side by side within a setting, from 0 up."""
-    labels = list(table["label"].cat.categories if hasattr(table["label"], "cat")
-                  else dict.fromkeys(table["label"]))
+    labels = list(
+        table["label"].cat.categories
+        if hasattr(table["label"], "cat")
+        else dict.fromkeys(table["label"])
+    )
     labels = [lab for lab in labels if lab in set(table["label"])]
     policies = list(dict.fromkeys(table["policy"]))
     fig = Figure(figsize=(max(6.0, 1.1 * len(labels) + 3.5), 4.2), layout="constrained")
@@ -274,34 +305,65 @@ def interval_figure(table: pd.DataFrame, ylabel: str = "total weighted JCT (s)",
     for i, p in enumerate(policies):
         sub = table[table["policy"] == p].set_index("label").reindex(labels)
         err = np.vstack([sub["mean"] - sub["ci_low"], sub["ci_high"] - sub["mean"]])
-        ax.errorbar(x + i * step - 0.4 + step / 2, sub["mean"], yerr=err, label=p,
-                    color=policy_color(p), marker=policy_marker(p), linestyle="none",
-                    capsize=2, markersize=6)
+        ax.errorbar(
+            x + i * step - 0.4 + step / 2,
+            sub["mean"],
+            yerr=err,
+            label=p,
+            color=policy_color(p),
+            marker=policy_marker(p),
+            linestyle="none",
+            capsize=2,
+            markersize=6,
+        )
     ax.set_xticks(x, _wrapped(labels))
     ax.set_ylim(bottom=0)
     ax.set_ylabel(ylabel)
     if xlabel:
         ax.set_xlabel(xlabel)
     ax.grid(axis="y", alpha=0.3)
-    fig.legend(loc="outside lower center", fontsize=8, ncol=min(5, len(policies)),
-               title="policy: mean and 95% CI over seeds", title_fontsize=8)
+    fig.legend(
+        loc="outside lower center",
+        fontsize=8,
+        ncol=min(5, len(policies)),
+        title="policy: mean and 95% CI over seeds",
+        title_fontsize=8,
+    )
     return fig
 
 
-def sim_item(title: str, claim: str, settings: list[dict[str, Any]], claims: list[Any], *,
-             policies: list[str] = ALL_POLICIES, xlabel: str = "") -> Item:
+def sim_item(
+    title: str,
+    claim: str,
+    settings: list[dict[str, Any]],
+    claims: list[Any],
+    *,
+    policies: list[str] = ALL_POLICIES,
+    xlabel: str = "",
+) -> Item:
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
         ours, verdict = judge_sim(df, claims)
         return summarise(df), ours, verdict
-    return Item(title, with_claims(claim, claims), sim_cells(settings, policies), analyse,
-                lambda t: interval_figure(t, xlabel=xlabel))
+
+    return Item(
+        title,
+        with_claims(claim, claims),
+        sim_cells(settings, policies),
+        analyse,
+        lambda t: interval_figure(t, xlabel=xlabel),
+    )
 
 
 def per_round(setting: dict[str, Any], *, quick: bool = True) -> dict[str, Any]:
     """``setting``'s workloads under ``per-round``: only the gang policies' runs change,
     so the relaxed policies' cells are those of ``setting`` (``simulate.relevant``)."""
-    return {**setting, "semantics": "per-round", "label": setting["label"] + PER_ROUND,
-            "base_label": setting["label"], "quick": quick}
+    return {
+        **setting,
+        "semantics": "per-round",
+        "label": setting["label"] + PER_ROUND,
+        "base_label": setting["label"],
+        "quick": quick,
+    }
 
 
 def sensitivity(sens: pd.DataFrame) -> tuple[pd.DataFrame, str]:
@@ -313,16 +375,22 @@ def sensitivity(sens: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     for _, g in sens.groupby("label", sort=False):
         gang = [p for p in dict.fromkeys(g["policy"]) if policy_mode(p) == "gang"]
         tables.append(summarise(g))
-        parts = [f"{h} vs {_brief(reduction_table(g, h, metric=METRIC), gang)}"
-                 for h in HARES if h in set(g["policy"])]
-        texts.append(f"sensitivity, {g['base_label'].iloc[0]} under per-round (gang baselines "
-                     "give each GPU back at every round end, Hare's mechanism lent to them; "
-                     "not judged): " + "; ".join(parts))
+        parts = [
+            f"{h} vs {_brief(reduction_table(g, h, metric=METRIC), gang)}"
+            for h in HARES
+            if h in set(g["policy"])
+        ]
+        texts.append(
+            f"sensitivity, {g['base_label'].iloc[0]} under per-round (gang baselines "
+            "give each GPU back at every round end, Hare's mechanism lent to them; "
+            "not judged): " + "; ".join(parts)
+        )
     return pd.concat(tables, ignore_index=True), "; ".join(texts)
 
 
-def with_per_round(item: Item, setting: dict[str, Any], policies: list[str], *,
-                   quick: bool = True) -> Item:
+def with_per_round(
+    item: Item, setting: dict[str, Any], policies: list[str], *, quick: bool = True
+) -> Item:
     """``item`` plus a per-round sensitivity setting of ``setting`` (``per_round``): its
     rows are kept out of the analysis the verdict comes from and reported after it."""
     extra = sim_cells([per_round(setting, quick=quick)], policies)
@@ -341,37 +409,56 @@ def with_per_round(item: Item, setting: dict[str, Any], policies: list[str], *,
             table = pd.concat([table, stab], ignore_index=True)
         return table, f"{ours}; {text}", verdict
 
-    return dataclasses.replace(item, cells=all_cells, analyse=analyse_both,
-                               meta={**item.meta, "per_round": setting["label"]})
+    return dataclasses.replace(
+        item,
+        cells=all_cells,
+        analyse=analyse_both,
+        meta={**item.meta, "per_round": setting["label"]},
+    )
 
 
 def testbed(**kw: Any) -> dict[str, Any]:
     """The testbed with 40 jobs; arrivals at the regime's testbed rate (cell default).
     Per-job JCTs are kept (40 numbers a row): fig13's CDF reads them from the runs fig12
     and the other testbed items make, instead of running them again."""
-    return {"n_jobs": 40, "cluster": TESTBED, "regime": REGIME, "semantics": SEMANTICS,
-            "keep_jct": True, **kw}
+    return {
+        "n_jobs": 40,
+        "cluster": TESTBED,
+        "regime": REGIME,
+        "semantics": SEMANTICS,
+        "keep_jct": True,
+        **kw,
+    }
 
 
 #: fig13's verdict is partly by construction: the regime's job lengths were calibrated so
 #: that 90% of testbed jobs would finish within 25 min if each ran alone
 #: (experiments/calibrate_regime.py), next to the paper's Hare share of 90.5%.
-CALIBRATED = (" (calibrated: job lengths were set so that 90% of jobs would finish within "
-              "25 min alone, near the paper's Hare share; a policy that loses little to "
-              "contention lands there by construction)")
+CALIBRATED = (
+    " (calibrated: job lengths were set so that 90% of jobs would finish within "
+    "25 min alone, near the paper's Hare share; a policy that loses little to "
+    "contention lands there by construction)"
+)
 
 
 def large(n_gpus: int, n_jobs: int, **kw: Any) -> dict[str, Any]:
     """``n_gpus`` in the testbed's proportions; the regime's large-cluster arrival rate,
     the same at every size (cell default)."""
-    return {"n_jobs": n_jobs, "cluster": cluster_of(n_gpus), "regime": REGIME,
-            "semantics": SEMANTICS, **kw}
+    return {
+        "n_jobs": n_jobs,
+        "cluster": cluster_of(n_gpus),
+        "regime": REGIME,
+        "semantics": SEMANTICS,
+        **kw,
+    }
 
 
 # --- items with their own analysis ------------------------------------------------------
 
-def per_seed(df: pd.DataFrame, policy: str, label: str | None = None,
-             metric: str = METRIC) -> pd.Series:
+
+def per_seed(
+    df: pd.DataFrame, policy: str, label: str | None = None, metric: str = METRIC
+) -> pd.Series:
     """``metric`` of ``policy`` by seed (at setting ``label``)."""
     g = df[(df["policy"] == policy) & ((df["label"] == label) if label is not None else True)]
     return g.set_index("seed")[metric]
@@ -389,17 +476,29 @@ def cdf_item() -> Item:
             share = [100 * float((np.asarray(x) <= limit_s).mean()) for x in g["jct_s"]]
             shares[p] = mean_ci(share)
             jct = np.concatenate([np.asarray(x) for x in g["jct_s"]])
-            rows.append({"policy": p, "seeds": len(g), "jobs": len(jct),
-                         "share_within_25min_pct": shares[p][0],
-                         "share_ci_low": shares[p][1], "share_ci_high": shares[p][2],
-                         "median_jct_s": float(np.median(jct)),
-                         "p90_jct_s": float(np.percentile(jct, 90)),
-                         "jct_s": " ".join(f"{x:.0f}" for x in np.sort(jct))})
+            rows.append(
+                {
+                    "policy": p,
+                    "seeds": len(g),
+                    "jobs": len(jct),
+                    "share_within_25min_pct": shares[p][0],
+                    "share_ci_low": shares[p][1],
+                    "share_ci_high": shares[p][2],
+                    "median_jct_s": float(np.median(jct)),
+                    "p90_jct_s": float(np.percentile(jct, 90)),
+                    "jct_s": " ".join(f"{x:.0f}" for x in np.sort(jct)),
+                }
+            )
         table = pd.DataFrame(rows)
-        verdicts = [f"{h}: {Values({h: 90.5, **paper}, tol=claim.tol).judge(shares)}"
-                    for h in HARES if h in shares]
-        ours = (", ".join(f"{p} {fmt_ci(v)}" for p, v in shares.items())
-                + f" of jobs within 25 min (mean over {df['seed'].nunique()} seeds, 95% CI)")
+        verdicts = [
+            f"{h}: {Values({h: 90.5, **paper}, tol=claim.tol).judge(shares)}"
+            for h in HARES
+            if h in shares
+        ]
+        ours = (
+            ", ".join(f"{p} {fmt_ci(v)}" for p, v in shares.items())
+            + f" of jobs within 25 min (mean over {df['seed'].nunique()} seeds, 95% CI)"
+        )
         note = disclose(df)
         return table, ours + (f"; {note}" if note else ""), " / ".join(verdicts) + CALIBRATED
 
@@ -408,9 +507,16 @@ def cdf_item() -> Item:
         ax = fig.subplots()
         for _, row in table.iterrows():
             jct = np.array([float(x) for x in row["jct_s"].split()]) / 60
-            ax.step(jct, np.arange(1, len(jct) + 1) / len(jct), where="post", label=row["policy"],
-                    color=policy_color(row["policy"]), marker=policy_marker(row["policy"]),
-                    markevery=max(1, len(jct) // 8), markersize=5)
+            ax.step(
+                jct,
+                np.arange(1, len(jct) + 1) / len(jct),
+                where="post",
+                label=row["policy"],
+                color=policy_color(row["policy"]),
+                marker=policy_marker(row["policy"]),
+                markevery=max(1, len(jct) // 8),
+                markersize=5,
+            )
         ax.axvline(limit_s / 60, ls=":", color="grey", label=f"{limit_s / 60:g} min")
         ax.set_xlabel("job completion time (min)")
         ax.set_ylabel("fraction of jobs (all seeds pooled)")
@@ -418,15 +524,19 @@ def cdf_item() -> Item:
         fig.legend(loc="outside lower center", fontsize=8, ncol=4)
         return fig
 
-    return Item("JCT CDF on the testbed (40 jobs)",
-                with_claims("90.5% of jobs finish within 25 min under Hare, vs 66.7% (Allox) "
-                            "and 56.5% (Homo)", [claim]),
-                sim_cells([{**testbed(), "label": "testbed"}], policies),
-                analyse, figure)
+    return Item(
+        "JCT CDF on the testbed (40 jobs)",
+        with_claims(
+            "90.5% of jobs finish within 25 min under Hare, vs 66.7% (Allox) and 56.5% (Homo)",
+            [claim],
+        ),
+        sim_cells([{**testbed(), "label": "testbed"}], policies),
+        analyse,
+        figure,
+    )
 
 
-def change_ci(df: pd.DataFrame, policy: str, before: str, after: str
-              ) -> tuple[float, float, float]:
+def change_ci(df: pd.DataFrame, policy: str, before: str, after: str) -> tuple[float, float, float]:
     """Mean and 95% CI over seeds of 100 (1 - after / before) for ``policy``."""
     a, b = per_seed(df, policy, before), per_seed(df, policy, after)
     both = pd.concat({"a": a, "b": b}, axis=1).dropna()
@@ -450,44 +560,63 @@ def bandwidth_item() -> Item:
             red = reduction_table(df[df["policy"].isin([h, *baselines])], h, metric=METRIC)
             ours.append(f"{h}'s weighted JCT falls {fmt_ci(ci)} from 10 to 25 Gbps")
             verdicts.append(f"{h}: {combine(drop.judge(ci), best.judge(red))}")
-        return summarise(df), "; ".join(ours) + f" ({df['seed'].nunique()} seeds)", \
-            " / ".join(verdicts)
+        return (
+            summarise(df),
+            "; ".join(ours) + f" ({df['seed'].nunique()} seeds)",
+            " / ".join(verdicts),
+        )
 
-    return Item("bandwidth 10/15/25 Gbps (sync time)",
-                with_claims("Hare's weighted JCT falls 31.2% from 10 to 25 Gbps; Hare best at "
-                            "every bandwidth", [drop, best]),
-                sim_cells(settings, PAPER_POLICIES), analyse,
-                lambda t: interval_figure(t, xlabel="bandwidth"))
+    return Item(
+        "bandwidth 10/15/25 Gbps (sync time)",
+        with_claims(
+            "Hare's weighted JCT falls 31.2% from 10 to 25 Gbps; Hare best at every bandwidth",
+            [drop, best],
+        ),
+        sim_cells(settings, PAPER_POLICIES),
+        analyse,
+        lambda t: interval_figure(t, xlabel="bandwidth"),
+    )
 
 
 def batch_item() -> Item:
-    settings = [{**testbed(batch_scale=b), "label": lab}
-                for b, lab in ((0.5, "B0/2"), (1.0, "B0"), (2.0, "2B0"))]
+    settings = [
+        {**testbed(batch_scale=b), "label": lab}
+        for b, lab in ((0.5, "B0/2"), (1.0, "B0"), (2.0, "2B0"))
+    ]
     small, best = SmallEffect(10.0), Best()
 
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
         ours, verdicts = [], []
         baselines = [p for p in dict.fromkeys(df["policy"]) if p not in HARES]
         for h in (x for x in HARES if x in set(df["policy"])):
-            changes = {f"{lab} vs B0": _negated(change_ci(df, h, "B0", lab))
-                       for lab in ("B0/2", "2B0")}
+            changes = {
+                f"{lab} vs B0": _negated(change_ci(df, h, "B0", lab)) for lab in ("B0/2", "2B0")
+            }
             red = reduction_table(df[df["policy"].isin([h, *baselines])], h, metric=METRIC)
             ours.append(f"{h}: " + ", ".join(f"{k} {fmt_ci(v)}" for k, v in changes.items()))
             verdicts.append(f"{h}: {combine(small.judge(changes), best.judge(red))}")
-        return summarise(df), "change of weighted JCT, " + "; ".join(ours) + \
-            f" ({df['seed'].nunique()} seeds)", " / ".join(verdicts)
+        return (
+            summarise(df),
+            "change of weighted JCT, " + "; ".join(ours) + f" ({df['seed'].nunique()} seeds)",
+            " / ".join(verdicts),
+        )
 
-    return Item("batch size B0/2, B0, 2B0",
-                with_claims("small effect of batch size; Hare best", [small, best]),
-                sim_cells(settings, PAPER_POLICIES), analyse,
-                lambda t: interval_figure(t, xlabel="batch size"))
+    return Item(
+        "batch size B0/2, B0, 2B0",
+        with_claims("small effect of batch size; Hare best", [small, best]),
+        sim_cells(settings, PAPER_POLICIES),
+        analyse,
+        lambda t: interval_figure(t, xlabel="batch size"),
+    )
 
 
 def switching_item() -> Item:
     # The paper regime's 1 ms unit keeps Hare's and PipeSwitch's 1-13 ms switching.
     # Under leases the gang policies pay the setting's column at lease changes too.
-    settings = [{**testbed(switching=s, lease_switching=s), "label": s}
-                for s in ("default", "pipeswitch", "hare")]
+    settings = [
+        {**testbed(switching=s, lease_switching=s), "label": s}
+        for s in ("default", "pipeswitch", "hare")
+    ]
 
     def analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]:
         table = summarise(df)
@@ -497,19 +626,30 @@ def switching_item() -> Item:
         for h in (x for x in HARES if x in set(df["policy"])):
             gain = change_ci(df, h, "default", "hare")
             close = change_ci(df, h, "pipeswitch", "hare")
-            parts.append(f"{h}: {fmt_ci(gain)} lower total weighted JCT with Hare's switching "
-                         f"than default, {fmt_ci(close)} vs PipeSwitch's")
-        ours = ("what the paper's measured switching times (input, hare_opt/data/"
-                "switching_ms.csv) do to JCT: " + "; ".join(parts)
-                + f" ({df['seed'].nunique()} seeds)")
-        return table, ours, str(Verdict(INPUT, "Table 3 is the paper's measurement; not "
-                                               "reproduced here, only used"))
+            parts.append(
+                f"{h}: {fmt_ci(gain)} lower total weighted JCT with Hare's switching "
+                f"than default, {fmt_ci(close)} vs PipeSwitch's"
+            )
+        ours = (
+            "what the paper's measured switching times (input, hare_opt/data/"
+            "switching_ms.csv) do to JCT: " + "; ".join(parts) + f" ({df['seed'].nunique()} seeds)"
+        )
+        return (
+            table,
+            ours,
+            str(
+                Verdict(INPUT, "Table 3 is the paper's measurement; not reproduced here, only used")
+            ),
+        )
 
-    return Item("switching overhead: default / PipeSwitch / Hare (Table 3)",
-                "input, not a claim we test: the paper's measured switching times (default "
-                "93-98% of task time; Hare 1-4.5%, close to PipeSwitch)",
-                sim_cells(settings, SWITCHING_POLICIES), analyse,
-                lambda t: interval_figure(t, xlabel="switching model"))
+    return Item(
+        "switching overhead: default / PipeSwitch / Hare (Table 3)",
+        "input, not a claim we test: the paper's measured switching times (default "
+        "93-98% of task time; Hare 1-4.5%, close to PipeSwitch)",
+        sim_cells(settings, SWITCHING_POLICIES),
+        analyse,
+        lambda t: interval_figure(t, xlabel="switching model"),
+    )
 
 
 #: Our claim for hlas: its total weighted JCT at most this much (%) above clairvoyant hare's.
@@ -530,16 +670,21 @@ def hlas_analyse(df: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, str, str]
     others = red[~red["vs"].isin(HARES)]
     beats = bool((others["reduction_pct"] > 0).all())
     close = bool((vs_hare["reduction_pct"] >= -HLAS_CLOSE_PCT).all())
-    ours = ("hlas's total weighted JCT " + ", ".join(
-        f"{_relative(r['reduction_pct'])} clairvoyant hare's, reduction "
-        f"{fmt_ci((r['reduction_pct'], r['ci_low'], r['ci_high']))} ({lab})"
-        for lab, r in vs_hare.iterrows())
-            + ("; best of the non-clairvoyant policies everywhere" if beats else ""))
+    ours = (
+        "hlas's total weighted JCT "
+        + ", ".join(
+            f"{_relative(r['reduction_pct'])} clairvoyant hare's, reduction "
+            f"{fmt_ci((r['reduction_pct'], r['ci_low'], r['ci_high']))} ({lab})"
+            for lab, r in vs_hare.iterrows()
+        )
+        + ("; best of the non-clairvoyant policies everywhere" if beats else "")
+    )
     span = " to ".join(dict.fromkeys(_relative(g) for g in sorted(vs_hare["reduction_pct"])))
     below = bool((vs_hare["reduction_pct"] > 0).any())
-    verdict = (f"{'holds' if close else 'fails'}: hlas {span} hare (at most "
-               f"{HLAS_CLOSE_PCT:g}% above); "
-               + ("best non-clairvoyant" if beats else "NOT the best non-clairvoyant policy")
-               + ("; below hare (docs/reproduction.md, ours-hlas, says where hare loses)"
-                  if below else ""))
+    verdict = (
+        f"{'holds' if close else 'fails'}: hlas {span} hare (at most "
+        f"{HLAS_CLOSE_PCT:g}% above); "
+        + ("best non-clairvoyant" if beats else "NOT the best non-clairvoyant policy")
+        + ("; below hare (docs/reproduction.md, ours-hlas, says where hare loses)" if below else "")
+    )
     return table, ours, verdict

@@ -62,11 +62,15 @@ class CostBook:
         """a in CPU ~ size^a: least squares on log-log, centred per group (the group's own
         cells, else the function's groups), 1 when no group has two sizes."""
         if (fn, group) not in self._slopes:
+
             def fit(keys: list[tuple[str, str]]) -> float | None:
                 sxy = sxx = 0.0
                 for k in keys:
-                    pts = [(math.log(s), math.log(c)) for p, c in self._by.get(k, [])
-                           if (s := self._size(fn, p)) is not None]
+                    pts = [
+                        (math.log(s), math.log(c))
+                        for p, c in self._by.get(k, [])
+                        if (s := self._size(fn, p)) is not None
+                    ]
                     if len({x for x, _ in pts}) < 2:
                         continue
                     mx = sum(x for x, _ in pts) / len(pts)
@@ -127,9 +131,9 @@ class ItemPlan:
     stale: int = 0
     corrupt: int = 0
     missing: int = 0
-    shared: int = 0          # listed by an earlier item of the run: counted there
+    shared: int = 0  # listed by an earlier item of the run: counted there
     estimated_cpu_s: float = 0.0
-    unknown: int = 0         # cells to compute with no cost to go by
+    unknown: int = 0  # cells to compute with no cost to go by
     changed: Counter = field(default_factory=Counter)
 
     @property
@@ -137,10 +141,18 @@ class ItemPlan:
         return self.stale + self.corrupt + self.missing
 
     def as_dict(self) -> dict[str, Any]:
-        return {"cells": self.cells, "current": self.current, "stale": self.stale,
-                "corrupt": self.corrupt, "missing": self.missing, "compute": self.compute,
-                "shared": self.shared, "estimated_cpu_s": round(self.estimated_cpu_s, 1),
-                "unknown_cost": self.unknown, "changed": dict(self.changed.most_common())}
+        return {
+            "cells": self.cells,
+            "current": self.current,
+            "stale": self.stale,
+            "corrupt": self.corrupt,
+            "missing": self.missing,
+            "compute": self.compute,
+            "shared": self.shared,
+            "estimated_cpu_s": round(self.estimated_cpu_s, 1),
+            "unknown_cost": self.unknown,
+            "changed": dict(self.changed.most_common()),
+        }
 
 
 @dataclass
@@ -165,12 +177,20 @@ class Plan:
         lines = [f"{'item':{width}s}  cells  current  compute  est. CPU   why"]
         for it in [*self.items, self.total()]:
             why = ", ".join(f"{m} ({n})" for m, n in it.changed.most_common(3))
-            why = "; ".join(x for x in (f"{it.missing} new" if it.missing else "",
-                                        f"{it.corrupt} corrupt" if it.corrupt else "",
-                                        f"changed: {why}" if why else "") if x)
-            lines.append(f"{it.name:{width}s}  {it.cells:5d}  {it.current:7d}  {it.compute:7d}  "
-                         f"{fmt_cpu(it.estimated_cpu_s):>9s}  {why}"
-                         + (f" ({it.unknown} of unknown cost)" if it.unknown else ""))
+            why = "; ".join(
+                x
+                for x in (
+                    f"{it.missing} new" if it.missing else "",
+                    f"{it.corrupt} corrupt" if it.corrupt else "",
+                    f"changed: {why}" if why else "",
+                )
+                if x
+            )
+            lines.append(
+                f"{it.name:{width}s}  {it.cells:5d}  {it.current:7d}  {it.compute:7d}  "
+                f"{fmt_cpu(it.estimated_cpu_s):>9s}  {why}"
+                + (f" ({it.unknown} of unknown cost)" if it.unknown else "")
+            )
         return "\n".join(lines)
 
 

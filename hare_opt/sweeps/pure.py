@@ -43,19 +43,35 @@ def work_options(solver: str, seconds: float) -> dict[str, Any]:
     if solver == "milp":
         return milp
     if solver == "portfolio":
-        return {"deterministic": True,
-                "backend_options": {"cpsat": cpsat, "bnb": bnb, "milp": milp}}
+        return {
+            "deterministic": True,
+            "backend_options": {"cpsat": cpsat, "bnb": bnb, "milp": milp},
+        }
     if solver == "hare-paper":
         return {"node_limit": max(1, int(RELAXATION_NODES_PER_S * seconds))}
     return {}  # hare (a placement budget by default) and the rules are deterministic
 
 
-def pure_solve(instance: Instance, solver: str, seconds: float, *, hint: Result | None = None,
-               seed: int = 0, **options: Any) -> Result:
+def pure_solve(
+    instance: Instance,
+    solver: str,
+    seconds: float,
+    *,
+    hint: Result | None = None,
+    seed: int = 0,
+    **options: Any,
+) -> Result:
     """``solve`` with work limits, one thread and a fixed seed; see the module doc."""
     safety = SAFETY * seconds + SAFETY_S
-    result = solve(instance, solver, time_limit=safety, hint=hint, seed=seed, threads=1,
-                   **{**work_options(solver, seconds), **options})
+    result = solve(
+        instance,
+        solver,
+        time_limit=safety,
+        hint=hint,
+        seed=seed,
+        threads=1,
+        **{**work_options(solver, seconds), **options},
+    )
     if result.runtime_s >= 0.95 * safety or result.stats.get("wall_clock_limited"):
         result.stats["wall_clock_limited"] = True  # a hare-paper stat too: one key
     return result

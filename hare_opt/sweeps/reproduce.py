@@ -42,10 +42,10 @@ class Outcome:
     cells: int = 0
     cached: int = 0
     computed: int | None = None  # cells computed and saved in this run (None: cells - cached)
-    failed: int = 0              # cells that raised: nothing saved, the item is FAILED
-    cell_cpu_s: float = 0.0      # CPU s of the item's cells, whenever they were computed
-    cell_wall_s: float = 0.0     # their wall s (each on one worker)
-    shared: int = 0              # cells an earlier item of the run listed: counted there
+    failed: int = 0  # cells that raised: nothing saved, the item is FAILED
+    cell_cpu_s: float = 0.0  # CPU s of the item's cells, whenever they were computed
+    cell_wall_s: float = 0.0  # their wall s (each on one worker)
+    shared: int = 0  # cells an earlier item of the run listed: counted there
 
 
 def check_items(only: list[str] | None) -> list[str]:
@@ -53,8 +53,9 @@ def check_items(only: list[str] | None) -> list[str]:
     names = list(ITEMS) if only is None else list(only)
     unknown = [n for n in names if n not in ITEMS]
     if unknown or not names:
-        raise SweepError(f"unknown item(s) {unknown or 'none given'}; choose from "
-                         f"{', '.join(ITEMS)}")
+        raise SweepError(
+            f"unknown item(s) {unknown or 'none given'}; choose from {', '.join(ITEMS)}"
+        )
     return names
 
 
@@ -78,14 +79,22 @@ def in_regime(cells: list[Cell], regime: str | None) -> list[Cell]:
     if regime is None or regime == REGIME:
         return cells
     get_regime(regime)  # an unknown name fails here, by name
-    return [Cell(c.fn, {**c.params, "regime": regime}, c.labels).canonical()
-            if c.fn == "simulate" and c.params.get("regime", REGIME) == REGIME else c
-            for c in cells]
+    return [
+        Cell(c.fn, {**c.params, "regime": regime}, c.labels).canonical()
+        if c.fn == "simulate" and c.params.get("regime", REGIME) == REGIME
+        else c
+        for c in cells
+    ]
 
 
-def plan_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
-               cache: str | Path | None = None, regime: str | None = None,
-               ) -> tuple[dict[str, list[Cell]], Store, Plan]:
+def plan_items(
+    out_dir: str | Path,
+    *,
+    quick: bool = False,
+    only: list[str] | None = None,
+    cache: str | Path | None = None,
+    regime: str | None = None,
+) -> tuple[dict[str, list[Cell]], Store, Plan]:
     """Each item's cells (in ``regime``, default the items' own), the run's store and the
     plan (``sweeps.preview``): no work."""
     names = check_items(only)
@@ -94,10 +103,19 @@ def plan_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | No
     return cells, store, make_plan(cells, store, CostBook(lend))
 
 
-def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | None = None,
-              executor: str = "local", workers: int | None = None, address: str | None = None,
-              progress: bool = True, cache: str | Path | None = None,
-              announce: Any = None, regime: str | None = None) -> list[Outcome]:
+def run_items(
+    out_dir: str | Path,
+    *,
+    quick: bool = False,
+    only: list[str] | None = None,
+    executor: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool = True,
+    cache: str | Path | None = None,
+    announce: Any = None,
+    regime: str | None = None,
+) -> list[Outcome]:
     """Run the items (all, or ``only``; their simulations in ``regime``, default the
     items' own) and write their CSV, PNG and the README. ``announce``: called with the
     plan before any cell runs (the CLI prints it)."""
@@ -123,8 +141,20 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
         cached = sum(store.state(c).current for c in unique)
         failed = 0
         try:
-            df = run_cells(cells, store, executor=executor, workers=workers, address=address,
-                           progress=progress, desc=name, cost=cost) if cells else pd.DataFrame()
+            df = (
+                run_cells(
+                    cells,
+                    store,
+                    executor=executor,
+                    workers=workers,
+                    address=address,
+                    progress=progress,
+                    desc=name,
+                    cost=cost,
+                )
+                if cells
+                else pd.DataFrame()
+            )
             table, ours, verdict = item.analyse(df, quick)
             atomic_write_text(out / f"{name}.csv", table.to_csv(index=False))
             with atomic_path(out / f"{name}.png") as png:  # items draw; we write once
@@ -137,14 +167,32 @@ def run_items(out_dir: str | Path, *, quick: bool = False, only: list[str] | Non
         counted.update(c.key for c in fresh)
         distinct.extend(fresh)
         costs = [x for x in (store.cost(c) for c in fresh) if x is not None]
-        outcomes.append(Outcome(name, item.title, item.claim, ours, verdict, table,
-                                time.perf_counter() - t0, len(unique), cached,
-                                computed=saved - cached, failed=failed,
-                                cell_cpu_s=sum(c for _, c in costs),
-                                cell_wall_s=sum(w for w, _ in costs),
-                                shared=len(unique) - len(fresh)))
-    write_readme(out / "README.md", outcomes, quick, items=ITEMS,
-                 notes=notes_for(regime or REGIME), keep=only is not None,
-                 version=store.versions(distinct),
-                 flags=f" --regime {regime}" if regime not in (None, REGIME) else "")
+        outcomes.append(
+            Outcome(
+                name,
+                item.title,
+                item.claim,
+                ours,
+                verdict,
+                table,
+                time.perf_counter() - t0,
+                len(unique),
+                cached,
+                computed=saved - cached,
+                failed=failed,
+                cell_cpu_s=sum(c for _, c in costs),
+                cell_wall_s=sum(w for w, _ in costs),
+                shared=len(unique) - len(fresh),
+            )
+        )
+    write_readme(
+        out / "README.md",
+        outcomes,
+        quick,
+        items=ITEMS,
+        notes=notes_for(regime or REGIME),
+        keep=only is not None,
+        version=store.versions(distinct),
+        flags=f" --regime {regime}" if regime not in (None, REGIME) else "",
+    )
     return outcomes

@@ -81,8 +81,11 @@ class Store:
                 return None
             doc = json.loads(path.read_text(encoding="utf-8"))
             payload, fmt = doc["payload"], doc.get("format")
-            if fmt not in (FORMAT, *OLDER) or doc.get("checksum") != _checksum(payload) \
-                    or not isinstance(payload, dict):
+            if (
+                fmt not in (FORMAT, *OLDER)
+                or doc.get("checksum") != _checksum(payload)
+                or not isinstance(payload, dict)
+            ):
                 return None
             return fmt, payload
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -98,8 +101,7 @@ class Store:
         fmt, payload = read
         if fmt != FORMAT:  # sound, but keyed the old way: recomputed, its cost still known
             return State("stale", (f"format {fmt}",), payload)
-        if not isinstance(payload.get("deps"), dict) or not isinstance(payload.get("rows"),
-                                                                        list):
+        if not isinstance(payload.get("deps"), dict) or not isinstance(payload.get("rows"), list):
             return State("corrupt")
         changed = changed_deps(payload["deps"])
         return State("stale" if changed else "current", changed, payload)
@@ -109,13 +111,28 @@ class Store:
         st = self.state(cell)
         return st.payload["rows"] if st.current and st.payload is not None else None
 
-    def save(self, cell: Cell, rows: list[dict[str, Any]], *, wall_s: float, cpu_s: float,
-             deps: dict[str, str], env: dict[str, str] | None = None) -> None:
+    def save(
+        self,
+        cell: Cell,
+        rows: list[dict[str, Any]],
+        *,
+        wall_s: float,
+        cpu_s: float,
+        deps: dict[str, str],
+        env: dict[str, str] | None = None,
+    ) -> None:
         """Store a finished cell with what it depended on (``sweeps.worker``'s report)."""
-        payload: dict[str, Any] = {"key": cell.key, "fn": cell.fn, "params": cell.params,
-                                   "rows": rows, "runtime_s": wall_s, "cpu_s": cpu_s,
-                                   "deps": deps, "env": env or {},
-                                   "package": code_version()}
+        payload: dict[str, Any] = {
+            "key": cell.key,
+            "fn": cell.fn,
+            "params": cell.params,
+            "rows": rows,
+            "runtime_s": wall_s,
+            "cpu_s": cpu_s,
+            "deps": deps,
+            "env": env or {},
+            "package": code_version(),
+        }
         doc = {"format": FORMAT, "checksum": _checksum(payload), "payload": payload}
         path = self.path(cell)
         try:
@@ -125,8 +142,9 @@ class Store:
         except OutputError as exc:
             raise StoreError(str(exc)) from None
         except OSError as exc:
-            raise StoreError(f"cell store {path}: cannot be written "
-                             f"({exc.strerror or exc})") from None
+            raise StoreError(
+                f"cell store {path}: cannot be written ({exc.strerror or exc})"
+            ) from None
 
     def rekey(self, cell: Cell) -> bool:
         """Rewrite a current cell's key in today's form (``util.version.rekey``: byte

@@ -46,10 +46,12 @@ class CellsFailed(SweepError):
     def __init__(self, failures: list[executors.Failure], total: int):
         self.failures = failures
         first = failures[0]
-        super().__init__(f"{len(failures)} of {total} cells failed (nothing saved for them); "
-                         f"first: cell {first.cell.key} {first.cell.fn} "
-                         f"{json.dumps(first.cell.params, default=str)[:200]}: "
-                         f"{first.error[:300]}")
+        super().__init__(
+            f"{len(failures)} of {total} cells failed (nothing saved for them); "
+            f"first: cell {first.cell.key} {first.cell.fn} "
+            f"{json.dumps(first.cell.params, default=str)[:200]}: "
+            f"{first.error[:300]}"
+        )
 
 
 def _solver_value(value: Any) -> str | None:
@@ -85,9 +87,16 @@ def _value_problem(name: str, value: Any) -> str | None:
         base = value.split(":", 1)[0]
         if base not in policy_names():
             return f"unknown policy {base!r}; choose one of {', '.join(policy_names())}"
-    if name == "time_limit" and value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value) or value <= 0):
+    if (
+        name == "time_limit"
+        and value is not None
+        and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or value <= 0
+        )
+    ):
         return f"must be a number of seconds > 0, got {value!r}"
     if name == "cluster":
         from hare_opt.generators.clusters import parse_cluster
@@ -120,17 +129,25 @@ def check_params(fn: str, params: dict[str, Any], owner: str = "sweep") -> None:
     except (TypeError, ValueError):
         return
     takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-    known = {n for n, p in sig.parameters.items()
-             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-    missing = [n for n, p in sig.parameters.items() if n in known
-               and p.default is p.empty and n not in params]
+    known = {
+        n for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    }
+    missing = [
+        n
+        for n, p in sig.parameters.items()
+        if n in known and p.default is p.empty and n not in params
+    ]
     if missing:
-        raise SweepError(f"{owner}: cell function {fn!r} needs parameter(s) "
-                         f"{', '.join(missing)} (give them in [fixed] or [grid])")
+        raise SweepError(
+            f"{owner}: cell function {fn!r} needs parameter(s) "
+            f"{', '.join(missing)} (give them in [fixed] or [grid])"
+        )
     unknown = sorted(set(params) - known)
     if unknown and not takes_any:
-        raise SweepError(f"{owner}: cell function {fn!r} takes no parameter(s) "
-                         f"{', '.join(unknown)}; it takes {', '.join(sorted(known))}")
+        raise SweepError(
+            f"{owner}: cell function {fn!r} takes no parameter(s) "
+            f"{', '.join(unknown)}; it takes {', '.join(sorted(known))}"
+        )
 
 
 @dataclass
@@ -162,8 +179,10 @@ class Sweep:
         if "fn" not in data:
             raise SweepError(f"sweep {name!r}: field 'fn' is missing")
         if not isinstance(data["fn"], str) or data["fn"] not in CELLS:
-            raise SweepError(f"sweep {name!r}: field 'fn': unknown cell function "
-                             f"{data['fn']!r}; choose one of {', '.join(CELLS.names())}")
+            raise SweepError(
+                f"sweep {name!r}: field 'fn': unknown cell function "
+                f"{data['fn']!r}; choose one of {', '.join(CELLS.names())}"
+            )
         for key in ("fixed", "grid"):
             if not isinstance(data.get(key, {}), dict):
                 raise SweepError(f"sweep {name!r}: [{key}] must be a table")
@@ -173,23 +192,26 @@ class Sweep:
                 raise SweepError(f"sweep {name!r}: grid field {k!r} must be a non-empty list")
         seeds = data.get("seeds", [0])
         if isinstance(seeds, bool) or not isinstance(seeds, (int, list)):
-            raise SweepError(f"sweep {name!r}: field 'seeds' must be a count or a list of "
-                             f"seeds, got {seeds!r}")
+            raise SweepError(
+                f"sweep {name!r}: field 'seeds' must be a count or a list of seeds, got {seeds!r}"
+            )
         if isinstance(seeds, int):
             if not 1 <= seeds <= 10**6:
-                raise SweepError(f"sweep {name!r}: field 'seeds' must count 1 to 1000000 "
-                                 f"seeds, got {seeds}")
+                raise SweepError(
+                    f"sweep {name!r}: field 'seeds' must count 1 to 1000000 seeds, got {seeds}"
+                )
             seeds = list(range(seeds))
-        if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
-                                for s in seeds):
-            raise SweepError(f"sweep {name!r}: field 'seeds' must list integers >= 0, "
-                             f"got {seeds!r}")
+        if not seeds or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds
+        ):
+            raise SweepError(
+                f"sweep {name!r}: field 'seeds' must list integers >= 0, got {seeds!r}"
+            )
         try:  # it names the CSV and the cell folder inside --out-dir: a plain file name
             own = plain_name(data.get("name", name), f"sweep {name!r}: field 'name'")
         except OutputError as exc:
             raise SweepError(str(exc)) from None
-        sweep = cls(own, data["fn"], dict(data.get("fixed", {})),
-                    dict(grid), list(seeds))
+        sweep = cls(own, data["fn"], dict(data.get("fixed", {})), dict(grid), list(seeds))
         if "seed" in sweep.fixed or "seed" in sweep.grid:
             raise SweepError(f"sweep {name!r}: 'seed' is set by field 'seeds'")
         check_params(sweep.fn, {**sweep.fixed, **sweep.grid, "seed": 0}, f"sweep {name!r}")
@@ -213,20 +235,33 @@ class Sweep:
 
 # --- execution ------------------------------------------------------------------
 
+
 def _progress(total: float, desc: str, enabled: bool) -> Any:
     """A bar in estimated CPU seconds (its ETA then weighs cells by their cost)."""
     from tqdm import tqdm
 
-    return tqdm(total=round(total, 1), desc=desc, unit="s", disable=not enabled,
-                dynamic_ncols=True,
-                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} estimated "
-                           "CPU s [{elapsed}<{remaining}]{postfix}")
+    return tqdm(
+        total=round(total, 1),
+        desc=desc,
+        unit="s",
+        disable=not enabled,
+        dynamic_ncols=True,
+        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} estimated "
+        "CPU s [{elapsed}<{remaining}]{postfix}",
+    )
 
 
-def run_cells(cells: Iterable[Cell], store: Store, *, executor: str = "local",
-              workers: int | None = None, address: str | None = None, progress: bool = True,
-              desc: str = "sweep", cost: Callable[[Cell], float] | None = None
-              ) -> pd.DataFrame:
+def run_cells(
+    cells: Iterable[Cell],
+    store: Store,
+    *,
+    executor: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool = True,
+    desc: str = "sweep",
+    cost: Callable[[Cell], float] | None = None,
+) -> pd.DataFrame:
     """Run every cell not current in ``store``; return the rows of all of them (old and
     new, each listed cell with its own labels) as a DataFrame.
 
@@ -258,8 +293,11 @@ def run_cells(cells: Iterable[Cell], store: Store, *, executor: str = "local",
     except KeyboardInterrupt:
         bar.close()
         saved = sum(store.state(c).current for c in unique)
-        print(f"{desc}: stopped; {saved} of {len(unique)} cells saved in {store.root}; run "
-              "the same command again to resume", file=sys.stderr)
+        print(
+            f"{desc}: stopped; {saved} of {len(unique)} cells saved in {store.root}; run "
+            "the same command again to resume",
+            file=sys.stderr,
+        )
         raise
     finally:
         bar.close()
@@ -284,10 +322,14 @@ def results_path(sweep: Sweep, out_dir: str | Path) -> Path:
     except OutputError as exc:
         raise SweepError(f"sweep {sweep.name!r}: results file {exc}") from None
     src = sweep.source
-    if src is not None and (os.path.realpath(csv) == os.path.realpath(src)
-                            or (csv.exists() and os.path.samefile(csv, src))):
-        raise SweepError(f"sweep {sweep.name!r}: field 'name' makes the results file {csv} "
-                         "the config file itself; rename the sweep or use another --out-dir")
+    if src is not None and (
+        os.path.realpath(csv) == os.path.realpath(src)
+        or (csv.exists() and os.path.samefile(csv, src))
+    ):
+        raise SweepError(
+            f"sweep {sweep.name!r}: field 'name' makes the results file {csv} "
+            "the config file itself; rename the sweep or use another --out-dir"
+        )
     return csv
 
 
@@ -303,6 +345,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, **kwargs: Any) -> pd.DataFrame:
 def csv_text(df: pd.DataFrame) -> str:
     """``df`` as CSV, a list or mapping in a cell (a parameter such as ``solvers``) as JSON
     (``["hare", "wspt"]``, which ``json.loads`` reads back), not as Python's repr."""
+
     def cell(value: Any) -> Any:
         return json.dumps(value) if isinstance(value, (list, tuple, dict)) else value
 

@@ -26,8 +26,9 @@ INPUT, MEASURED = "input (the paper's measurement)", "measured"
 LEVEL = 0.95
 
 
-def mean_ci(values: Sequence[float] | np.ndarray, level: float = LEVEL
-            ) -> tuple[float, float, float]:
+def mean_ci(
+    values: Sequence[float] | np.ndarray, level: float = LEVEL
+) -> tuple[float, float, float]:
     """(mean, low, high): Student's t interval of the mean (a point for one value)."""
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x)]
@@ -49,8 +50,9 @@ def fmt_ci(ci: tuple[float, float, float], unit: str = "%", digits: int = 1) -> 
     return f"{m:.{digits}f}{unit} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def paired_reductions(df: pd.DataFrame, ours: str, other: str, *, metric: str,
-                      by: Sequence[str] = ("label",)) -> pd.DataFrame:
+def paired_reductions(
+    df: pd.DataFrame, ours: str, other: str, *, metric: str, by: Sequence[str] = ("label",)
+) -> pd.DataFrame:
     """Per seed (and setting): 100 (1 - ours / other) of ``metric``, the same workload
     under both policies. Columns: the ``by`` keys, ``seed``, ``reduction_pct``."""
     keys = [*by, "seed"]
@@ -88,8 +90,9 @@ def holm(p: Sequence[float] | np.ndarray, alpha: float = (1 - LEVEL) / 2) -> np.
     return out
 
 
-def reduction_table(df: pd.DataFrame, ours: str, *, metric: str,
-                    by: Sequence[str] = ("label",)) -> pd.DataFrame:
+def reduction_table(
+    df: pd.DataFrame, ours: str, *, metric: str, by: Sequence[str] = ("label",)
+) -> pd.DataFrame:
     """For every other policy and setting: mean paired reduction with its 95% CI, its
     one-sided p-value of being above 0 (``p_better``), and how many seeds ours was
     better."""
@@ -100,10 +103,18 @@ def reduction_table(df: pd.DataFrame, ours: str, *, metric: str,
         red = paired_reductions(df, ours, other, metric=metric, by=by)
         for key, g in red.groupby(list(by), sort=False):
             m, lo, hi = mean_ci(g["reduction_pct"])
-            rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))),
-                         "vs": other, "seeds": len(g), "reduction_pct": m,
-                         "ci_low": lo, "ci_high": hi, "p_better": p_better(g["reduction_pct"]),
-                         "ours_better": int((g["reduction_pct"] > 0).sum())})
+            rows.append(
+                {
+                    **dict(zip(by, key if isinstance(key, tuple) else (key,))),
+                    "vs": other,
+                    "seeds": len(g),
+                    "reduction_pct": m,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "p_better": p_better(g["reduction_pct"]),
+                    "ours_better": int((g["reduction_pct"] > 0).sum()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -147,8 +158,10 @@ class ReductionRange:
     def describe(self) -> str:
         span = f"{self.low:g}%" if self.low == self.high else f"{self.low:g}%-{self.high:g}%"
         where = f" at {', '.join(self.settings)}" if self.settings else ""
-        return (f"reduction {span} vs {', '.join(self.against)}{where} "
-                f"(tolerance +-{self.tol:g} points)")
+        return (
+            f"reduction {span} vs {', '.join(self.against)}{where} "
+            f"(tolerance +-{self.tol:g} points)"
+        )
 
     def judge(self, table: pd.DataFrame) -> Verdict:
         t = table[table["vs"].isin(self.against)]
@@ -160,8 +173,10 @@ class ReductionRange:
         worse = t[t["ci_high"] < 0]
         if len(worse):
             w = worse.iloc[0]
-            return Verdict(NOT_REPRODUCED, f"{w['vs']} is significantly better at {w['label']} "
-                                           f"({w['reduction_pct']:.1f}%)")
+            return Verdict(
+                NOT_REPRODUCED,
+                f"{w['vs']} is significantly better at {w['label']} ({w['reduction_pct']:.1f}%)",
+            )
         lo, hi = self.low - self.tol, self.high + self.tol
         outside = t[(t["reduction_pct"] < lo) | (t["reduction_pct"] > hi)]
         if outside.empty:
@@ -170,13 +185,19 @@ class ReductionRange:
         span = f"{t['reduction_pct'].min():.1f}% to {t['reduction_pct'].max():.1f}%"
         err = _relative_error(t["reduction_pct"], self.low, self.high)
         if unsure.empty:
-            return Verdict(PARTLY, f"better than each ({_holm_note(len(t))}), but reductions "
-                                   f"{span}, outside [{lo:g}, {hi:g}]% (relative error up to "
-                                   f"{err:.0f}% of the paper's)")
+            return Verdict(
+                PARTLY,
+                f"better than each ({_holm_note(len(t))}), but reductions "
+                f"{span}, outside [{lo:g}, {hi:g}]% (relative error up to "
+                f"{err:.0f}% of the paper's)",
+            )
         u = unsure.iloc[0]
-        return Verdict(NOT_REPRODUCED, f"reductions {span}; vs {u['vs']} at {u['label']} not "
-                                       f"significant ({_holm_note(len(t))}; CI "
-                                       f"{u['ci_low']:.1f} to {u['ci_high']:.1f}%)")
+        return Verdict(
+            NOT_REPRODUCED,
+            f"reductions {span}; vs {u['vs']} at {u['label']} not "
+            f"significant ({_holm_note(len(t))}; CI "
+            f"{u['ci_low']:.1f} to {u['ci_high']:.1f}%)",
+        )
 
 
 @dataclass(frozen=True)
@@ -197,11 +218,16 @@ class Best:
         unsure = table[~holm(table["p_better"])]
         if len(unsure):
             u = unsure.iloc[0]
-            return Verdict(PARTLY, f"not significantly better than {u['vs']} at {u['label']} "
-                                   f"({u['reduction_pct']:.1f}%, CI {u['ci_low']:.1f} to "
-                                   f"{u['ci_high']:.1f}%; {_holm_note(len(table))})")
-        return Verdict(REPRODUCED, f"significantly better in all {len(table)} comparisons "
-                                   f"({_holm_note(len(table))})")
+            return Verdict(
+                PARTLY,
+                f"not significantly better than {u['vs']} at {u['label']} "
+                f"({u['reduction_pct']:.1f}%, CI {u['ci_low']:.1f} to "
+                f"{u['ci_high']:.1f}%; {_holm_note(len(table))})",
+            )
+        return Verdict(
+            REPRODUCED,
+            f"significantly better in all {len(table)} comparisons ({_holm_note(len(table))})",
+        )
 
 
 @dataclass(frozen=True)
@@ -224,20 +250,26 @@ class Values:
     def judge(self, measured: dict[str, tuple[float, float, float]]) -> Verdict:
         off = {p: measured[p][0] - v for p, v in self.values.items() if p in measured}
         if len(off) < len(self.values):
-            return Verdict(NOT_REPRODUCED, f"no measurement for "
-                                           f"{sorted(set(self.values) - set(off))}")
+            return Verdict(
+                NOT_REPRODUCED, f"no measurement for {sorted(set(self.values) - set(off))}"
+            )
         bad = {p: d for p, d in off.items() if abs(d) > self.tol}
         if not bad:
             return Verdict(REPRODUCED, f"all within {self._tol()} of the paper")
         ranked_paper = sorted(self.values, key=lambda p: self.values[p])
         ranked_ours = sorted(self.values, key=lambda p: measured[p][0])
-        why = ", ".join(f"{p} {d:+.1f}{' points' if self.unit == '%' else self.unit}"
-                        + (f" ({100 * d / self.values[p]:+.0f}% relative)" if self.values[p]
-                           else "") for p, d in bad.items())
+        why = ", ".join(
+            f"{p} {d:+.1f}{' points' if self.unit == '%' else self.unit}"
+            + (f" ({100 * d / self.values[p]:+.0f}% relative)" if self.values[p] else "")
+            for p, d in bad.items()
+        )
         if ranked_paper == ranked_ours:
             return Verdict(PARTLY, f"same order as the paper, but off by {why}")
-        return Verdict(NOT_REPRODUCED, f"off by {why}; order {' < '.join(ranked_ours)} vs the "
-                                       f"paper's {' < '.join(ranked_paper)}")
+        return Verdict(
+            NOT_REPRODUCED,
+            f"off by {why}; order {' < '.join(ranked_ours)} vs the "
+            f"paper's {' < '.join(ranked_paper)}",
+        )
 
 
 @dataclass(frozen=True)
@@ -261,8 +293,9 @@ class Change:
         same_sign = (lo > 0 and self.value > 0) or (hi < 0 and self.value < 0)
         if same_sign:
             return Verdict(PARTLY, f"same direction, {m:.1f}% vs the paper's {self.value:g}%")
-        return Verdict(NOT_REPRODUCED, f"{m:.1f}% (CI {lo:.1f} to {hi:.1f}%) vs the paper's "
-                                       f"{self.value:g}%")
+        return Verdict(
+            NOT_REPRODUCED, f"{m:.1f}% (CI {lo:.1f} to {hi:.1f}%) vs the paper's {self.value:g}%"
+        )
 
 
 @dataclass(frozen=True)
@@ -320,8 +353,9 @@ class Order:
         if not broken:
             return Verdict(REPRODUCED, f"order held at all {held} settings")
         status = PARTLY if held else NOT_REPRODUCED
-        return Verdict(status, f"order held at {held} of {held + len(broken)} settings "
-                               f"({'; '.join(broken)})")
+        return Verdict(
+            status, f"order held at {held} of {held + len(broken)} settings ({'; '.join(broken)})"
+        )
 
 
 @dataclass(frozen=True)
@@ -334,15 +368,19 @@ class Worst:
         return f"{self.policy} worst at every setting"
 
     def judge(self, summary: pd.DataFrame) -> Verdict:
-        worst = {str(label): str(g.loc[g["mean"].idxmax(), "policy"])
-                 for label, g in summary.groupby("label", sort=False, observed=True)}
+        worst = {
+            str(label): str(g.loc[g["mean"].idxmax(), "policy"])
+            for label, g in summary.groupby("label", sort=False, observed=True)
+        }
         other = {k: v for k, v in worst.items() if v != self.policy}
         if not worst:
             return Verdict(NOT_REPRODUCED, "no measurement")
         if not other:
             return Verdict(REPRODUCED, f"{self.policy} worst at all {len(worst)} settings")
-        return Verdict(PARTLY if len(other) < len(worst) else NOT_REPRODUCED,
-                       "worst: " + ", ".join(f"{v} at {k}" for k, v in other.items()))
+        return Verdict(
+            PARTLY if len(other) < len(worst) else NOT_REPRODUCED,
+            "worst: " + ", ".join(f"{v} at {k}" for k, v in other.items()),
+        )
 
 
 @dataclass(frozen=True)
@@ -367,8 +405,10 @@ class Grows:
         monotone = all(a < b for a, b in zip(m, m[1:]))
         last_low = float(t.loc[self.labels[-1], "ci_low"])
         if last_low <= 0 and m[-1] > m[0]:
-            return Verdict(NOT_REPRODUCED, f"vs {self.vs}: {shown}: rises, but no "
-                                           f"significant lead at {self.labels[-1]}")
+            return Verdict(
+                NOT_REPRODUCED,
+                f"vs {self.vs}: {shown}: rises, but no significant lead at {self.labels[-1]}",
+            )
         if monotone and last_low > m[0]:
             return Verdict(REPRODUCED, f"vs {self.vs}: {shown}")
         if m[-1] > m[0]:

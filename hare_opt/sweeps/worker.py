@@ -79,8 +79,13 @@ def run_one(msg: dict[str, Any]) -> dict[str, Any]:
     from hare_opt.util import version
 
     modules = sorted({*version.loaded_modules(), __spec__.name if __spec__ else __name__})
-    return {"key": msg["key"], "rows": rows, "wall_s": time.perf_counter() - t0,
-            "cpu_s": cpu, "deps": version.dependency_hashes(modules, version.data_read())}
+    return {
+        "key": msg["key"],
+        "rows": rows,
+        "wall_s": time.perf_counter() - t0,
+        "cpu_s": cpu,
+        "deps": version.dependency_hashes(modules, version.data_read()),
+    }
 
 
 def main() -> int:

@@ -70,8 +70,7 @@ def run(h: Any) -> Any:
     import highspy
 
     ran = h.run()
-    if ran == highspy.HighsStatus.kError and \
-            h.getModelStatus() == highspy.HighsModelStatus.kNotset:
+    if ran == highspy.HighsStatus.kError and h.getModelStatus() == highspy.HighsModelStatus.kNotset:
         highspy.Highs.resetGlobalScheduler(True)
         ran = h.run()
     return ran

@@ -58,9 +58,18 @@ _events: list[threading.Event] = []
 _groups: set[int] = set()
 #: Worker threads ``in_worker`` let go while they were still in native code.
 _abandoned: list[threading.Thread] = []
-_state: dict = {"installed": False, "mode": None, "thread_count": 0, "handler_count": 0,
-                "signum": None, "old": {}, "old_fd": -1, "socks": None, "last": {},
-                "again": False}
+_state: dict = {
+    "installed": False,
+    "mode": None,
+    "thread_count": 0,
+    "handler_count": 0,
+    "signum": None,
+    "old": {},
+    "old_fd": -1,
+    "socks": None,
+    "last": {},
+    "again": False,
+}
 
 
 def _counts(source: str, signum: int) -> bool:
@@ -85,8 +94,7 @@ def _forget_in_child() -> None:
         with contextlib.suppress(ValueError, OSError, TypeError):
             signal.signal(s, h if h is not None else signal.SIG_DFL)
     _events.clear()
-    _state.update(installed=False, mode=None, thread_count=0, handler_count=0, signum=None,
-                  last={})
+    _state.update(installed=False, mode=None, thread_count=0, handler_count=0, signum=None, last={})
 
 
 if hasattr(os, "register_at_fork"):
@@ -173,6 +181,7 @@ def _unraisable(hook: Any) -> Any:
     a finaliser (the import system runs some), Python prints "Exception ignored in ..."
     and carries on as if nothing happened. This hook prints nothing for it and has the
     handler raise it again as soon as the main thread is back in ordinary code."""
+
     def unraisable(info: Any) -> None:
         if not (isinstance(info.exc_value, KeyboardInterrupt) and _state["installed"]):
             hook(info)
@@ -181,12 +190,14 @@ def _unraisable(hook: Any) -> Any:
         # from another thread, so that it lands after this hook has returned (if it is
         # swallowed again, this hook runs again)
         threading.Timer(0.01, _raise_again, args=(_state["signum"] or signal.SIGINT,)).start()
+
     return unraisable
 
 
 @contextlib.contextmanager
-def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS, *,
-             final: bool = False) -> Iterator[bool]:
+def handling(
+    mode: str = "soft", signals: tuple[int, ...] = SIGNALS, *, final: bool = False
+) -> Iterator[bool]:
     """Install the discipline for the body (main thread only; a no-op elsewhere or when
     already installed). ``soft``: a first signal stops running searches; ``hard``: it
     raises ``KeyboardInterrupt``. Yields whether this call installed the handlers.
@@ -206,10 +217,22 @@ def handling(mode: str = "soft", signals: tuple[int, ...] = SIGNALS, *,
         wsock.close()
         yield False
         return
-    _state.update(installed=True, mode=mode, thread_count=0, handler_count=0, signum=None,
-                  last={}, old=old, again=False)
-    listener = threading.Thread(target=_listen, args=(rsock, tuple(int(s) for s in signals)),
-                                name="hare-opt-signals", daemon=True)
+    _state.update(
+        installed=True,
+        mode=mode,
+        thread_count=0,
+        handler_count=0,
+        signum=None,
+        last={},
+        old=old,
+        again=False,
+    )
+    listener = threading.Thread(
+        target=_listen,
+        args=(rsock, tuple(int(s) for s in signals)),
+        name="hare-opt-signals",
+        daemon=True,
+    )
     listener.start()
     for s in signals:
         signal.signal(s, _handler)
@@ -259,9 +282,11 @@ def watch(event: threading.Event) -> Iterator[threading.Event]:
     installed and this is the main thread with Python's default SIGINT handler (library
     use), SIGINT is handled for the body only (SIGTERM keeps its meaning there)."""
     with contextlib.ExitStack() as stack:
-        if (not _state["installed"]
-                and threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        if (
+            not _state["installed"]
+            and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
             stack.enter_context(handling("soft", (signal.SIGINT,)))
         with _lock:
             _events.append(event)
@@ -300,8 +325,14 @@ def end_process(code: int) -> None:
 ABANDON_S = 0.5
 
 
-def in_worker(fn: Callable[[], Any], stop: threading.Event | None, name: str, *,
-              grace: float = ABANDON_S, deadline: float | None = None) -> Any:
+def in_worker(
+    fn: Callable[[], Any],
+    stop: threading.Event | None,
+    name: str,
+    *,
+    grace: float = ABANDON_S,
+    deadline: float | None = None,
+) -> Any:
     """``fn()`` in a daemon thread; None if ``stop`` is set, or ``deadline``
     (``perf_counter``) has passed, and ``fn`` has not returned ``grace`` seconds later (it
     then winds down alone: it must watch ``stop`` and the deadline itself).
@@ -322,8 +353,9 @@ def in_worker(fn: Callable[[], Any], stop: threading.Event | None, name: str, *,
     stopped_at = None
     while worker.is_alive():
         worker.join(0.05)
-        if (stop is not None and stop.is_set()) or \
-                (deadline is not None and time.perf_counter() >= deadline):
+        if (stop is not None and stop.is_set()) or (
+            deadline is not None and time.perf_counter() >= deadline
+        ):
             stopped_at = stopped_at or time.perf_counter()
             if time.perf_counter() > stopped_at + grace:
                 _abandoned.append(worker)
@@ -334,6 +366,7 @@ def in_worker(fn: Callable[[], Any], stop: threading.Event | None, name: str, *,
 
 
 # --- children ---------------------------------------------------------------------------
+
 
 def spawn_options() -> dict:
     """``subprocess.Popen`` keywords for a child in its own process group."""
@@ -418,8 +451,9 @@ def child_init(parent: int | None = None) -> None:
 
 
 @contextlib.contextmanager
-def on_stop(event: threading.Event | None, action: Callable[[], Any],
-            name: str = "on-stop") -> Iterator[None]:
+def on_stop(
+    event: threading.Event | None, action: Callable[[], Any], name: str = "on-stop"
+) -> Iterator[None]:
     """Call ``action()`` once ``event`` is set, during the body: a thread watches, because
     the calling thread is inside a solver's native code until it returns."""
     if event is None:

@@ -30,8 +30,10 @@ from numba import njit
 from numba.core import event
 
 #: One line on stderr when the process first compiles (a cold cache).
-ANNOUNCEMENT = ("hare-opt: compiling numba kernels (a first run after installing, or a "
-                "new cache folder; tens of seconds, once; not counted in time limits)")
+ANNOUNCEMENT = (
+    "hare-opt: compiling numba kernels (a first run after installing, or a "
+    "new cache folder; tens of seconds, once; not counted in time limits)"
+)
 
 
 class _CompileClock(event.Listener):
@@ -97,16 +99,20 @@ class PinnedJit:
     kernel that compiles in no other module's rule passes ``()`` (the pin of nothing).
     """
 
-    def __init__(self, rule: Callable[..., Any] | tuple[Callable[..., Any], ...], pin: str,
-                 owner: str):
+    def __init__(
+        self, rule: Callable[..., Any] | tuple[Callable[..., Any], ...], pin: str, owner: str
+    ):
         self.rules = rule if isinstance(rule, tuple) else (rule,)
         self.cache = source_pin(*self.rules) == pin
         self.pin, self.owner = pin, owner
         if not self.cache:
             names = ", ".join(getattr(r, "__qualname__", str(r)) for r in self.rules)
-            warnings.warn(f"hare_opt: {names} differ from their pin in {owner}: "
-                          "numba cache off until the pin is updated", RuntimeWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"hare_opt: {names} differ from their pin in {owner}: "
+                "numba cache off until the pin is updated",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     def __call__(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
         if fn is None:
@@ -116,8 +122,11 @@ class PinnedJit:
                 return njit(cache=True, **options)(fn)
             except RuntimeError as exc:  # "cannot cache function ...: no locator available"
                 self.cache = False
-                warnings.warn(f"hare_opt: numba cache unavailable, compiling in every process "
-                              f"({exc})", RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"hare_opt: numba cache unavailable, compiling in every process ({exc})",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
         return njit(fn, **options)
 
     @property

@@ -16,8 +16,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def lazy_exports(package: str, table: Mapping[str, str]
-                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, table: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package`` whose names live in the submodules
     ``table[name]`` (absolute module names); a name read once is cached on the package."""
 

@@ -47,8 +47,11 @@ QUIET_THREADS = ("hare-opt-signals", "hare-opt-progress", "hare-opt-lifeline")
 
 def _import_cp_model() -> types.ModuleType:
     name = "ortools.sat.python.cp_model"
-    others = [t for t in threading.enumerate()
-              if t is not threading.current_thread() and t.name not in QUIET_THREADS]
+    others = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.current_thread() and t.name not in QUIET_THREADS
+    ]
     if name in sys.modules or "pandas" in sys.modules or others:
         # Another thread could import pandas while the stand-in is in place: not here.
         return importlib.import_module(name)
@@ -75,8 +78,9 @@ else:
     cp_model = _import_cp_model()
 
 
-def solve_stoppable(solver: Any, model: Any, stop: threading.Event | None,
-                    callback: Any = None) -> Any:
+def solve_stoppable(
+    solver: Any, model: Any, stop: threading.Event | None, callback: Any = None
+) -> Any:
     """``solver.solve(model, callback)``, ended by ``stop``. ``CpSolver.stop_search`` does
     nothing until ``solve`` has begun, so a stop that lands just before the search (a
     signal early in start-up) is repeated every 50 ms until the solve returns, not sent

@@ -23,8 +23,15 @@ _active: list[Reporter] = []
 class Reporter:
     """Collects the best incumbent (lowest) and bound (highest) seen, prints them."""
 
-    def __init__(self, stream: TextIO, *, interval: float = 1.0, heartbeat: float = 10.0,
-                 fmt: Callable[[float], str] = lambda x: f"{x:g}", overwrite: bool = True):
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        interval: float = 1.0,
+        heartbeat: float = 10.0,
+        fmt: Callable[[float], str] = lambda x: f"{x:g}",
+        overwrite: bool = True,
+    ):
         self.stream, self.interval, self.heartbeat = stream, interval, heartbeat
         self.fmt, self.overwrite = fmt, overwrite
         self.started = time.perf_counter()
@@ -39,8 +46,13 @@ class Reporter:
         self._thread = threading.Thread(target=self._loop, name="hare-opt-progress", daemon=True)
         self.lines = 0
 
-    def update(self, source: str, incumbent: float | None = None, bound: float | None = None,
-               note: str | None = None) -> None:
+    def update(
+        self,
+        source: str,
+        incumbent: float | None = None,
+        bound: float | None = None,
+        note: str | None = None,
+    ) -> None:
         with self._lock:
             if incumbent is not None and incumbent < self.incumbent:
                 self.incumbent, self.source, self._changed = float(incumbent), source, True
@@ -52,8 +64,10 @@ class Reporter:
     def line(self) -> str:
         parts = [f"{time.perf_counter() - self.started:7.1f} s"]
         if math.isfinite(self.incumbent):
-            parts.append(f"incumbent {self.fmt(self.incumbent)}"
-                         + (f" ({self.source})" if self.source else ""))
+            parts.append(
+                f"incumbent {self.fmt(self.incumbent)}"
+                + (f" ({self.source})" if self.source else "")
+            )
         if math.isfinite(self.bound):
             parts.append(f"bound {self.fmt(min(self.bound, self.incumbent))}")
         if math.isfinite(self.incumbent) and math.isfinite(self.bound) and self.incumbent > 0:
@@ -114,8 +128,9 @@ def enabled() -> bool:
     return bool(_active)
 
 
-def report(source: str, incumbent: float | None = None, bound: float | None = None,
-           note: str | None = None) -> None:
+def report(
+    source: str, incumbent: float | None = None, bound: float | None = None, note: str | None = None
+) -> None:
     """What a backend learned (no-op unless a command is reporting)."""
     for rep in _active:
         rep.update(source, incumbent, bound, note)

@@ -60,8 +60,9 @@ class Registry(Generic[S]):
         try:
             return self._specs[name]
         except KeyError:
-            raise self._error(f"{self.kind} {name!r} is unknown; choose one of "
-                              f"{', '.join(self._specs)}") from None
+            raise self._error(
+                f"{self.kind} {name!r} is unknown; choose one of {', '.join(self._specs)}"
+            ) from None
 
     def load(self, name: str) -> Any:
         """The spec's target, imported on first use (an ImportError propagates)."""

@@ -126,10 +126,13 @@ def _code_of(path: str, mtime_ns: int, size: int) -> str:
         return _hash_of(path, mtime_ns, size)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
-                              ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     dump = ast.dump(tree, annotate_fields=False)
     return CODE + hashlib.sha256(dump.encode()).hexdigest()[:16]
@@ -162,13 +165,20 @@ def rekey(deps: dict[str, str]) -> dict[str, str] | None:
     """A current key with byte hashes of modules rewritten as code hashes (the same bytes
     are the same code), ``KEYING`` modules dropped; None when there is nothing to rewrite
     or the key is not current."""
-    if changed(deps) or not any(k in KEYING or (not k.startswith("data:")
-                                                and not h.startswith(CODE))
-                                for k, h in deps.items()):
+    if changed(deps) or not any(
+        k in KEYING or (not k.startswith("data:") and not h.startswith(CODE))
+        for k, h in deps.items()
+    ):
         return None
-    return {k: (h if k.startswith("data:") or h.startswith(CODE) or h == "gone"
-                else code_hash(module_file(k)))
-            for k, h in deps.items() if k not in KEYING}
+    return {
+        k: (
+            h
+            if k.startswith("data:") or h.startswith(CODE) or h == "gone"
+            else code_hash(module_file(k))
+        )
+        for k, h in deps.items()
+        if k not in KEYING
+    }
 
 
 @cache
@@ -176,8 +186,10 @@ def code_version() -> str:
     """16 hex digits of the whole package (every ``.py``, ``.csv`` and ``.json`` file):
     provenance of a run, never a cache key."""
     h = hashlib.sha256()
-    for path in sorted(p for p in ROOT.rglob("*") if p.suffix in SUFFIXES
-                       and "__pycache__" not in p.parts and p.is_file()):
-        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes()
-                 + b"\0")
+    for path in sorted(
+        p
+        for p in ROOT.rglob("*")
+        if p.suffix in SUFFIXES and "__pycache__" not in p.parts and p.is_file()
+    ):
+        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]

@@ -31,9 +31,14 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "cpsat": {"work_limit": 30.0},
     "milp": {"work_limit": 10_000},
     "bnb": {"work_limit": 5_000_000},
-    "portfolio": {"deterministic": True, "backend_options": {
-        "cpsat": {"work_limit": 30.0}, "milp": {"work_limit": 10_000},
-        "bnb": {"work_limit": 5_000_000}}},
+    "portfolio": {
+        "deterministic": True,
+        "backend_options": {
+            "cpsat": {"work_limit": 30.0},
+            "milp": {"work_limit": 10_000},
+            "bnb": {"work_limit": 5_000_000},
+        },
+    },
     "hare-paper": {"node_limit": 1},
     "lns": {"work_limit": 10, "step_work": 0.2},
 }
@@ -51,11 +56,20 @@ def options_for(name: str, inst: Instance) -> dict[str, Any]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from hare_opt.cli import args as a
 
-    p.add_argument("--out-dir", type=a.path, default="demo_out",
-                   help="where Gantt charts and schedules go (default demo_out)")
-    p.add_argument("--time-limit", type=a.seconds, default=None, metavar="SECONDS",
-                   help="also a wall-clock cap in seconds per search (default: none; the "
-                        "work limits end every search, so the table is reproducible)")
+    p.add_argument(
+        "--out-dir",
+        type=a.path,
+        default="demo_out",
+        help="where Gantt charts and schedules go (default demo_out)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=a.seconds,
+        default=None,
+        metavar="SECONDS",
+        help="also a wall-clock cap in seconds per search (default: none; the "
+        "work limits end every search, so the table is reproducible)",
+    )
 
 
 def demo_instances() -> list[tuple[Instance, str]]:
@@ -76,16 +90,16 @@ def solvers_for(inst: Instance) -> list[str]:
     return names
 
 
-def demo_runs(inst: Instance, time_limit: float | None = None
-              ) -> list[tuple[str, Result | None, str | None]]:
+def demo_runs(
+    inst: Instance, time_limit: float | None = None
+) -> list[tuple[str, Result | None, str | None]]:
     """(solver, result, error) of every solver the demo runs on ``inst``, in order."""
     searching = {*solver_names("exact"), *solver_names("improver"), "hare-paper"}
     out: list[tuple[str, Result | None, str | None]] = []
     for name in solvers_for(inst):
         limit = time_limit if name in searching else None
         try:
-            out.append((name, solve(inst, name, time_limit=limit,
-                                    **options_for(name, inst)), None))
+            out.append((name, solve(inst, name, time_limit=limit, **options_for(name, inst)), None))
         except HareOptError as exc:
             out.append((name, None, str(exc)))
     return out
@@ -106,8 +120,9 @@ def _row(inst: Instance, name: str, res: Result | None, err: str | None) -> str:
     note = ""
     if res.stats.get("relaxation_optimal") is False:
         gap = res.stats.get("relaxation_gap")
-        note = ("  (relaxation stopped by its work limit" +
-                (f", {100 * gap:.2f}% from its proved bound)" if gap is not None else ")"))
+        note = "  (relaxation stopped by its work limit" + (
+            f", {100 * gap:.2f}% from its proved bound)" if gap is not None else ")"
+        )
     return f"  {name:11s} {obj:>10s}{sec:15s} {res.status:9s} {res.runtime_s:7.2f} s{lb}{note}"
 
 
@@ -123,24 +138,35 @@ def run(args: argparse.Namespace) -> int:
     warm_kernels(("hare", "geobatch", "hare-paper", "bnb"))  # every solver's, before any clock
     compiled = jit.compile_seconds() - before
     if compiled > 0:
-        print(f"(first run after installing: compiled every numba kernel in {compiled:.0f} s, "
-              "once; later runs and commands load them from numba's cache)")
+        print(
+            f"(first run after installing: compiled every numba kernel in {compiled:.0f} s, "
+            "once; later runs and commands load them from numba's cache)"
+        )
     for inst, note in demo_instances():
-        print(f"\n{inst.name}: {inst.num_jobs} jobs, {inst.num_tasks} tasks, "
-              f"{inst.num_gpus} GPUs ({', '.join(inst.gpu_types)}), time unit {inst.time_unit}")
+        print(
+            f"\n{inst.name}: {inst.num_jobs} jobs, {inst.num_tasks} tasks, "
+            f"{inst.num_gpus} GPUs ({', '.join(inst.gpu_types)}), time unit {inst.time_unit}"
+        )
         if note:
             print(f"  {note}")
         if inst.num_tasks > EXACT_TASK_LIMIT:
-            print(f"  exact solvers not run: {inst.num_tasks} tasks is beyond what they prove "
-                  f"in a demo's time (they run up to {EXACT_TASK_LIMIT} tasks here; "
-                  "docs/benchmarks.md has the exact frontier)")
-        print(f"  {'solver':11s} {'objective':>10s}{'':15s} {'status':9s} {'runtime':>9s}"
-              "  lower bound [where it comes from]")
+            print(
+                f"  exact solvers not run: {inst.num_tasks} tasks is beyond what they prove "
+                f"in a demo's time (they run up to {EXACT_TASK_LIMIT} tasks here; "
+                "docs/benchmarks.md has the exact frontier)"
+            )
+        print(
+            f"  {'solver':11s} {'objective':>10s}{'':15s} {'status':9s} {'runtime':>9s}"
+            "  lower bound [where it comes from]"
+        )
         best: Result | None = None
         for name, res, err in demo_runs(inst, args.time_limit):
             print(_row(inst, name, res, err))
-            if res is not None and res.status.has_schedule and (
-                    best is None or res.objective < best.objective):
+            if (
+                res is not None
+                and res.status.has_schedule
+                and (best is None or res.objective < best.objective)
+            ):
                 best = res
         if best is not None:
             save_result(best, out / f"{inst.name}.{best.solver}.schedule.json")
@@ -151,13 +177,19 @@ def run(args: argparse.Namespace) -> int:
             png = out / f"{inst.name}.{best.solver}.png"
             from hare_opt.plot.style import schedule_title
 
-            save_gantt(inst, best.schedule, png, title=schedule_title(
-                inst.name, best.solver, best.objective, inst.time_unit))
+            save_gantt(
+                inst,
+                best.schedule,
+                png,
+                title=schedule_title(inst.name, best.solver, best.objective, inst.time_unit),
+            )
             print(f"  best: {best.solver}; Gantt chart -> {png}")
-    print("\nEvery schedule above passed the independent checker (hare-opt check). A lower "
-          "bound is what that solver proved: the optimum itself once an exact solver proves "
-          "it; hare's and geobatch's are the cheap combinatorial bounds (critical path, "
-          "load; `hare-opt bound` lists them); hare-paper's comes from its relaxation "
-          "(step 1). Every search ran to a work limit, not a wall clock: rerunning prints "
-          "the same table.")
+    print(
+        "\nEvery schedule above passed the independent checker (hare-opt check). A lower "
+        "bound is what that solver proved: the optimum itself once an exact solver proves "
+        "it; hare's and geobatch's are the cheap combinatorial bounds (critical path, "
+        "load; `hare-opt bound` lists them); hare-paper's comes from its relaxation "
+        "(step 1). Every search ran to a work limit, not a wall clock: rerunning prints "
+        "the same table."
+    )
     return 0

@@ -30,20 +30,41 @@ RESERVED = {"time_limit": "--time-limit", "hint": None, "verify_result": None, "
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("instance", type=a.path, help="instance file (hare-opt/instance@1)")
-    p.add_argument("--solver", default="hare", help=f"one of {', '.join(solver_names())} "
-                   "(default: hare)")
-    p.add_argument("--time-limit", type=a.seconds, default=None, metavar="SECONDS",
-                   help="wall-clock limit for solvers that search (default: none)")
-    p.add_argument("--out", type=a.path, metavar="FILE", help="write the schedule file here "
-                   "(never the instance file itself; - for standard output)")
-    p.add_argument("--json", action="store_true",
-                   help="print {status, objective, lower_bound, runtime_s, stats} as JSON")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="solver option, e.g. --solver cpsat --option threads=2 --option "
-                        "symmetry=false (repeatable; values are JSON, else strings); seed, "
-                        "threads and log are accepted by every solver")
-    p.add_argument("--no-progress", action="store_true",
-                   help="no progress lines on stderr (they appear only on a terminal)")
+    p.add_argument(
+        "--solver", default="hare", help=f"one of {', '.join(solver_names())} (default: hare)"
+    )
+    p.add_argument(
+        "--time-limit",
+        type=a.seconds,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit for solvers that search (default: none)",
+    )
+    p.add_argument(
+        "--out",
+        type=a.path,
+        metavar="FILE",
+        help="write the schedule file here (never the instance file itself; - for standard output)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print {status, objective, lower_bound, runtime_s, stats} as JSON",
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="solver option, e.g. --solver cpsat --option threads=2 --option "
+        "symmetry=false (repeatable; values are JSON, else strings); seed, "
+        "threads and log are accepted by every solver",
+    )
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress lines on stderr (they appear only on a terminal)",
+    )
     a.deprecated(p, "--quiet", "--no-progress")
 
 
@@ -53,13 +74,18 @@ def _options(pairs: list[str]) -> dict:
         key, sep, value = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise OptionError(f"expected KEY=VALUE, got {pair!r}", option=key or None,
-                              owner="solve --option")
+            raise OptionError(
+                f"expected KEY=VALUE, got {pair!r}", option=key or None, owner="solve --option"
+            )
         if key in RESERVED:
             flag = RESERVED[key]
-            raise OptionError(f"is set with {flag}, not --option" if flag else
-                              "is not available on the command line", option=key,
-                              owner="solve --option")
+            raise OptionError(
+                f"is set with {flag}, not --option"
+                if flag
+                else "is not available on the command line",
+                option=key,
+                owner="solve --option",
+            )
         if key in out:
             raise OptionError("given twice", option=key, owner="solve --option")
         try:
@@ -90,22 +116,23 @@ def bound_label(result) -> str:
 def run(args: argparse.Namespace) -> int:
     spec = SOLVERS.spec(args.solver)  # an unknown name fails before the file is read
     options = _options(args.option)
-    spec.parse_options({k: v for k, v in options.items()
-                        if k not in ("seed", "threads", "log")})
+    spec.parse_options({k: v for k, v in options.items() if k not in ("seed", "threads", "log")})
     if args.out:
         a.check_output(args.out, [args.instance], owner="solve")
     inst = load_instance(args.instance)
     forced = os.environ.get("HARE_OPT_PROGRESS") == "1"  # e.g. for logs and tests
     show = not args.no_progress and (forced or (not args.json and sys.stderr.isatty()))
     unit = inst.time_unit
-    with progress.reporting(sys.stderr if show else None, overwrite=sys.stderr.isatty(),
-                            fmt=lambda x: fmt_time(x, unit)):
+    with progress.reporting(
+        sys.stderr if show else None, overwrite=sys.stderr.isatty(), fmt=lambda x: fmt_time(x, unit)
+    ):
         # start-up: the process up to here, plus the kernels loaded before and during the
         # solve (left out of its clock); reported, so the run is judged by its own start-up
         loaded, age = loaded_s(), process_age()
         result = solve(inst, args.solver, time_limit=args.time_limit, **options)
-        result.stats["startup_s"] = round(age + loaded_s() - loaded
-                                          + (result.stats.compile_s or 0.0), 3)
+        result.stats["startup_s"] = round(
+            age + loaded_s() - loaded + (result.stats.compile_s or 0.0), 3
+        )
     if args.out:
         save_result(result, args.out)
     report = sys.stderr if a.uses_stdout(args.out) else sys.stdout  # stdout: the schedule
@@ -114,25 +141,36 @@ def run(args: argparse.Namespace) -> int:
         return 0
     s = result.summary()
     stopped = result.stats.get("stopped")
-    lines = [f"{inst.name}: solver {args.solver}, status {s['status']}"
-             + (f" (stopped early: {stopped})" if stopped else "")]
+    lines = [
+        f"{inst.name}: solver {args.solver}, status {s['status']}"
+        + (f" (stopped early: {stopped})" if stopped else "")
+    ]
     if s["objective"] is not None:
         lines.append(f"  objective   {fmt_time(s['objective'], unit)}")
     if s["lower_bound"] is not None:
-        lines.append(f"  lower bound {fmt_time(s['lower_bound'], unit)}  "
-                     f"[{bound_label(result)}; `hare-opt bound` lists every bound]")
+        lines.append(
+            f"  lower bound {fmt_time(s['lower_bound'], unit)}  "
+            f"[{bound_label(result)}; `hare-opt bound` lists every bound]"
+        )
     if result.gap is not None:
         lines.append(f"  gap         {100 * result.gap:.2f}%")
     st = result.stats
     if st.get("relaxation_objective") is not None:  # hare-paper: what step 1 achieved
         gap, bound = st.get("relaxation_gap"), st.get("relaxation_bound")
-        lines.append(f"  relaxation  objective {fmt_number(st['relaxation_objective'])}, "
-                     f"bound {'none' if bound is None else fmt_number(bound)}"
-                     + (f", gap {100 * gap:.2f}%" if gap is not None else "")
-                     + (" (optimal)" if st.get("relaxation_optimal") else
-                        f" ({st.get('relaxation_status', 'stopped')})"))
-    lines.append(f"  runtime     {fmt_number(result.runtime_s)} s (start-up before it "
-                 f"{fmt_number(st['startup_s'])} s: interpreter, imports, compiled kernels)")
+        lines.append(
+            f"  relaxation  objective {fmt_number(st['relaxation_objective'])}, "
+            f"bound {'none' if bound is None else fmt_number(bound)}"
+            + (f", gap {100 * gap:.2f}%" if gap is not None else "")
+            + (
+                " (optimal)"
+                if st.get("relaxation_optimal")
+                else f" ({st.get('relaxation_status', 'stopped')})"
+            )
+        )
+    lines.append(
+        f"  runtime     {fmt_number(result.runtime_s)} s (start-up before it "
+        f"{fmt_number(st['startup_s'])} s: interpreter, imports, compiled kernels)"
+    )
     if args.out:
         lines.append(f"  schedule -> {'standard output' if report is sys.stderr else args.out}")
     print("\n".join(lines), file=report)

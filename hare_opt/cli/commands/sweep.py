@@ -12,16 +12,26 @@ HELP = "run a declarative TOML sweep (grid x seeds), resumable, locally or on Da
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", type=a.path,
-                   help="TOML file: fn, seeds, [fixed], [grid] (docs/contributing.md)")
-    p.add_argument("--out-dir", type=a.path, default="experiments/results/sweeps",
-                   metavar="DIR", help="folder for the cell store and NAME.csv")
+    p.add_argument(
+        "config", type=a.path, help="TOML file: fn, seeds, [fixed], [grid] (docs/contributing.md)"
+    )
+    p.add_argument(
+        "--out-dir",
+        type=a.path,
+        default="experiments/results/sweeps",
+        metavar="DIR",
+        help="folder for the cell store and NAME.csv",
+    )
     a.deprecated(p, "--out", "--out-dir")
     p.add_argument("--executor", choices=("local", "dask"), default="local")
-    p.add_argument("--address", help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 "
-                   "(default with --executor dask: a LocalCluster for this run)")
-    p.add_argument("--workers", type=a.workers, default=None,
-                   help="worker processes (default: cores)")
+    p.add_argument(
+        "--address",
+        help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 "
+        "(default with --executor dask: a LocalCluster for this run)",
+    )
+    p.add_argument(
+        "--workers", type=a.workers, default=None, help="worker processes (default: cores)"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -35,13 +45,23 @@ def run(args: argparse.Namespace) -> int:
     results_path(sweep, args.out_dir)  # not the config, not a special file: before any work
     check_address(args.executor, args.address)
     try:
-        df = run_sweep(sweep, args.out_dir, executor=args.executor, workers=args.workers,
-                       address=args.address,
-                       progress=not args.no_progress and sys.stderr.isatty())
+        df = run_sweep(
+            sweep,
+            args.out_dir,
+            executor=args.executor,
+            workers=args.workers,
+            address=args.address,
+            progress=not args.no_progress and sys.stderr.isatty(),
+        )
     except CellsFailed as exc:  # work was done and kept: not a refusal (exit 2) but 1
-        print(f"hare-opt sweep: {exc}; the others are saved, and the same command retries "
-              "the failed ones", file=sys.stderr)
+        print(
+            f"hare-opt sweep: {exc}; the others are saved, and the same command retries "
+            "the failed ones",
+            file=sys.stderr,
+        )
         return 1
-    print(f"{sweep.name}: {len(sweep.cells())} cells, {len(df)} rows -> "
-          f"{args.out_dir}/{sweep.name}.csv")
+    print(
+        f"{sweep.name}: {len(sweep.cells())} cells, {len(df)} rows -> "
+        f"{args.out_dir}/{sweep.name}.csv"
+    )
     return 0

@@ -29,8 +29,13 @@ if TYPE_CHECKING:
     from hare_opt.sim.results import SimResult
 
 #: Gang rule -> the kernel's policy code.
-CODES = {"gavel-fifo": K.FIFO, "srtf": K.SRTF, "tiresias": K.TIRESIAS, "allox": K.ALLOX,
-         "gavel-las": K.LAS}
+CODES = {
+    "gavel-fifo": K.FIFO,
+    "srtf": K.SRTF,
+    "tiresias": K.TIRESIAS,
+    "allox": K.ALLOX,
+    "gavel-las": K.LAS,
+}
 
 
 def run(sim: Simulator, ks: GangKernel, progress=None, t0: float | None = None) -> SimResult:
@@ -45,14 +50,20 @@ def run(sim: Simulator, ks: GangKernel, progress=None, t0: float | None = None) 
     ctl[K.POLICY] = code
     rounds = ks.rounds if code in (K.FIFO, K.LAS) else None
     ctl[K.GAVEL], ctl[K.LEASE_FIT] = rounds is not None, sim.lease_fits
-    ctl[K.REALLOC], ctl[K.SOLVED_AT] = (ks.realloc, -1) if code == K.LAS and rounds is None \
-        else (0, -1)
-    ctl[K.LEASE] = (K.PER_ROUND if not sim.leases else
-                    K.WHOLE_JOB if sim.lease_len is None else sim.lease_len)
-    span = ks.round_span if ks.round_span is not None and code == K.SRTF \
+    ctl[K.REALLOC], ctl[K.SOLVED_AT] = (
+        (ks.realloc, -1) if code == K.LAS and rounds is None else (0, -1)
+    )
+    ctl[K.LEASE] = (
+        K.PER_ROUND if not sim.leases else K.WHOLE_JOB if sim.lease_len is None else sim.lease_len
+    )
+    span = (
+        ks.round_span
+        if ks.round_span is not None and code == K.SRTF
         else np.zeros(n, dtype=np.int64)
-    jfix = np.stack([inst.release, inst.tasks_per_round, inst.rounds, inst.overhead,
-                     span]).astype(np.int64)
+    )
+    jfix = np.stack([inst.release, inst.tasks_per_round, inst.rounds, inst.overhead, span]).astype(
+        np.int64
+    )
     jst = np.zeros((8, n), dtype=np.int64)
     jst[K.BARR] = inst.release
     jst[K.FIRST] = -1
@@ -70,32 +81,56 @@ def run(sim: Simulator, ks: GangKernel, progress=None, t0: float | None = None) 
     single = code in (K.ALLOX, K.LAS) or rounds is not None
     fits = ks.fits if single and ks.fits is not None else np.zeros((n, nt), dtype=bool)
     pbt = (inst.proc_by_type + inst.sync_by_type).astype(np.int64)
-    thr = (ks.limits if ks.limits is not None and code == K.TIRESIAS
-           else np.zeros(0)).astype(np.float64)
+    thr = (ks.limits if ks.limits is not None and code == K.TIRESIAS else np.zeros(0)).astype(
+        np.float64
+    )
     alloc = np.zeros((n, nt))
     received = np.zeros((n, nt))
-    args = (ctl, jfix, inst.proc.astype(np.int64), inst.sync.astype(np.int64),
-            inst.eligible, inst.gpu_type_index.astype(np.int64), fits, pbt, thr, jst, gst,
-            heap, buf, evb, req, pairs, alloc, received)
+    args = (
+        ctl,
+        jfix,
+        inst.proc.astype(np.int64),
+        inst.sync.astype(np.int64),
+        inst.eligible,
+        inst.gpu_type_index.astype(np.int64),
+        fits,
+        pbt,
+        thr,
+        jst,
+        gst,
+        heap,
+        buf,
+        evb,
+        req,
+        pairs,
+        alloc,
+        received,
+    )
     while (rc := K.run(*args)) != K.DONE:
         if rc == K.NEED_ROUND:  # Gavel's round start: the reference's decision
             now = int(ctl[K.NOW])
-            st = RoundState(now, jst[K.ARRIVED].astype(bool), jst[K.FINISHED].astype(bool),
-                            jst[K.BARR], np.maximum(gst[K.GFREE], gst[K.GHOLD]) <= now)
+            st = RoundState(
+                now,
+                jst[K.ARRIVED].astype(bool),
+                jst[K.FINISHED].astype(bool),
+                jst[K.BARR],
+                np.maximum(gst[K.GFREE], gst[K.GHOLD]) <= now,
+            )
             assert rounds is not None
             rows = [(j, g) for j, gpus in rounds(st) for g in gpus.tolist()]
-            pairs[:len(rows)] = rows if rows else np.zeros((0, 2), dtype=np.int64)
+            pairs[: len(rows)] = rows if rows else np.zeros((0, 2), dtype=np.int64)
             ctl[K.NPAIRS] = len(rows)
         elif rc == K.NEED_LP:  # gavel-las: the LP over the active jobs, as the reference
-            active = np.flatnonzero(jst[K.ARRIVED].astype(bool) & ~jst[K.FINISHED]
-                                    .astype(bool)).tolist()
+            active = np.flatnonzero(
+                jst[K.ARRIVED].astype(bool) & ~jst[K.FINISHED].astype(bool)
+            ).tolist()
             if active:
                 assert ks.allocation is not None
                 alloc[active] = ks.allocation(active)
         elif rc == K.NEED_PAIRS:  # allox: the assignment of the waiting jobs
             assert ks.pairs is not None
-            got = ks.pairs(req[:ctl[K.NREQ]].copy(), inst.rounds - jst[K.RND])
-            pairs[:len(got)] = got if got else np.zeros((0, 2), dtype=np.int64)
+            got = ks.pairs(req[: ctl[K.NREQ]].copy(), inst.rounds - jst[K.RND])
+            pairs[: len(got)] = got if got else np.zeros((0, 2), dtype=np.int64)
             ctl[K.NPAIRS] = len(got)
         else:
             raise stopped(sim, rc, ctl, jst)
@@ -105,24 +140,40 @@ def run(sim: Simulator, ks: GangKernel, progress=None, t0: float | None = None) 
 def stopped(sim: Simulator, rc: int, ctl: np.ndarray, jst: np.ndarray) -> SimulationError:
     """The error of a run a guard stopped (return code ``rc``, ``kernel.py``'s layout)."""
     sim.now = int(ctl[K.NOW])
-    why = {K.NO_EVENT: "no event is left",
-           K.PAST_TIME: f"simulated time passed the guard {sim.max_time}",
-           K.TOO_MANY_EVENTS: f"the number of events passed the guard {sim.max_events}",
-           K.HEAP_FULL: "the event heap overflowed"}[rc]
-    return waiting_forever(sim.inst, sim.policy.name, jst[K.FINISHED].astype(bool),
-                           jst[K.RND], why, sim.now)
+    why = {
+        K.NO_EVENT: "no event is left",
+        K.PAST_TIME: f"simulated time passed the guard {sim.max_time}",
+        K.TOO_MANY_EVENTS: f"the number of events passed the guard {sim.max_events}",
+        K.HEAP_FULL: "the event heap overflowed",
+    }[rc]
+    return waiting_forever(
+        sim.inst, sim.policy.name, jst[K.FINISHED].astype(bool), jst[K.RND], why, sim.now
+    )
 
 
-def result(sim: Simulator, ctl: np.ndarray, jst: np.ndarray, gst: np.ndarray,
-           buf: np.ndarray, progress, t0: float) -> SimResult:
+def result(
+    sim: Simulator,
+    ctl: np.ndarray,
+    jst: np.ndarray,
+    gst: np.ndarray,
+    buf: np.ndarray,
+    progress,
+    t0: float,
+) -> SimResult:
     """The checked result of a finished kernel run (``kernel.py``'s layout)."""
     inst = sim.inst
-    rows = buf[:int(ctl[K.NBUF])]
-    rec = RunRecord(Schedule.from_indices(inst, rows[:, 0], rows[:, 1], rows[:, 2],
-                                          rows[:, 3], rows[:, 4]),
-                    jst[K.BARR].copy(), jst[K.FIRST].copy(), jst[K.SETUP].copy(),
-                    gst[K.GBUSY].copy(), int(ctl[K.NEVENTS]), int(ctl[K.RESERVED]),
-                    int(ctl[K.LEASE_IDLE]), int(ctl[K.LEASES]))
+    rows = buf[: int(ctl[K.NBUF])]
+    rec = RunRecord(
+        Schedule.from_indices(inst, rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 4]),
+        jst[K.BARR].copy(),
+        jst[K.FIRST].copy(),
+        jst[K.SETUP].copy(),
+        gst[K.GBUSY].copy(),
+        int(ctl[K.NEVENTS]),
+        int(ctl[K.RESERVED]),
+        int(ctl[K.LEASE_IDLE]),
+        int(ctl[K.LEASES]),
+    )
     sim.num_events = rec.num_events
     if progress is not None:
         progress.update(inst.num_jobs)

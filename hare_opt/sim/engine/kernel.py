@@ -36,8 +36,7 @@ jit = PinnedJit(earliest_start, "9382e7301981c6ae", __name__)
 _start = jit(earliest_start)
 
 # Return codes of ``run``.
-DONE, NEED_LP, NEED_PAIRS, NO_EVENT, PAST_TIME, TOO_MANY_EVENTS, HEAP_FULL, NEED_ROUND = \
-    range(8)
+DONE, NEED_LP, NEED_PAIRS, NO_EVENT, PAST_TIME, TOO_MANY_EVENTS, HEAP_FULL, NEED_ROUND = range(8)
 # Policies.
 FIFO, SRTF, TIRESIAS, ALLOX, LAS = range(5)
 # Event kinds (``events.py``).
@@ -45,9 +44,32 @@ ARRIVE, FREE, BARRIER = 0, 1, 2
 # Phases of the loop.
 EVENTS, DECIDE, DECIDE_LP_DONE, APPLY, APPLY_ROUND = range(5)
 # ``ctl`` slots.
-(NOW, LEFT, NEVENTS, PHASE, NHEAP, NBUF, NARR, NOPEN, NFIN, NPAIRS, MAXTIME, MAXEVENTS,
- RESERVED, LEASE_IDLE, LEASES, LEASE, POLICY, NREQ, OVERFLOW, STALE, REALLOC,
- SOLVED_AT, GAVEL, LEASE_FIT) = range(24)
+(
+    NOW,
+    LEFT,
+    NEVENTS,
+    PHASE,
+    NHEAP,
+    NBUF,
+    NARR,
+    NOPEN,
+    NFIN,
+    NPAIRS,
+    MAXTIME,
+    MAXEVENTS,
+    RESERVED,
+    LEASE_IDLE,
+    LEASES,
+    LEASE,
+    POLICY,
+    NREQ,
+    OVERFLOW,
+    STALE,
+    REALLOC,
+    SOLVED_AT,
+    GAVEL,
+    LEASE_FIT,
+) = range(24)
 CTL = 24
 PER_ROUND, WHOLE_JOB = -2, -1
 # Rows of ``jfix``, ``jst``, ``gst``.
@@ -140,14 +162,12 @@ def _start_gang(j, chosen, ctl, jfix, proc, sync, jst, gst, heap, buf):
         n = jfix[ROUNDS, j] - r0
     elif lease != PER_ROUND:
         room = now + lease - start  # semantics.lease_rounds
-        n = min(jfix[ROUNDS, j] - r0,
-                max(1, room // span if ctl[LEASE_FIT] else -(-room // span)))
+        n = min(jfix[ROUNDS, j] - r0, max(1, room // span if ctl[LEASE_FIT] else -(-room // span)))
     nb = ctl[NBUF]
     for r in range(n):
         at = start + r * span
         for i in range(k):
-            buf[nb, 0], buf[nb, 1], buf[nb, 2], buf[nb, 3], buf[nb, 4] = \
-                j, r0 + r, i, chosen[i], at
+            buf[nb, 0], buf[nb, 1], buf[nb, 2], buf[nb, 3], buf[nb, 4] = j, r0 + r, i, chosen[i], at
             nb += 1
     ctl[NBUF] = nb
     last, end = start + (n - 1) * span, start + n * span
@@ -194,8 +214,9 @@ def _best(j, cand, nc, pol, ctl, jfix, proc, sync, jst, gst, keys, chosen):
 
 
 @jit
-def _start_best(j, cand, nc, free, nfree, pol, ctl, jfix, proc, sync, jst, gst, heap, buf,
-                keys, chosen):
+def _start_best(
+    j, cand, nc, free, nfree, pol, ctl, jfix, proc, sync, jst, gst, heap, buf, keys, chosen
+):
     """Start ``j`` on its best K of ``cand[:nc]``, which leave ``free[:nfree]`` (the same
     array or another); the job leaves the queue. Returns (rounds started, GPUs left)."""
     _best(j, cand, nc, pol, ctl, jfix, proc, sync, jst, gst, keys, chosen)
@@ -274,8 +295,9 @@ def _decide_gang(ctl, jfix, proc, sync, elig, thr, jst, gst, heap, buf, s):
             nc = _eligible_idle(j, idle, ni, elig, cand)
             if nc < jfix[K, j]:
                 return
-            ni = _start_best(j, cand, nc, idle, ni, pol, ctl, jfix, proc, sync, jst, gst,
-                             heap, buf, keys, chosen)[1]
+            ni = _start_best(
+                j, cand, nc, idle, ni, pol, ctl, jfix, proc, sync, jst, gst, heap, buf, keys, chosen
+            )[1]
             w[h] = w[nw - 1]
             nw -= 1
         return
@@ -310,8 +332,9 @@ def _decide_gang(ctl, jfix, proc, sync, elig, thr, jst, gst, heap, buf, s):
         j = w[o1[o2[r]]]
         nc = _eligible_idle(j, idle, ni, elig, cand)
         if nc >= jfix[K, j]:
-            ni = _start_best(j, cand, nc, idle, ni, pol, ctl, jfix, proc, sync, jst, gst,
-                             heap, buf, keys, chosen)[1]
+            ni = _start_best(
+                j, cand, nc, idle, ni, pol, ctl, jfix, proc, sync, jst, gst, heap, buf, keys, chosen
+            )[1]
 
 
 @jit
@@ -327,19 +350,54 @@ def _free_by_type(ctl, gst, gtype, idle, freeg, nfree):
 
 
 @jit
-def _start_on_type(j, t, ctl, jfix, proc, sync, jst, gst, heap, buf, freeg, nfree, keys,
-                   chosen):
+def _start_on_type(j, t, ctl, jfix, proc, sync, jst, gst, heap, buf, freeg, nfree, keys, chosen):
     """``GangPolicy.start_on_type``: rounds started (0: it did not fit)."""
     if not jst[WAITING, j] or nfree[t] < jfix[K, j]:
         return 0
-    n, nfree[t] = _start_best(j, freeg[t], nfree[t], freeg[t], nfree[t], LAS, ctl, jfix,
-                              proc, sync, jst, gst, heap, buf, keys, chosen)
+    n, nfree[t] = _start_best(
+        j,
+        freeg[t],
+        nfree[t],
+        freeg[t],
+        nfree[t],
+        LAS,
+        ctl,
+        jfix,
+        proc,
+        sync,
+        jst,
+        gst,
+        heap,
+        buf,
+        keys,
+        chosen,
+    )
     return n
 
 
 @jit
-def _decide_las(ctl, jfix, proc, sync, fits, pbt, alloc, received, jst, gst, gtype, heap,
-                buf, s, freeg, nfree, pneg, prel, pjob, ptyp):
+def _decide_las(
+    ctl,
+    jfix,
+    proc,
+    sync,
+    fits,
+    pbt,
+    alloc,
+    received,
+    jst,
+    gst,
+    gtype,
+    heap,
+    buf,
+    s,
+    freeg,
+    nfree,
+    pneg,
+    prel,
+    pjob,
+    ptyp,
+):
     """``GavelLASPolicy.decide`` after its LP: (job, type) pairs by priority share
     allocated / share received, highest first; ties by arrival, job, type."""
     w, _, _, idle, _, keys, chosen = s
@@ -366,8 +424,9 @@ def _decide_las(ctl, jfix, proc, sync, fits, pbt, alloc, received, jst, gst, gty
     for r in range(npair):
         q = o1[o2[r]]
         j, t = pjob[q], ptyp[q]
-        n = _start_on_type(j, t, ctl, jfix, proc, sync, jst, gst, heap, buf, freeg, nfree,
-                           keys, chosen)
+        n = _start_on_type(
+            j, t, ctl, jfix, proc, sync, jst, gst, heap, buf, freeg, nfree, keys, chosen
+        )
         if n:
             received[j, t] += float(n * pbt[j, t])
 
@@ -389,15 +448,38 @@ def _startable(ctl, jfix, fits, jst, gst, gtype, s, freeg, nfree):
 
 
 @jit
-def run(ctl, jfix, proc, sync, elig, gtype, fits, pbt, thr, jst, gst, heap, buf, evb, req,
-        pairs, alloc, received):
+def run(
+    ctl,
+    jfix,
+    proc,
+    sync,
+    elig,
+    gtype,
+    fits,
+    pbt,
+    thr,
+    jst,
+    gst,
+    heap,
+    buf,
+    evb,
+    req,
+    pairs,
+    alloc,
+    received,
+):
     """Advance the simulation until it ends (``DONE``), needs Python (``NEED_LP``,
     ``NEED_PAIRS``, ``NEED_ROUND``) or cannot go on (a guard's code)."""
     n, m, nt = jst.shape[1], gst.shape[1], fits.shape[1]
-    s = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-         np.empty(n, dtype=np.int64), np.empty(m, dtype=np.int64),
-         np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64),
-         np.empty(m, dtype=np.int64))
+    s = (
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.empty(n, dtype=np.int64),
+        np.empty(m, dtype=np.int64),
+        np.empty(m, dtype=np.int64),
+        np.empty(m, dtype=np.int64),
+        np.empty(m, dtype=np.int64),
+    )
     freeg = np.empty((nt, m), dtype=np.int64)
     nfree = np.zeros(nt, dtype=np.int64)
     pneg = np.empty(n * nt)
@@ -458,9 +540,12 @@ def run(ctl, jfix, proc, sync, elig, gtype, fits, pbt, thr, jst, gst, heap, buf,
             if pol == LAS:  # GavelLASPolicy.decide: the LP of the active jobs, when due
                 if ctl[NARR] + ctl[NFIN] > 0:
                     ctl[STALE] = 1
-                if ctl[STALE] and (ctl[SOLVED_AT] < 0 or
-                                   ctl[NOW] - ctl[SOLVED_AT] >= ctl[REALLOC]) \
-                        and _waiting(jst, s[0]) and _idle(ctl, gst, s[3]):
+                if (
+                    ctl[STALE]
+                    and (ctl[SOLVED_AT] < 0 or ctl[NOW] - ctl[SOLVED_AT] >= ctl[REALLOC])
+                    and _waiting(jst, s[0])
+                    and _idle(ctl, gst, s[3])
+                ):
                     ctl[STALE], ctl[SOLVED_AT] = 0, ctl[NOW]
                     return NEED_LP
         elif phase == DECIDE_LP_DONE:
@@ -473,8 +558,28 @@ def run(ctl, jfix, proc, sync, elig, gtype, fits, pbt, thr, jst, gst, heap, buf,
                     ctl[PHASE] = APPLY
                     return NEED_PAIRS
             elif pol == LAS:
-                _decide_las(ctl, jfix, proc, sync, fits, pbt, alloc, received, jst, gst,
-                            gtype, heap, buf, s, freeg, nfree, pneg, prel, pjob, ptyp)
+                _decide_las(
+                    ctl,
+                    jfix,
+                    proc,
+                    sync,
+                    fits,
+                    pbt,
+                    alloc,
+                    received,
+                    jst,
+                    gst,
+                    gtype,
+                    heap,
+                    buf,
+                    s,
+                    freeg,
+                    nfree,
+                    pneg,
+                    prel,
+                    pjob,
+                    ptyp,
+                )
             else:
                 _decide_gang(ctl, jfix, proc, sync, elig, thr, jst, gst, heap, buf, s)
         elif phase == APPLY_ROUND:  # Gavel's round: the gangs in ``pairs``, in order
@@ -492,5 +597,19 @@ def run(ctl, jfix, proc, sync, elig, gtype, fits, pbt, thr, jst, gst, heap, buf,
             ctl[PHASE] = EVENTS
             _free_by_type(ctl, gst, gtype, s[3], freeg, nfree)
             for i in range(ctl[NPAIRS]):
-                _start_on_type(pairs[i, 0], pairs[i, 1], ctl, jfix, proc, sync, jst, gst,
-                               heap, buf, freeg, nfree, s[5], s[6])
+                _start_on_type(
+                    pairs[i, 0],
+                    pairs[i, 1],
+                    ctl,
+                    jfix,
+                    proc,
+                    sync,
+                    jst,
+                    gst,
+                    heap,
+                    buf,
+                    freeg,
+                    nfree,
+                    s[5],
+                    s[6],
+                )

@@ -57,7 +57,7 @@ class PlanRuns:
         size = self.count * self.rounds
         run = np.repeat(np.arange(len(self.job)), size)
         nth = np.arange(len(run)) - np.repeat(np.cumsum(size) - size, size)
-        r, n = nth // self.count[run], nth % self.count[run]   # round, task within it
+        r, n = nth // self.count[run], nth % self.count[run]  # round, task within it
         start = self.start[run] + r * self.period[run] + n * self.step[run]
         job, typ, key, rnd = self.job[run], self.gtype[run], self.key[run] + r, self.rnd[run] + r
         order = np.lexsort((key, start, typ))  # ties: position in the plan (see above)
@@ -69,8 +69,10 @@ class PlanRuns:
         typ, start, job, rnd, order = self._tasks()
         not_before = start - overhead[job]
         bounds = np.searchsorted(typ[order], np.arange(types + 1))
-        return [deque(zip(not_before[sel].tolist(), job[sel].tolist(), rnd[sel].tolist()))
-                for sel in (order[a:b] for a, b in zip(bounds[:-1], bounds[1:]))]
+        return [
+            deque(zip(not_before[sel].tolist(), job[sel].tolist(), rnd[sel].tolist()))
+            for sel in (order[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
+        ]
 
     def job_queues(self, types: int) -> list[dict[int, deque[tuple[int, int]]]]:
         """Per GPU type, per job, the deque of the job's tasks in that type's queue as

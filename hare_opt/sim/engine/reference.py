@@ -78,17 +78,30 @@ class Policy(Protocol):
 class Simulator:
     """One run of one policy on one instance. Policies call ``start``/``start_gang``."""
 
-    def __init__(self, instance: Instance, policy: Policy, *, max_events: int | None = None,
-                 max_time: int | None = None, semantics: str = DEFAULT_SEMANTICS):
-        check_size("simulator", instance.name, instance.num_tasks, MAX_TASKS,
-                   advice="every task is an event")
+    def __init__(
+        self,
+        instance: Instance,
+        policy: Policy,
+        *,
+        max_events: int | None = None,
+        max_time: int | None = None,
+        semantics: str = DEFAULT_SEMANTICS,
+    ):
+        check_size(
+            "simulator",
+            instance.name,
+            instance.num_tasks,
+            MAX_TASKS,
+            advice="every task is an event",
+        )
         self.inst = instance
         self.policy = policy
         self.semantics = check_semantics(semantics)
         self.leases = holds_leases(policy.mode, self.semantics)
         #: lease length in time units (None: whole jobs); only under leases
-        self.lease_len = (lease_units(lease_of(policy), instance, policy.name)
-                          if self.leases else None)
+        self.lease_len = (
+            lease_units(lease_of(policy), instance, policy.name) if self.leases else None
+        )
         #: a lease runs the rounds that end within it (else: that start within it)
         self.lease_fits = bool(getattr(policy, "lease_fits", False))
         self.state = ClusterState(instance)
@@ -97,25 +110,29 @@ class Simulator:
         self.arrived = np.zeros(n, dtype=bool)
         self.finished = np.zeros(n, dtype=bool)
         self.first_start = np.full(n, -1, dtype=np.int64)
-        self.tasks_done = np.zeros(n, dtype=np.int64)   # tasks placed (started or reserved)
-        self.busy = np.zeros(n, dtype=np.int64)         # processing time placed so far
+        self.tasks_done = np.zeros(n, dtype=np.int64)  # tasks placed (started or reserved)
+        self.busy = np.zeros(n, dtype=np.int64)  # processing time placed so far
         self.gpu_busy = np.zeros(instance.num_gpus, dtype=np.int64)
-        self.setup_time = np.zeros(n, dtype=np.int64)   # GPU time spent setting the job up
+        self.setup_time = np.zeros(n, dtype=np.int64)  # GPU time spent setting the job up
         self.hold = np.zeros(instance.num_gpus, dtype=np.int64)  # a lease holds it until
         self.reserved_idle = 0  # GPU time reserved at a decision before it could process
-        self.lease_idle = 0     # GPU time a lease held without processing (syncs, gang waits)
+        self.lease_idle = 0  # GPU time a lease held without processing (syncs, gang waits)
         self.num_leases = 0
-        self.active: set[int] = set()                   # arrived, not finished
+        self.active: set[int] = set()  # arrived, not finished
         self.num_events = 0
         self._heap: list[tuple[int, int, int]] = []
         # Guards: every schedule that keeps the cluster busy ends long before these.
         serial = int(instance.release.max()) + int(
-            (instance.rounds * instance.tasks_per_round
-             * (instance.proc.max(axis=1) + instance.sync.max(axis=1)
-                + instance.overhead)).sum())
+            (
+                instance.rounds
+                * instance.tasks_per_round
+                * (instance.proc.max(axis=1) + instance.sync.max(axis=1) + instance.overhead)
+            ).sum()
+        )
         self.max_time = max_time if max_time is not None else 4 * serial + 1000
-        self.max_events = (max_events if max_events is not None
-                           else 20 * instance.num_tasks + 4 * n + 10_000)
+        self.max_events = (
+            max_events if max_events is not None else 20 * instance.num_tasks + 4 * n + 10_000
+        )
 
     # --- queries for policies ----------------------------------------------
     def idle(self, gpu: int) -> bool:
@@ -127,8 +144,12 @@ class Simulator:
     def ready(self, job: int) -> bool:
         """Arrived, unfinished, and past the barrier before its current round (some tasks
         of that round may already be placed)."""
-        return bool(self.arrived[job] and not self.finished[job]
-                    and not self.state.done(job) and self.state.barrier[job] <= self.now)
+        return bool(
+            self.arrived[job]
+            and not self.finished[job]
+            and not self.state.done(job)
+            and self.state.barrier[job] <= self.now
+        )
 
     def remaining_rounds(self, job: int) -> int:
         """Rounds not yet placed (clairvoyant policies only)."""
@@ -160,17 +181,22 @@ class Simulator:
             raise SimulationError(f"policy {self.policy.name!r}: no job {job} or gpu {gpu}")
         jid, gid = inst.jobs[job].id, inst.gpus[gpu].id
         if not self.arrived[job]:
-            raise SimulationError(f"policy {self.policy.name!r} started job {jid!r} at "
-                                  f"{self.now}, before its arrival {inst.release[job]}")
+            raise SimulationError(
+                f"policy {self.policy.name!r} started job {jid!r} at "
+                f"{self.now}, before its arrival {inst.release[job]}"
+            )
         if self.state.done(job):
             raise SimulationError(f"policy {self.policy.name!r}: job {jid!r} has no task left")
         if not self.idle(gpu):
-            raise SimulationError(f"policy {self.policy.name!r}: gpu {gid!r} is busy until "
-                                  f"{max(self.state.free[gpu], self.hold[gpu])} at time "
-                                  f"{self.now}")
+            raise SimulationError(
+                f"policy {self.policy.name!r}: gpu {gid!r} is busy until "
+                f"{max(self.state.free[gpu], self.hold[gpu])} at time "
+                f"{self.now}"
+            )
         if not inst.eligible[job, gpu]:
-            raise SimulationError(f"policy {self.policy.name!r}: job {jid!r} cannot run on "
-                                  f"gpu {gid!r}")
+            raise SimulationError(
+                f"policy {self.policy.name!r}: job {jid!r} cannot run on gpu {gid!r}"
+            )
 
     def start(self, job: int, gpu: int) -> int:
         """Start (relaxed) the job's next task on an idle GPU; returns the processing start.
@@ -179,8 +205,10 @@ class Simulator:
         barrier has not passed yet; the GPU is reserved until then.
         """
         if self.leases:
-            raise SimulationError(f"policy {self.policy.name!r} (gang) starts rounds with "
-                                  "start_gang under the lease semantics")
+            raise SimulationError(
+                f"policy {self.policy.name!r} (gang) starts rounds with "
+                "start_gang under the lease semantics"
+            )
         self._check(job, gpu)
         return self._place(job, gpu, self.start_time(job, gpu))
 
@@ -201,11 +229,14 @@ class Simulator:
         k = int(self.inst.tasks_per_round[job])
         jid = self.inst.jobs[job].id
         if len(gpus) != k or len(set(gpus)) != k:
-            raise SimulationError(f"policy {self.policy.name!r}: a gang round of job {jid!r} "
-                                  f"needs {k} distinct GPUs, got {gpus}")
+            raise SimulationError(
+                f"policy {self.policy.name!r}: a gang round of job {jid!r} "
+                f"needs {k} distinct GPUs, got {gpus}"
+            )
         if self.state.placed[job] != 0:
-            raise SimulationError(f"policy {self.policy.name!r}: round of job {jid!r} is "
-                                  "already partly started")
+            raise SimulationError(
+                f"policy {self.policy.name!r}: round of job {jid!r} is already partly started"
+            )
         for g in gpus:
             self._check(job, g)
         return gpus
@@ -219,9 +250,13 @@ class Simulator:
         p = inst.proc[job, g]
         span = int((p + inst.sync[job, g]).max())
         left = self.remaining_rounds(job)
-        n = left if self.lease_len is None else \
-            min(left, max(1, lease_rounds(self.now + self.lease_len - start, span,
-                                          self.lease_fits)))
+        n = (
+            left
+            if self.lease_len is None
+            else min(
+                left, max(1, lease_rounds(self.now + self.lease_len - start, span, self.lease_fits))
+            )
+        )
         setups = np.where(st.last[g] == job, 0, inst.overhead[job])
         self.setup_time[job] += int(setups.sum())
         reserved = int((start - setups - self.now).sum())
@@ -317,17 +352,26 @@ class Simulator:
     def record(self) -> RunRecord:
         """This loop's run as an engine hands it back."""
         st = self.state
-        return RunRecord(st.schedule(), st.barrier.copy(), self.first_start.copy(),
-                         self.setup_time.copy(), self.gpu_busy.copy(), self.num_events,
-                         self.reserved_idle, self.lease_idle, self.num_leases)
+        return RunRecord(
+            st.schedule(),
+            st.barrier.copy(),
+            self.first_start.copy(),
+            self.setup_time.copy(),
+            self.gpu_busy.copy(),
+            self.num_events,
+            self.reserved_idle,
+            self.lease_idle,
+            self.num_leases,
+        )
 
     def result(self, rec: RunRecord, wall_s: float, engine: str) -> SimResult:
         """The checked result of ``rec``, a run of this simulator's policy by ``engine``."""
         pol = self.policy
-        return SimResult.from_record(self.inst, pol.name, pol.mode, pol.stats(), rec,
-                                     self.semantics, wall_s, engine)
+        return SimResult.from_record(
+            self.inst, pol.name, pol.mode, pol.stats(), rec, self.semantics, wall_s, engine
+        )
 
     def _stuck(self, why: str) -> None:
-        raise waiting_forever(self.inst, self.policy.name, self.finished, self.state.round,
-                              why, self.now)
-
+        raise waiting_forever(
+            self.inst, self.policy.name, self.finished, self.state.round, why, self.now
+        )

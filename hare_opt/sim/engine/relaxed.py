@@ -74,8 +74,20 @@ class _Queues:
 
     def load(self, plan: PlanRuns) -> int:
         """Queue ``plan``; returns the tasks queued."""
-        runs = np.stack([plan.gtype, plan.job, plan.rnd, plan.key, plan.start, plan.step,
-                         plan.count, plan.period, plan.rounds], axis=1).astype(np.int64)
+        runs = np.stack(
+            [
+                plan.gtype,
+                plan.job,
+                plan.rnd,
+                plan.key,
+                plan.start,
+                plan.step,
+                plan.count,
+                plan.period,
+                plan.rounds,
+            ],
+            axis=1,
+        ).astype(np.int64)
         if len(runs) > len(self.qh):
             self.qh = np.zeros((max(len(runs), len(self.qh) * 5 // 4), RK.QCOLS), np.int64)
         if not self.conserving:
@@ -90,13 +102,13 @@ class _Queues:
         present = count.reshape(len(self.tnj), self.jobs) > 0
         self.tnj[:] = present.sum(axis=1)
         for k, row in enumerate(present):
-            self.tjobs[k, :self.tnj[k]] = np.flatnonzero(row)
-        return int(RK.load_ready(runs[order], order.astype(np.int64), self.qh, self.wh,
-                                 self.wlo, self.wn))
+            self.tjobs[k, : self.tnj[k]] = np.flatnonzero(row)
+        return int(
+            RK.load_ready(runs[order], order.astype(np.int64), self.qh, self.wh, self.wlo, self.wn)
+        )
 
 
-def run(sim: Simulator, ks: RelaxedKernel, progress=None,
-        t0: float | None = None) -> SimResult:
+def run(sim: Simulator, ks: RelaxedKernel, progress=None, t0: float | None = None) -> SimResult:
     """Run ``sim`` (its instance and guards; its policy reset, which handed ``ks``) in
     the kernel; ``t0``: when the run began."""
     t0 = time.perf_counter() if t0 is None else t0
@@ -104,8 +116,10 @@ def run(sim: Simulator, ks: RelaxedKernel, progress=None,
     code = CODES[ks.rule]
     n, m, nt = inst.num_jobs, inst.num_gpus, len(inst.gpu_types)
     if nt > 62:
-        raise SimulationError(f"policy {name!r}: the compiled engine handles at most "
-                              f"62 GPU types, {inst.name!r} has {nt}")
+        raise SimulationError(
+            f"policy {name!r}: the compiled engine handles at most "
+            f"62 GPU types, {inst.name!r} has {nt}"
+        )
     plan = code == RK.PLAN
     ctl = np.zeros(RK.CTL, dtype=np.int64)
     ctl[K.LEFT], ctl[K.MAXTIME], ctl[K.MAXEVENTS] = n, sim.max_time, sim.max_events
@@ -114,8 +128,9 @@ def run(sim: Simulator, ks: RelaxedKernel, progress=None,
         ctl[RK.ARRIVAL] = ks.arrival
         ctl[RK.CONSERVING] = ks.conserving
         ctl[RK.GAP], ctl[RK.WATER], ctl[RK.LASTPLAN] = ks.gap, ks.water, ks.last_plan
-    jfix = np.stack([inst.release, inst.tasks_per_round, inst.rounds, inst.overhead,
-                     np.zeros(n)]).astype(np.int64)
+    jfix = np.stack(
+        [inst.release, inst.tasks_per_round, inst.rounds, inst.overhead, np.zeros(n)]
+    ).astype(np.int64)
     jst = np.zeros((RK.JROWS, n), dtype=np.int64)
     jst[K.BARR] = inst.release
     jst[K.FIRST] = -1
@@ -141,20 +156,48 @@ def run(sim: Simulator, ks: RelaxedKernel, progress=None,
     tree = np.full(int(toff[-1]), RK._BIG, dtype=np.int64)
     for k in range(nt):  # every GPU free at 0
         leaves = toff[k] + size[k]
-        tree[leaves:leaves + inst.type_count[k]] = 0
+        tree[leaves : leaves + inst.type_count[k]] = 0
         for at in range(size[k] - 1, 0, -1):
             tree[toff[k] + at] = min(tree[toff[k] + 2 * at], tree[toff[k] + 2 * at + 1])
     queues = _Queues(nt, n, plan and ks.conserving)
-    puntil = ks.planned_until if plan and ks.planned_until is not None \
-        else np.zeros(n, dtype=np.int64)
+    puntil = (
+        ks.planned_until if plan and ks.planned_until is not None else np.zeros(n, dtype=np.int64)
+    )
     q = float(ks.quantum) if not plan else 1.0
     view = _View(inst, ctl, jst, gst)
-    args = [ctl, jfix, inst.proc.astype(np.int64), inst.sync.astype(np.int64), inst.eligible,
-            jst, gst, heap, buf, gtype, tptr, tgpu, queues.qh, queues.qlo, queues.qn,
-            queues.wh, queues.wlo, queues.wn, queues.tjobs, queues.tnj, puntil,
-            np.zeros(n, dtype=np.int64), inst.weight.astype(np.int64),
-            inst.min_task_time.astype(np.int64), q, inst.proc_by_type.astype(np.int64), gpos,
-            tree, toff, np.full((3, max(n, m)), -1, dtype=np.int64), headroom]
+    args = [
+        ctl,
+        jfix,
+        inst.proc.astype(np.int64),
+        inst.sync.astype(np.int64),
+        inst.eligible,
+        jst,
+        gst,
+        heap,
+        buf,
+        gtype,
+        tptr,
+        tgpu,
+        queues.qh,
+        queues.qlo,
+        queues.qn,
+        queues.wh,
+        queues.wlo,
+        queues.wn,
+        queues.tjobs,
+        queues.tnj,
+        puntil,
+        np.zeros(n, dtype=np.int64),
+        inst.weight.astype(np.int64),
+        inst.min_task_time.astype(np.int64),
+        q,
+        inst.proc_by_type.astype(np.int64),
+        gpos,
+        tree,
+        toff,
+        np.full((3, max(n, m)), -1, dtype=np.int64),
+        headroom,
+    ]
     while (rc := RK.run(*args)) != RK.DONE:
         if rc == RK.NEED_PLAN:  # the policy's own re-plan, from the loop's state
             assert ks.replan is not None
@@ -168,8 +211,7 @@ def run(sim: Simulator, ks: RelaxedKernel, progress=None,
             args[7] = heap
         elif rc == RK.INELIGIBLE:
             job, gpu = inst.jobs[int(ctl[RK.BAD_JOB])].id, inst.gpus[int(ctl[RK.BAD_GPU])].id
-            raise SimulationError(f"policy {name!r}: job {job!r} cannot run on gpu "
-                                  f"{gpu!r}")
+            raise SimulationError(f"policy {name!r}: job {job!r} cannot run on gpu {gpu!r}")
         else:
             raise compiled.stopped(sim, rc, ctl, jst)
     return compiled.result(sim, ctl, jst, gst, buf, progress, t0)

@@ -45,12 +45,31 @@ _BIG = R._BIG
 
 #: Pin of what is compiled in from other modules (``util.jit.source_pin``): the start
 #: rule, the gang engine's event heap and start time, the round engine's row heap.
-jit = PinnedJit((earliest_start, K._less, K._swap, K._push, K._pop, K._start_time, R._less,
-                 R._swap_rows, R._sift_down, R._pop), "ff914969cbc3746e", __name__)
+jit = PinnedJit(
+    (
+        earliest_start,
+        K._less,
+        K._swap,
+        K._push,
+        K._pop,
+        K._start_time,
+        R._less,
+        R._swap_rows,
+        R._sift_down,
+        R._pop,
+    ),
+    "ff914969cbc3746e",
+    __name__,
+)
 
 # Return codes: kernel.py's, and these.
-DONE, NO_EVENT, PAST_TIME, TOO_MANY_EVENTS, HEAP_FULL = (K.DONE, K.NO_EVENT, K.PAST_TIME,
-                                                        K.TOO_MANY_EVENTS, K.HEAP_FULL)
+DONE, NO_EVENT, PAST_TIME, TOO_MANY_EVENTS, HEAP_FULL = (
+    K.DONE,
+    K.NO_EVENT,
+    K.PAST_TIME,
+    K.TOO_MANY_EVENTS,
+    K.HEAP_FULL,
+)
 NEED_PLAN, GROW, INELIGIBLE = 10, 11, 12
 # Policies.
 PLAN, HLAS = 0, 1
@@ -63,12 +82,30 @@ EVENTS, DECIDE, PLANNED = 0, 1, 2
 # time, the least gap and the low water; what the current events brought (arrivals,
 # freed types, a wake-up); hlas: ready jobs, idle GPUs; a bad placement's job and GPU;
 # a work-conserving follower; a job's round opened by the current events.
-(ARRIVAL, NEWJOBS, WAITING_T, STARVED, QUEUED, LASTPLAN, GAP, WATER, ARRIVED_NOW, FREED,
- WOKEN, NREADY, IDLE, BAD_JOB, BAD_GPU, CONSERVING, OPENED) = range(K.CTL, K.CTL + 17)
+(
+    ARRIVAL,
+    NEWJOBS,
+    WAITING_T,
+    STARVED,
+    QUEUED,
+    LASTPLAN,
+    GAP,
+    WATER,
+    ARRIVED_NOW,
+    FREED,
+    WOKEN,
+    NREADY,
+    IDLE,
+    BAD_JOB,
+    BAD_GPU,
+    CONSERVING,
+    OPENED,
+) = range(K.CTL, K.CTL + 17)
 CTL = K.CTL + 17
 # ``jst`` rows after kernel.py's.
-PLACED, RENDS, TASKS, BLOCKED, READY, CLASS, BEST, BEST_AT, BEST_TASKS = \
-    range(K.WAITING + 1, K.WAITING + 10)
+PLACED, RENDS, TASKS, BLOCKED, READY, CLASS, BEST, BEST_AT, BEST_TASKS = range(
+    K.WAITING + 1, K.WAITING + 10
+)
 JROWS = K.WAITING + 10
 # Queue columns: the key (start of the next task, its round in the plan, run index),
 # then job, task within the round, tasks a round, step, round (instance numbering),
@@ -120,10 +157,10 @@ def _wake(ctl, heap, t):
 @jit
 def _advance(r):
     """Run ``r`` (a row of ``qh``) moves on to its next task; False when it has none left."""
-    if r[QN] + 1 < r[QCOUNT]:      # the round's next task
+    if r[QN] + 1 < r[QCOUNT]:  # the round's next task
         r[QN] += 1
         r[QSTART] += r[QSTEP]
-    elif r[QLEFT] > 1:             # the run's next round
+    elif r[QLEFT] > 1:  # the run's next round
         r[QLEFT] -= 1
         r[QROUND0] += r[QPERIOD]
         r[QSTART] = r[QROUND0]
@@ -178,7 +215,7 @@ def load_plan(runs, qh, qlo, qn):
         qn[k] += 1
         tasks += runs[i, 6] * runs[i, 8]
     for k in range(qn.size):  # heapify each type's runs
-        h = qh[qlo[k]:qlo[k + 1]]
+        h = qh[qlo[k] : qlo[k + 1]]
         for i in range(qn[k] // 2 - 1, -1, -1):
             R._sift_down(h, qn[k], i)
     return tasks
@@ -201,7 +238,7 @@ def load_ready(runs, seq, qh, wh, wlo, wn):
         tasks += runs[i, 6] * runs[i, 8]
     for s in range(wn.size):
         wn[s] = wlo[s + 1] - wlo[s]
-        w = wh[wlo[s]:wlo[s + 1]]
+        w = wh[wlo[s] : wlo[s + 1]]
         for i in range(wn[s] // 2 - 1, -1, -1):
             R._sift_down(w, wn[s], i)
     return tasks
@@ -239,8 +276,28 @@ def _idle_of(k, now, gst, tptr, tgpu, idle):
 
 
 @jit
-def _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
-                    wh, wlo, wn, tjobs, tnj, puntil, idle):
+def _dispatch_ready(
+    work,
+    ctl,
+    jfix,
+    proc,
+    sync,
+    elig,
+    jst,
+    gst,
+    heap,
+    buf,
+    tptr,
+    tgpu,
+    qh,
+    wh,
+    wlo,
+    wn,
+    tjobs,
+    tnj,
+    puntil,
+    idle,
+):
     """``PlanPolicy._dispatch_ready`` on the types in bit mask ``work``, lowest first;
     returns 0, or ``INELIGIBLE``."""
     now, n = ctl[K.NOW], jst.shape[1]
@@ -256,7 +313,7 @@ def _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr
             while i < tnj[k]:
                 j = tjobs[k, i]
                 s = k * n + j
-                w = wh[wlo[s]:wlo[s + 1]]
+                w = wh[wlo[s] : wlo[s + 1]]
                 cur = jst[K.RND, j]
                 while wn[s] and w[0, 0] < cur:  # stale: that round was completed elsewhere
                     wn[s] = _next_ready(w, wn[s], qh)
@@ -265,14 +322,17 @@ def _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr
                     tnj[k] -= 1
                     tjobs[k, i] = tjobs[k, tnj[k]]
                     continue
-                if w[0, 0] == cur and jst[K.BARR, j] <= now and (
-                        pick < 0 or w[0, 1] < bs or (w[0, 1] == bs and w[0, 2] < bk)):
+                if (
+                    w[0, 0] == cur
+                    and jst[K.BARR, j] <= now
+                    and (pick < 0 or w[0, 1] < bs or (w[0, 1] == bs and w[0, 2] < bk))
+                ):
                     pick, bs, bk = j, w[0, 1], w[0, 2]
                 i += 1
             if pick < 0:
                 break
             s = k * n + pick
-            wn[s] = _next_ready(wh[wlo[s]:wlo[s + 1]], wn[s], qh)
+            wn[s] = _next_ready(wh[wlo[s] : wlo[s + 1]], wn[s], qh)
             ctl[QUEUED] -= 1
             if wn[s] == 0:
                 for i in range(tnj[k]):
@@ -281,12 +341,14 @@ def _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr
                         tjobs[k, i] = tjobs[k, tnj[k]]
                         break
             cur = jst[K.RND, pick]
-            if _start_on_idle(pick, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf,
-                              idle):
+            if _start_on_idle(pick, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, idle):
                 return INELIGIBLE
             ni -= 1
-            if jst[K.RND, pick] != cur and jst[K.RND, pick] == puntil[pick] and \
-                    jst[K.RND, pick] < jfix[K.ROUNDS, pick]:
+            if (
+                jst[K.RND, pick] != cur
+                and jst[K.RND, pick] == puntil[pick]
+                and jst[K.RND, pick] < jfix[K.ROUNDS, pick]
+            ):
                 ctl[NEWJOBS] = 1  # its planned horizon ran out
         if tnj[k] == 0 and ni:
             ctl[STARVED] |= 1 << k  # idle until the next plan
@@ -294,8 +356,9 @@ def _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr
 
 
 @jit
-def _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo,
-              qn, puntil, idle):
+def _dispatch(
+    work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo, qn, puntil, idle
+):
     """``PlanPolicy._dispatch`` on the types in bit mask ``work``, lowest first; returns
     0, or ``INELIGIBLE`` if the plan put a job on a GPU it cannot run on."""
     now = ctl[K.NOW]
@@ -304,7 +367,7 @@ def _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu
         while not (work >> k) & 1:
             k += 1
         work &= ~(1 << k)
-        h = qh[qlo[k]:qlo[k + 1]]
+        h = qh[qlo[k] : qlo[k + 1]]
         ni = _idle_of(k, now, gst, tptr, tgpu, idle)
         while qn[k] and ni:
             j, rnd = h[0, QJOB], h[0, QRND]
@@ -368,8 +431,10 @@ def _hlas_ready(j, ctl, jfix, jst, rlist, weight, min_task, q):
     jst[CLASS, j] = _hlas_class(j, jst, weight, min_task, q)
     n = ctl[NREADY]
     i = n
-    while i > 0 and (jfix[K.REL, rlist[i - 1]] > jfix[K.REL, j]
-                     or (jfix[K.REL, rlist[i - 1]] == jfix[K.REL, j] and rlist[i - 1] > j)):
+    while i > 0 and (
+        jfix[K.REL, rlist[i - 1]] > jfix[K.REL, j]
+        or (jfix[K.REL, rlist[i - 1]] == jfix[K.REL, j] and rlist[i - 1] > j)
+    ):
         rlist[i] = rlist[i - 1]
         i -= 1
     rlist[i] = j
@@ -469,8 +534,28 @@ def _finish(j, g, ctl, jfix, proc, gst):
 
 
 @jit
-def _decide_hlas(ctl, jfix, proc, sync, jst, gst, heap, buf, rlist, weight, min_task, q,
-                 ptype, gtype, gpos, tptr, tgpu, tree, toff, own):
+def _decide_hlas(
+    ctl,
+    jfix,
+    proc,
+    sync,
+    jst,
+    gst,
+    heap,
+    buf,
+    rlist,
+    weight,
+    min_task,
+    q,
+    ptype,
+    gtype,
+    gpos,
+    tptr,
+    tgpu,
+    tree,
+    toff,
+    own,
+):
     """``HLASPolicy.decide``: ready jobs by (class, arrival, job), each job's next tasks on
     the GPU where they finish first while that GPU is idle.
 
@@ -481,8 +566,12 @@ def _decide_hlas(ctl, jfix, proc, sync, jst, gst, heap, buf, rlist, weight, min_
     now, n = ctl[K.NOW], 0
     for i in range(ctl[NREADY]):  # still ready: arrived, unfinished, past its barrier
         j = rlist[i]
-        if jst[K.ARRIVED, j] and not jst[K.FINISHED, j] and jst[K.RND, j] < \
-                jfix[K.ROUNDS, j] and jst[K.BARR, j] <= now:
+        if (
+            jst[K.ARRIVED, j]
+            and not jst[K.FINISHED, j]
+            and jst[K.RND, j] < jfix[K.ROUNDS, j]
+            and jst[K.BARR, j] <= now
+        ):
             rlist[n] = j
             n += 1
         else:
@@ -508,10 +597,15 @@ def _decide_hlas(ctl, jfix, proc, sync, jst, gst, heap, buf, rlist, weight, min_
             r, before = jst[K.RND, j], jst[TASKS, j]
             while idle and jst[K.RND, j] == r:
                 g = jst[BEST_AT, j]
-                if g < 0 or jst[BEST_TASKS, j] != jst[TASKS, j] or gst[K.GFREE, g] <= now \
-                        or _finish(j, g, ctl, jfix, proc, gst) != jst[BEST, j]:
-                    g = _best_gpu(j, ctl, jfix, ptype, gtype, gpos, tptr, tgpu, gst, tree,
-                                  toff, own)
+                if (
+                    g < 0
+                    or jst[BEST_TASKS, j] != jst[TASKS, j]
+                    or gst[K.GFREE, g] <= now
+                    or _finish(j, g, ctl, jfix, proc, gst) != jst[BEST, j]
+                ):
+                    g = _best_gpu(
+                        j, ctl, jfix, ptype, gtype, gpos, tptr, tgpu, gst, tree, toff, own
+                    )
                 if gst[K.GFREE, g] > now:  # its best GPU is busy: wait for it
                     jst[BEST_AT, j], jst[BEST_TASKS, j] = g, jst[TASKS, j]
                     jst[BEST, j] = _finish(j, g, ctl, jfix, proc, gst)
@@ -533,20 +627,109 @@ def _decide_hlas(ctl, jfix, proc, sync, jst, gst, heap, buf, rlist, weight, min_
 
 # --- the loop ---------------------------------------------------------------------------
 @jit
-def _serve(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo, qn,
-           wh, wlo, wn, tjobs, tnj, puntil, idle):
+def _serve(
+    work,
+    ctl,
+    jfix,
+    proc,
+    sync,
+    elig,
+    jst,
+    gst,
+    heap,
+    buf,
+    tptr,
+    tgpu,
+    qh,
+    qlo,
+    qn,
+    wh,
+    wlo,
+    wn,
+    tjobs,
+    tnj,
+    puntil,
+    idle,
+):
     """The plan follower's dispatch of the types in ``work``: strict or work-conserving."""
     if ctl[CONSERVING]:
-        return _dispatch_ready(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr,
-                               tgpu, qh, wh, wlo, wn, tjobs, tnj, puntil, idle)
-    return _dispatch(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
-                     qlo, qn, puntil, idle)
+        return _dispatch_ready(
+            work,
+            ctl,
+            jfix,
+            proc,
+            sync,
+            elig,
+            jst,
+            gst,
+            heap,
+            buf,
+            tptr,
+            tgpu,
+            qh,
+            wh,
+            wlo,
+            wn,
+            tjobs,
+            tnj,
+            puntil,
+            idle,
+        )
+    return _dispatch(
+        work,
+        ctl,
+        jfix,
+        proc,
+        sync,
+        elig,
+        jst,
+        gst,
+        heap,
+        buf,
+        tptr,
+        tgpu,
+        qh,
+        qlo,
+        qn,
+        puntil,
+        idle,
+    )
 
 
 @jit
-def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh, qlo, qn,
-        wh, wlo, wn, tjobs, tnj, puntil, rlist, weight, min_task, q, ptype, gpos, tree, toff, own,
-        headroom):
+def run(
+    ctl,
+    jfix,
+    proc,
+    sync,
+    elig,
+    jst,
+    gst,
+    heap,
+    buf,
+    gtype,
+    tptr,
+    tgpu,
+    qh,
+    qlo,
+    qn,
+    wh,
+    wlo,
+    wn,
+    tjobs,
+    tnj,
+    puntil,
+    rlist,
+    weight,
+    min_task,
+    q,
+    ptype,
+    gpos,
+    tree,
+    toff,
+    own,
+    headroom,
+):
     """Advance until the run ends (``DONE``), a plan follower re-plans (``NEED_PLAN``), the
     event heap needs room (``GROW``: fewer than ``headroom`` free rows before a decision)
     or it cannot go on (a guard's code)."""
@@ -600,8 +783,28 @@ def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh,
         elif phase == DECIDE:
             ctl[K.PHASE] = EVENTS
             if pol == HLAS:
-                rc = _decide_hlas(ctl, jfix, proc, sync, jst, gst, heap, buf, rlist, weight,
-                                  min_task, q, ptype, gtype, gpos, tptr, tgpu, tree, toff, own)
+                rc = _decide_hlas(
+                    ctl,
+                    jfix,
+                    proc,
+                    sync,
+                    jst,
+                    gst,
+                    heap,
+                    buf,
+                    rlist,
+                    weight,
+                    min_task,
+                    q,
+                    ptype,
+                    gtype,
+                    gpos,
+                    tptr,
+                    tgpu,
+                    tree,
+                    toff,
+                    own,
+                )
                 if rc:
                     return rc
                 continue
@@ -616,8 +819,30 @@ def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh,
                 ctl[WAITING_T] = 0
             if ctl[CONSERVING] and ctl[OPENED]:  # a job's next round may start now
                 work |= every
-            rc = _serve(work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
-                        qlo, qn, wh, wlo, wn, tjobs, tnj, puntil, idle)
+            rc = _serve(
+                work,
+                ctl,
+                jfix,
+                proc,
+                sync,
+                elig,
+                jst,
+                gst,
+                heap,
+                buf,
+                tptr,
+                tgpu,
+                qh,
+                qlo,
+                qn,
+                wh,
+                wlo,
+                wn,
+                tjobs,
+                tnj,
+                puntil,
+                idle,
+            )
             if rc:
                 return rc
             if _should_replan(ctl, jfix, jst, heap, puntil):
@@ -625,7 +850,29 @@ def run(ctl, jfix, proc, sync, elig, jst, gst, heap, buf, gtype, tptr, tgpu, qh,
                 return NEED_PLAN
         else:  # PLANNED: the caller loaded the new plan; every type's queue is served
             ctl[K.PHASE] = EVENTS
-            rc = _serve(every, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh,
-                        qlo, qn, wh, wlo, wn, tjobs, tnj, puntil, idle)
+            rc = _serve(
+                every,
+                ctl,
+                jfix,
+                proc,
+                sync,
+                elig,
+                jst,
+                gst,
+                heap,
+                buf,
+                tptr,
+                tgpu,
+                qh,
+                qlo,
+                qn,
+                wh,
+                wlo,
+                wn,
+                tjobs,
+                tnj,
+                puntil,
+                idle,
+            )
             if rc:
                 return rc

@@ -30,10 +30,10 @@ class RoundState:
     """What a Gavel round decision reads from an engine (arrays indexed by job / GPU)."""
 
     now: int
-    arrived: np.ndarray    # (N,) bool
-    finished: np.ndarray   # (N,) bool
-    barrier: np.ndarray    # (N,) a job's last barrier: where its last lease ended
-    idle: np.ndarray       # (M,) bool: neither processing nor held by a lease
+    arrived: np.ndarray  # (N,) bool
+    finished: np.ndarray  # (N,) bool
+    barrier: np.ndarray  # (N,) a job's last barrier: where its last lease ended
+    idle: np.ndarray  # (M,) bool: neither processing nor held by a lease
 
 
 #: A round decision: the (job, GPUs) leases to start.
@@ -59,8 +59,12 @@ class GangKernel:
     pairs: Callable[[np.ndarray, np.ndarray], list[tuple[int, int]]] | None = None
 
     def __post_init__(self) -> None:
-        needs = {"allox": ("fits", "pairs"), "gavel-las": ("fits",),
-                 "srtf": ("round_span",), "tiresias": ("limits",)}.get(self.rule, ())
+        needs = {
+            "allox": ("fits", "pairs"),
+            "gavel-las": ("fits",),
+            "srtf": ("round_span",),
+            "tiresias": ("limits",),
+        }.get(self.rule, ())
         missing = [f for f in needs if getattr(self, f) is None]
         if missing:
             raise ValueError(f"gang kernel {self.rule!r} needs {', '.join(missing)}")
@@ -98,5 +102,4 @@ def keeps_rules(obj: object, base: type, methods: tuple[str, ...]) -> bool:
     """Whether ``obj`` is a ``base`` whose class keeps ``base``'s ``methods`` (the ones
     a kernel transcribes); a subclass overriding one runs in the reference loop."""
     cls = type(obj)
-    return isinstance(obj, base) and all(getattr(cls, m) is getattr(base, m)
-                                         for m in methods)
+    return isinstance(obj, base) and all(getattr(cls, m) is getattr(base, m) for m in methods)

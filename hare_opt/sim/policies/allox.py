@@ -36,13 +36,23 @@ BIG = 1e18
 
 @dataclass(frozen=True)
 class AlloXOptions(GangOptions):
-    lease: float | None = option(None, lo=1e-3, doc="seconds a job holds its GPUs under "
-                                 "the lease semantics; null (default): until it completes")
+    lease: float | None = option(
+        None,
+        lo=1e-3,
+        doc="seconds a job holds its GPUs under "
+        "the lease semantics; null (default): until it completes",
+    )
     max_jobs: int = option(256, lo=1, doc="waiting jobs matched per decision (oldest first)")
 
 
-def allox_pairs(inst: Instance, waiting: np.ndarray, remaining: np.ndarray, fits: np.ndarray,
-                span: np.ndarray, max_jobs: int) -> list[tuple[int, int]]:
+def allox_pairs(
+    inst: Instance,
+    waiting: np.ndarray,
+    remaining: np.ndarray,
+    fits: np.ndarray,
+    span: np.ndarray,
+    max_jobs: int,
+) -> list[tuple[int, int]]:
     """The (job, GPU type) starts to try, in order: the min-cost matching of the oldest
     ``max_jobs`` waiting jobs (``waiting``, ascending) to (type, position) slots; on each
     type the job in the highest slot first. ``remaining``: remaining rounds per job."""
@@ -53,7 +63,7 @@ def allox_pairs(inst: Instance, waiting: np.ndarray, remaining: np.ndarray, fits
     width = max(1, int(np.median(inst.tasks_per_round[jobs])))
     lanes = np.maximum(1, inst.type_count // width)
     k = np.arange(1, n + 1)
-    pos = np.ceil(k[None, :] / lanes[:, None])             # (T, n) slot multiplier
+    pos = np.ceil(k[None, :] / lanes[:, None])  # (T, n) slot multiplier
     cost = (cost_type[:, :, None] * pos[None, :, :]).reshape(n, t * n)
     rows, cols = linear_sum_assignment(cost)
     typ, slot = np.divmod(cols, n)
@@ -86,8 +96,9 @@ class AlloXPolicy(GangPolicy):
         if not len(idle):
             return
         waiting = np.array(sorted(self.waiting), dtype=np.int64)
-        pairs = allox_pairs(inst, waiting, inst.rounds - sim.state.round, self.fits,
-                            self.span, self.max_jobs)
+        pairs = allox_pairs(
+            inst, waiting, inst.rounds - sim.state.round, self.fits, self.span, self.max_jobs
+        )
         free = self.idle_by_type(sim)
         for job, gpu_type in pairs:
             self.start_on_type(sim, job, gpu_type, free)
@@ -98,5 +109,10 @@ class AlloXPolicy(GangPolicy):
         if type(self) is not AlloXPolicy:
             return None
         inst, fits, span, most = sim.inst, self.fits, self.span, self.max_jobs
-        return GangKernel("allox", fits=fits, pairs=lambda waiting, remaining: allox_pairs(
-            inst, waiting, remaining, fits, span, most))
+        return GangKernel(
+            "allox",
+            fits=fits,
+            pairs=lambda waiting, remaining: allox_pairs(
+                inst, waiting, remaining, fits, span, most
+            ),
+        )

@@ -44,7 +44,8 @@ def check_gang_feasible(sim: Simulator, policy: str) -> None:
         raise SimulationError(
             f"policy {policy!r} (gang) cannot run job {inst.jobs[j].id!r}: it needs "
             f"{int(inst.tasks_per_round[j])} GPUs at once, the cluster has only "
-            f"{int(inst.eligible[j].sum())} it can run on")
+            f"{int(inst.eligible[j].sum())} it can run on"
+        )
 
 
 def single_type_fits(sim: Simulator, policy: str) -> np.ndarray:
@@ -59,7 +60,8 @@ def single_type_fits(sim: Simulator, policy: str) -> np.ndarray:
         j = int(wide[0])
         raise SimulationError(
             f"policy {policy!r} (one GPU type per round) cannot run job {inst.jobs[j].id!r}: "
-            f"no GPU type it can use has {int(inst.tasks_per_round[j])} GPUs")
+            f"no GPU type it can use has {int(inst.tasks_per_round[j])} GPUs"
+        )
     return fits
 
 
@@ -77,8 +79,11 @@ class GangOptions(PolicyOptions):
     it completes); the default is the anchor's, Gavel's 360 s rounds (docs/simulator.md
     gives each policy's choice and its source)."""
 
-    lease: float | None = option(LEASE_S, lo=1e-3, doc="seconds a gang job holds its GPUs "
-                                 "under the lease semantics; null: until it completes")
+    lease: float | None = option(
+        LEASE_S,
+        lo=1e-3,
+        doc="seconds a gang job holds its GPUs under the lease semantics; null: until it completes",
+    )
 
 
 class GangPolicy:
@@ -115,7 +120,7 @@ class GangPolicy:
         return sim.start_times(job)[gpus] + inst.proc[job, gpus] + inst.sync[job, gpus]
 
     def best(self, sim: Simulator, job: int, cand: np.ndarray, keys: np.ndarray) -> np.ndarray:
-        return cand[np.lexsort((cand, keys))[:int(sim.inst.tasks_per_round[job])]]
+        return cand[np.lexsort((cand, keys))[: int(sim.inst.tasks_per_round[job])]]
 
     def choose(self, sim: Simulator, job: int, idle: np.ndarray) -> np.ndarray | None:
         cand = idle[sim.inst.eligible[job, idle]]
@@ -129,8 +134,9 @@ class GangPolicy:
         types = sim.inst.gpu_type_index[idle]
         return {t: idle[types == t] for t in range(len(sim.inst.gpu_types))}
 
-    def start_on_type(self, sim: Simulator, job: int, gpu_type: int,
-                      free: dict[int, np.ndarray]) -> int:
+    def start_on_type(
+        self, sim: Simulator, job: int, gpu_type: int, free: dict[int, np.ndarray]
+    ) -> int:
         """Start ``job`` on its best idle GPUs of one type, if enough are idle; those GPUs
         leave ``free`` (from ``idle_by_type``) and the job leaves the queue. Returns the
         rounds started (0: it did not fit; more than 1 under a lease)."""
@@ -170,9 +176,13 @@ class GavelOptions(GangOptions):
     computations (``realloc``; null: Gavel's 1920 s under leases, and for gavel-las
     per-round every change of the active jobs)."""
 
-    realloc: float | None = option(None, lo=0.0, doc="least seconds between two "
-                                   "allocation computations; null: 1920 (Gavel's) under "
-                                   "leases, gavel-las per-round: 0")
+    realloc: float | None = option(
+        None,
+        lo=0.0,
+        doc="least seconds between two "
+        "allocation computations; null: 1920 (Gavel's) under "
+        "leases, gavel-las per-round: 0",
+    )
 
 
 class GavelFifoPolicy(GangPolicy):
@@ -216,8 +226,9 @@ class GavelFifoPolicy(GangPolicy):
         """``engine/kernel.py`` transcribes this class's rules (a subclass: none)."""
         if type(self) is not GavelFifoPolicy:
             return None
-        return GangKernel("gavel-fifo", fits=self.fits,
-                          rounds=None if self.rounds is None else self.rounds.decide)
+        return GangKernel(
+            "gavel-fifo", fits=self.fits, rounds=None if self.rounds is None else self.rounds.decide
+        )
 
 
 def gavel_decide(sim: Simulator, rounds: GavelRounds) -> None:
@@ -244,10 +255,12 @@ class SRTFPolicy(GangPolicy):
         self.round_span = gang_round_time(sim)
 
     def key(self, sim: Simulator, job: int):
-        return (sim.remaining_rounds(job) * int(self.round_span[job]),
-                int(sim.inst.release[job]), job)
+        return (
+            sim.remaining_rounds(job) * int(self.round_span[job]),
+            int(sim.inst.release[job]),
+            job,
+        )
 
     def kernel_state(self, sim: Simulator) -> GangKernel | None:
         """``engine/kernel.py`` transcribes this class's rules (a subclass: none)."""
-        return GangKernel("srtf", round_span=self.round_span) \
-            if type(self) is SRTFPolicy else None
+        return GangKernel("srtf", round_span=self.round_span) if type(self) is SRTFPolicy else None

@@ -136,16 +136,23 @@ def max_min_allocation(inst: Instance, jobs: list[int], thr: np.ndarray) -> np.n
     vals = np.concatenate([-c.ravel(), np.ones(n * nt), np.repeat(k, nt), np.ones(n)])
     a = sparse.csr_array((vals, (rows, cols)), shape=(nr, nv))
     b = np.zeros(nr)
-    b[1:2 * n:2] = 1.0
-    b[2 * n:] = count
+    b[1 : 2 * n : 2] = 1.0
+    b[2 * n :] = count
     h = new_highs()
     h.setOptionValue("solver", "ipm")
     h.setOptionValue("run_crossover", "off")
     upper = np.append(np.where(th > 0, 1.0, 0.0).ravel(), np.inf)
     h.addVars(nv, np.zeros(nv), upper)
     h.changeColsCost(1, np.array([nv - 1], dtype=np.int32), np.array([-1.0]))
-    h.addRows(nr, np.full(nr, -np.inf), b, a.nnz, a.indptr[:-1].astype(np.int32),
-              a.indices.astype(np.int32), a.data)
+    h.addRows(
+        nr,
+        np.full(nr, -np.inf),
+        b,
+        a.nnz,
+        a.indptr[:-1].astype(np.int32),
+        a.indices.astype(np.int32),
+        a.data,
+    )
     run(h)
     import highspy
 
@@ -164,26 +171,34 @@ class GavelRounds:
     start (every GPU idle). ``fifo``: Gavel's FIFO rule that a round runs only jobs with
     a positive priority."""
 
-    def __init__(self, inst: Instance, fits: np.ndarray, allocate: Allocator, *, fifo: bool,
-                 lease: int, reset: int):
+    def __init__(
+        self,
+        inst: Instance,
+        fits: np.ndarray,
+        allocate: Allocator,
+        *,
+        fifo: bool,
+        lease: int,
+        reset: int,
+    ):
         n, nt = inst.num_jobs, len(inst.gpu_types)
         self.inst, self.fits, self.allocate, self.fifo = inst, fits, allocate, fifo
         self.thr = throughputs(inst)
         self.order = type_order(self.thr)
         self.reset_gap = reset
-        self.pad = lease / 2.0                 # Gavel's initial time received: half a round
+        self.pad = lease / 2.0  # Gavel's initial time received: half a round
         self.gpus_of_type = [np.flatnonzero(inst.gpu_type_index == t) for t in range(nt)]
-        self.received = np.zeros((n, nt))      # Gavel's _job_time_so_far
-        self.total = np.zeros(nt)              # Gavel's _worker_time_so_far
+        self.received = np.zeros((n, nt))  # Gavel's _job_time_so_far
+        self.total = np.zeros(nt)  # Gavel's _worker_time_so_far
         self.deficit = np.zeros((n, nt))
         self.alloc = np.zeros((n, nt))
         self.in_alloc = np.zeros(n, dtype=bool)
-        self.known = np.zeros(n, dtype=bool)   # added to the mechanism (arrived by a round)
+        self.known = np.zeros(n, dtype=bool)  # added to the mechanism (arrived by a round)
         self.active = np.zeros(n, dtype=bool)
         self.last_reset = 0
         self.need_update = False
-        self.round_end: int | None = None      # end of the last round that ran jobs
-        self.running: list[tuple[int, int]] = []   # (job, type) of the current round
+        self.round_end: int | None = None  # end of the last round that ran jobs
+        self.running: list[tuple[int, int]] = []  # (job, type) of the current round
         self.assigned: dict[int, np.ndarray] = {}  # last round's GPUs of each job
         self.stats = {"rounds": 0, "allocations": 0, "extensions": 0, "forced": 0}
 
@@ -241,8 +256,9 @@ class GavelRounds:
         self.stats["allocations"] += 1
 
     def _priorities(self) -> np.ndarray:
-        frac = np.divide(self.received, self.total, out=np.zeros_like(self.received),
-                         where=self.total > 0)
+        frac = np.divide(
+            self.received, self.total, out=np.zeros_like(self.received), where=self.total > 0
+        )
         a = self.alloc
         with np.errstate(divide="ignore", invalid="ignore"):
             prio = np.where(frac > 0, a / np.where(frac > 0, frac, 1.0), a * 1e9)
@@ -251,8 +267,7 @@ class GavelRounds:
 
     def _schedule(self, st: RoundState) -> list[tuple[int, np.ndarray]]:
         now = st.now
-        if self.need_update and (now - self.last_reset >= self.reset_gap
-                                 or self.last_reset == 0):
+        if self.need_update and (now - self.last_reset >= self.reset_gap or self.last_reset == 0):
             self._reset(now)
         prio = self._priorities()
         k = self.inst.tasks_per_round
@@ -267,16 +282,19 @@ class GavelRounds:
             for j in jobs[rank].tolist():
                 if left[t] == 0:
                     break
-                if taken[j] or not self.fits[j, t] or (self.fifo and prio[j, t] <= 0) \
-                        or k[j] > left[t]:
+                if (
+                    taken[j]
+                    or not self.fits[j, t]
+                    or (self.fifo and prio[j, t] <= 0)
+                    or k[j] > left[t]
+                ):
                     continue
                 left[t] -= k[j]
                 taken[j] = True
                 chosen[t].append(j)
         return self._place(chosen, st)
 
-    def _place(self, chosen: dict[int, list[int]], st: RoundState
-               ) -> list[tuple[int, np.ndarray]]:
+    def _place(self, chosen: dict[int, list[int]], st: RoundState) -> list[tuple[int, np.ndarray]]:
         """GPUs for the chosen jobs, type by type, widest jobs first: last round's GPUs
         when free, else the lowest-numbered free ones."""
         k = self.inst.tasks_per_round
@@ -306,12 +324,13 @@ class GavelRounds:
         return out
 
 
-def gavel_rounds(sim: Simulator, policy: Any, allocate: Allocator, *, fifo: bool
-                 ) -> GavelRounds:
+def gavel_rounds(sim: Simulator, policy: Any, allocate: Allocator, *, fifo: bool) -> GavelRounds:
     """The mechanism for ``policy`` (its ``fits``, ``lease`` and ``realloc``) on ``sim``."""
     inst = sim.inst
-    lease = lease_units(policy.lease if policy.lease is not None else GAVEL_ROUND_S, inst,
-                        policy.name) or 1
+    lease = (
+        lease_units(policy.lease if policy.lease is not None else GAVEL_ROUND_S, inst, policy.name)
+        or 1
+    )
     seconds = policy.realloc if policy.realloc is not None else GAVEL_RESET_S
     reset = int(lease_units(seconds, inst, policy.name) or 0) if seconds > 0 else 0
     return GavelRounds(inst, policy.fits, allocate, fifo=fifo, lease=lease, reset=reset)

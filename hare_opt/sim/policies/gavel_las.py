@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     from hare_opt.sim.engine.reference import Simulator
 
 
-def las_allocation(inst: Instance, jobs: list[int], thr: np.ndarray,
-                   fits: np.ndarray) -> np.ndarray:
+def las_allocation(
+    inst: Instance, jobs: list[int], thr: np.ndarray, fits: np.ndarray
+) -> np.ndarray:
     """(len(jobs), T) time fractions X of the max-min fairness LP over ``jobs`` (HiGHS);
     if the LP fails, an even split over the types each job fits.
 
@@ -55,17 +56,22 @@ def las_allocation(inst: Instance, jobs: list[int], thr: np.ndarray,
     i, tt = np.repeat(np.arange(n), t), np.tile(np.arange(t), n)
     rows = np.concatenate([2 * i, 2 * i + 1, 2 * n + tt, 2 * np.arange(n)])
     cols = np.concatenate([np.arange(n * t)] * 3 + [np.full(n, n * t)])
-    vals = np.concatenate([-norm.ravel(), np.ones(n * t),
-                           np.repeat(inst.tasks_per_round[jobs].astype(float), t), np.ones(n)])
+    vals = np.concatenate(
+        [
+            -norm.ravel(),
+            np.ones(n * t),
+            np.repeat(inst.tasks_per_round[jobs].astype(float), t),
+            np.ones(n),
+        ]
+    )
     a = sparse.csc_array((vals, (rows, cols)), shape=(nr, nv))
     b = np.zeros(nr)
-    b[1:2 * n:2] = 1.0
-    b[2 * n:] = inst.type_count
+    b[1 : 2 * n : 2] = 1.0
+    b[2 * n :] = inst.type_count
     c = np.zeros(nv)
-    c[-1] = -1.0                          # maximise z
+    c[-1] = -1.0  # maximise z
     upper = np.append(np.where(fits[jobs], 1.0, 0.0).ravel(), np.inf)
-    res = linprog(c, A_ub=a, b_ub=b, bounds=np.column_stack([np.zeros(nv), upper]),
-                  method="highs")
+    res = linprog(c, A_ub=a, b_ub=b, bounds=np.column_stack([np.zeros(nv), upper]), method="highs")
     return res.x[:-1].reshape(n, t) if res.status == 0 else fits[jobs] / t
 
 
@@ -90,8 +96,12 @@ class GavelLASPolicy(GangPolicy):
         if self.rounds is not None:
             return GangKernel("gavel-las", fits=self.fits, rounds=self.rounds.decide)
         inst, thr, fits = sim.inst, self.thr, self.fits
-        return GangKernel("gavel-las", fits=fits, realloc=self.gap,
-                          allocation=lambda active: las_allocation(inst, active, thr, fits))
+        return GangKernel(
+            "gavel-las",
+            fits=fits,
+            realloc=self.gap,
+            allocation=lambda active: las_allocation(inst, active, thr, fits),
+        )
 
     def reset(self, sim: Simulator) -> None:
         inst = sim.inst
@@ -148,5 +158,6 @@ class GavelLASPolicy(GangPolicy):
         for _, _, j, tt in pairs:
             rounds = self.start_on_type(sim, j, tt, free)
             if rounds:  # time received on the type: every round of the lease
-                self.received[j, tt] += float(rounds * int(inst.proc_by_type[j, tt]
-                                                           + inst.sync_by_type[j, tt]))
+                self.received[j, tt] += float(
+                    rounds * int(inst.proc_by_type[j, tt] + inst.sync_by_type[j, tt])
+                )

@@ -82,8 +82,7 @@ class HLASPolicy:
         if not idle or not self.ready:
             return
         inst = sim.inst
-        order = sorted(self.ready, key=lambda j: (self.job_class(sim, j),
-                                                  int(inst.release[j]), j))
+        order = sorted(self.ready, key=lambda j: (self.job_class(sim, j), int(inst.release[j]), j))
         for job in order:
             r = int(sim.state.round[job])
             while idle and sim.state.round[job] == r:

@@ -90,19 +90,25 @@ class PlanOptions(PolicyOptions):
     plan_evals: int | None = option(None, lo=1, doc="candidate plans per re-plan")
     planner_options: dict = option(factory=dict, doc="the planner's own options")
     follow: Literal["strict", "work-conserving"] = option(
-        "strict", doc="strict: queue heads in planned order and time, a GPU held for a "
-                      "future barrier; work-conserving: the first entry ready now")
+        "strict",
+        doc="strict: queue heads in planned order and time, a GPU held for a "
+        "future barrier; work-conserving: the first entry ready now",
+    )
 
     @classmethod
-    def parse(cls, raw: Mapping[str, Any] | None = None, *,
-              owner: str | None = None) -> PlanOptions:
+    def parse(
+        cls, raw: Mapping[str, Any] | None = None, *, owner: str | None = None
+    ) -> PlanOptions:
         """``solver``, the planner option's old name, is read as ``planner``
         (``PlanPolicy`` warns that it is deprecated)."""
         raw = dict(raw or {})
         if "solver" in raw:
             if "planner" in raw:
-                raise OptionError("is the old name of 'planner'; give planner only",
-                                  option="solver", owner=owner or cls.owner)
+                raise OptionError(
+                    "is the old name of 'planner'; give planner only",
+                    option="solver",
+                    owner=owner or cls.owner,
+                )
             raw["planner"] = raw.pop("solver")
         return super().parse(raw, owner=owner)
 
@@ -124,8 +130,11 @@ class PlanPolicy:
 
     def __init__(self, **options: Any):
         if "solver" in options:
-            warnings.warn(f"policy {self.name!r}: option 'solver' is deprecated, use "
-                          "'planner'", DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                f"policy {self.name!r}: option 'solver' is deprecated, use 'planner'",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         o = self.Options.parse(options, owner=f"policy {self.name!r}")
         self.planner_name = o.planner or self.planner_name
         self.replan = o.replan
@@ -141,13 +150,16 @@ class PlanPolicy:
         # check them is the first run's (``reset``) when that run asks for the same evals.
         evals = self.plan_evals or (1 if self.replan == "lazy" else None)
         try:
-            self._spare: tuple[int | None, Planner] | None = (evals, get_planner(
-                self.planner_name, evals=evals, **self.planner_options))
+            self._spare: tuple[int | None, Planner] | None = (
+                evals,
+                get_planner(self.planner_name, evals=evals, **self.planner_options),
+            )
         except TypeError as exc:  # "... got an unexpected keyword argument 'x'"
             name = str(exc).rsplit(" ", 1)[-1]
-            raise UnknownOptionError(f"has no option {name} (neither has its planner "
-                                     f"{self.planner_name!r})", owner=f"policy {self.name!r}") \
-                from None
+            raise UnknownOptionError(
+                f"has no option {name} (neither has its planner {self.planner_name!r})",
+                owner=f"policy {self.name!r}",
+            ) from None
         except ValueError as exc:  # a planner's own check of a value
             if isinstance(exc, OptionError):
                 raise
@@ -172,9 +184,11 @@ class PlanPolicy:
         # None: the planner's own default (each planner knows how many candidates it has)
         self.evals = self.plan_evals or (1 if lazy else None)
         spare, self._spare = self._spare, None
-        self.planner: Planner = spare[1] if spare is not None and spare[0] == self.evals \
-            else get_planner(self.planner_name, evals=self.evals,
-                             **self.planner_options)
+        self.planner: Planner = (
+            spare[1]
+            if spare is not None and spare[0] == self.evals
+            else get_planner(self.planner_name, evals=self.evals, **self.planner_options)
+        )
         self.last_plan = -self.gap - 1
         self.types = inst.gpu_type_index
         self.of_type = [np.flatnonzero(self.types == k) for k in range(len(inst.gpu_types))]
@@ -197,23 +211,42 @@ class PlanPolicy:
         return None
 
     def stats(self) -> dict[str, Any]:
-        return {"plans": self.num_plans, "replan": self.mode_, "plan_tasks": self.budget,
-                **self.planner.stats()}
+        return {
+            "plans": self.num_plans,
+            "replan": self.mode_,
+            "plan_tasks": self.budget,
+            **self.planner.stats(),
+        }
 
     #: What ``engine/relaxed_kernel.py`` transcribes: a subclass overriding one of these
     #: runs in the reference engine (one changing ``make_plan`` or
     #: ``planning_instance`` is called back from the compiled loop).
-    TRANSCRIBED = ("decide", "_dispatch", "_dispatch_ready", "_served", "_start_task",
-                   "_should_replan", "_unplanned", "_replan", "reset")
+    TRANSCRIBED = (
+        "decide",
+        "_dispatch",
+        "_dispatch_ready",
+        "_served",
+        "_start_task",
+        "_should_replan",
+        "_unplanned",
+        "_replan",
+        "reset",
+    )
 
     def kernel_state(self, sim: Simulator) -> RelaxedKernel | None:
         """The compiled core's state (after ``reset``); None if a transcribed rule changed."""
         if not keeps_rules(self, PlanPolicy, PlanPolicy.TRANSCRIBED):
             return None
-        return RelaxedKernel("plan", arrival=self.mode_ == "arrival",
-                             conserving=self.conserving, gap=self.gap, water=self.water,
-                             last_plan=self.last_plan, planned_until=self.planned_until,
-                             replan=self._kernel_replan)
+        return RelaxedKernel(
+            "plan",
+            arrival=self.mode_ == "arrival",
+            conserving=self.conserving,
+            gap=self.gap,
+            water=self.water,
+            last_plan=self.last_plan,
+            planned_until=self.planned_until,
+            replan=self._kernel_replan,
+        )
 
     def _kernel_replan(self, view: Any) -> tuple[PlanRuns, int]:
         """The compiled loop's re-plan: the plan, and when it was made."""
@@ -330,8 +363,9 @@ class PlanPolicy:
                         self.queued -= 1
                     if not q:
                         del jobs[j]
-                    elif q[0][1] == cur and state.barrier[j] <= now and \
-                            (pick < 0 or q[0][0] < best):
+                    elif (
+                        q[0][1] == cur and state.barrier[j] <= now and (pick < 0 or q[0][0] < best)
+                    ):
                         best, pick = q[0][0], j
                 if pick < 0:
                     break
@@ -371,8 +405,10 @@ class PlanPolicy:
         if not cand:
             return PlanRuns.empty()
         # Smith ratio at full speed: best first (only matters when the budget cuts).
-        ratio = {j: inst.weight[j] / ((inst.rounds[j] - f) * inst.round_time_next[j] + 1)
-                 for j, f in cand}
+        ratio = {
+            j: inst.weight[j] / ((inst.rounds[j] - f) * inst.round_time_next[j] + 1)
+            for j, f in cand
+        }
         cand.sort(key=lambda c: (-ratio[c[0]], c[0]))
         budget = self.budget
         chosen: list[tuple[int, int, int, int]] = []  # job, first round, kept, remaining
@@ -389,25 +425,42 @@ class PlanPolicy:
         chosen.sort()  # instance order: planners break ties by it
         cut = any(keep < rem for _, _, keep, rem in chosen)
         rows = np.array([j for j, *_ in chosen], dtype=np.int64)
-        weights = [max(1, round(WEIGHT_SCALE * inst.weight[j] * keep / rem)) if cut
-                   else int(inst.weight[j]) for j, _, keep, rem in chosen]
+        weights = [
+            max(1, round(WEIGHT_SCALE * inst.weight[j] * keep / rem))
+            if cut
+            else int(inst.weight[j])
+            for j, _, keep, rem in chosen
+        ]
         firsts = np.array([f for _, f, *_ in chosen], dtype=np.int64)
         for j, f, keep, _ in chosen:
             self.planned_until[j] = f + keep
         warm = self._warm(sim, rows.tolist()) if self.planner.warm else None
         extra = [] if warm is not None else self._busy_jobs(sim, self.gap)
-        residual = inst.residual(rows.tolist(), [keep for _, _, keep, _ in chosen], weights,
-                                 [max(now, int(state.barrier[j])) for j in rows], extra,
-                                 name=f"{inst.name}@{now}")
+        residual = inst.residual(
+            rows.tolist(),
+            [keep for _, _, keep, _ in chosen],
+            weights,
+            [max(now, int(state.barrier[j])) for j in rows],
+            extra,
+            name=f"{inst.name}@{now}",
+        )
         planning = self.planning_instance(residual)
         runs = self._plan(residual, planning, warm, None if cut else self._until(sim))
         self.num_plans += 1
         row = runs[:, 0]  # residual row; stand-ins: >= len(rows)
         runs = runs[row < len(rows)]
         row, gtype = runs[:, 0], self.types[runs[:, 3]]
-        return PlanRuns(rows[row], firsts[row] + runs[:, 1], runs[:, 1].copy(), gtype,
-                        runs[:, 5].copy(), planning.proc_by_type[row, gtype].astype(np.int64),
-                        runs[:, 4].copy(), runs[:, 6].copy(), runs[:, 7].copy())
+        return PlanRuns(
+            rows[row],
+            firsts[row] + runs[:, 1],
+            runs[:, 1].copy(),
+            gtype,
+            runs[:, 5].copy(),
+            planning.proc_by_type[row, gtype].astype(np.int64),
+            runs[:, 4].copy(),
+            runs[:, 6].copy(),
+            runs[:, 7].copy(),
+        )
 
     def _until(self, sim: Simulator) -> int | None:
         """In ``arrival`` mode, a time from which nothing the plan holds can start before
@@ -422,8 +475,9 @@ class PlanPolicy:
             return None
         return int(later.min()) + int(sim.inst.overhead.max(initial=0)) + 1
 
-    def _plan(self, residual: Instance, planning: Instance, warm: Warm | None,
-              until: int | None = None) -> np.ndarray:
+    def _plan(
+        self, residual: Instance, planning: Instance, warm: Warm | None, until: int | None = None
+    ) -> np.ndarray:
         """The planner's plan of the residual (from ``warm``: only the tasks left) as runs
         (job, round, first task, gpu, count, start) in residual indices
         (``rounds.expand_blocks``); ``planning``: the instance the planner sees.
@@ -448,23 +502,29 @@ class PlanPolicy:
             runs = schedule_runs(residual, self.planner.plan(planning, warm, deadline))
         tasks = int(runs[:, 4] @ runs[:, 7])
         if warm is None and until is None and tasks != residual.num_tasks:
-            raise SimulationError(f"policy {self.name!r}: planner {self.planner_name!r} planned "
-                                  f"{tasks} of {residual.num_tasks} tasks for {residual.name!r}")
+            raise SimulationError(
+                f"policy {self.name!r}: planner {self.planner_name!r} planned "
+                f"{tasks} of {residual.num_tasks} tasks for {residual.name!r}"
+            )
         return runs
 
     def _warm(self, sim: Simulator, rows: list[int]) -> Warm | None:
         """The running cluster as seen by the residual's jobs ``rows``, for our heuristic;
         None when nothing running matters (then the residual alone is exact)."""
         state, now = sim.state, sim.now
-        pos = np.full(sim.inst.num_jobs + 1, -1, dtype=np.int64)   # [-1] for "no job"
+        pos = np.full(sim.inst.num_jobs + 1, -1, dtype=np.int64)  # [-1] for "no job"
         pos[rows] = np.arange(len(rows))
         last = pos[state.last]
         placed = state.placed[rows]
         if not (state.free > now).any() and (last < 0).all() and not placed.any():
             return None
         k = sim.inst.tasks_per_round[rows]
-        return Warm(free=np.maximum(state.free, now).tolist(), last=last.tolist(),
-                    left=(k - placed).tolist(), carry=state.round_end[rows].tolist())
+        return Warm(
+            free=np.maximum(state.free, now).tolist(),
+            last=last.tolist(),
+            left=(k - placed).tolist(),
+            carry=state.round_end[rows].tolist(),
+        )
 
     def _busy_jobs(self, sim: Simulator, grid: int) -> list[Job]:
         """Stand-ins for the GPUs still busy: one task per busy GPU lasting its remaining
@@ -486,8 +546,16 @@ class PlanPolicy:
         groups: dict[tuple[int, int], int] = {}
         for k, d in zip(self.types[busy].tolist(), left.tolist()):
             groups[k, d] = groups.get((k, d), 0) + 1
-        return [Job(f"{BUSY}{k}-{d}", {inst.gpu_types[k]: d}, tasks_per_round=c,
-                    weight=MAX_COUNT, release=now) for (k, d), c in groups.items()]
+        return [
+            Job(
+                f"{BUSY}{k}-{d}",
+                {inst.gpu_types[k]: d},
+                tasks_per_round=c,
+                weight=MAX_COUNT,
+                release=now,
+            )
+            for (k, d), c in groups.items()
+        ]
 
 
 class HarePolicy(PlanPolicy):
@@ -495,7 +563,6 @@ class HarePolicy(PlanPolicy):
 
     name = "hare"
     planner_name = "hare"
-
 
 
 class HarePaperPolicy(PlanPolicy):
@@ -517,8 +584,10 @@ class HarePaperPolicy(PlanPolicy):
 class SchedHomoOptions(PlanOptions):
     plan_evals: int | None = option(1, lo=1, doc="candidate plans per re-plan")
     follow: Literal["strict", "work-conserving"] = option(
-        "work-conserving", doc="work-conserving: the first entry ready now; strict: queue "
-                               "heads in planned order and time, a GPU held for a barrier")
+        "work-conserving",
+        doc="work-conserving: the first entry ready now; strict: queue "
+        "heads in planned order and time, a GPU held for a barrier",
+    )
 
 
 class SchedHomoPolicy(PlanPolicy):
@@ -553,6 +622,16 @@ class SchedHomoPolicy(PlanPolicy):
 
             p = max(1, mean([job.task_time[t] for t in types]))
             s = mean([job.sync_on(t) for t in types])
-            jobs.append(Job(job.id, dict.fromkeys(types, p), job.rounds, job.tasks_per_round,
-                            job.weight, job.release, s, job.switch_overhead))
+            jobs.append(
+                Job(
+                    job.id,
+                    dict.fromkeys(types, p),
+                    job.rounds,
+                    job.tasks_per_round,
+                    job.weight,
+                    job.release,
+                    s,
+                    job.switch_overhead,
+                )
+            )
         return residual.with_jobs(jobs)

@@ -40,20 +40,30 @@ TIRESIAS_LIMITS_S = (3250.0, 7200.0)
 
 @dataclass(frozen=True)
 class TiresiasOptions(GangOptions):
-    lease: float | None = option(BLOX_ROUND_S, lo=1e-3, doc="seconds a job holds its GPUs "
-                                 "under the lease semantics (Blox's round); null: whole job")
-    thresholds: tuple[float, ...] | None = option(TIRESIAS_LIMITS_S, doc="queue limits "
-                                                  "in GPU-seconds (Tiresias's simulator's)")
-    queue_rounds: tuple[float, ...] | None = option(None, doc="queue limits in median "
-                                                    "rounds of GPU time instead of thresholds")
+    lease: float | None = option(
+        BLOX_ROUND_S,
+        lo=1e-3,
+        doc="seconds a job holds its GPUs "
+        "under the lease semantics (Blox's round); null: whole job",
+    )
+    thresholds: tuple[float, ...] | None = option(
+        TIRESIAS_LIMITS_S, doc="queue limits in GPU-seconds (Tiresias's simulator's)"
+    )
+    queue_rounds: tuple[float, ...] | None = option(
+        None, doc="queue limits in median rounds of GPU time instead of thresholds"
+    )
 
     def __post_init__(self) -> None:
         for name in ("queue_rounds", "thresholds"):
             v = getattr(self, name)
-            if v is not None and (not v or any(x <= 0 for x in v)
-                                  or any(a >= b for a, b in zip(v, v[1:]))):
-                raise OptionError(f"must be increasing positive numbers, got {list(v)}",
-                                  option=name, owner="policy 'tiresias'")
+            if v is not None and (
+                not v or any(x <= 0 for x in v) or any(a >= b for a, b in zip(v, v[1:]))
+            ):
+                raise OptionError(
+                    f"must be increasing positive numbers, got {list(v)}",
+                    option=name,
+                    owner="policy 'tiresias'",
+                )
 
 
 class TiresiasPolicy(GangPolicy):
@@ -69,8 +79,9 @@ class TiresiasPolicy(GangPolicy):
         super().reset(sim)
         inst = sim.inst
         if self.queue_rounds is not None:  # relative to this workload
-            mean_task = np.where(inst.eligible_by_type, inst.proc_by_type, 0).sum(axis=1) \
-                / inst.eligible_by_type.sum(axis=1)
+            mean_task = np.where(inst.eligible_by_type, inst.proc_by_type, 0).sum(
+                axis=1
+            ) / inst.eligible_by_type.sum(axis=1)
             base = float(np.median(inst.tasks_per_round * mean_task))
             limits = np.asarray(self.queue_rounds, dtype=float) * base
         else:  # GPU-seconds in the instance's time unit (an instance without one: seconds)
@@ -87,5 +98,4 @@ class TiresiasPolicy(GangPolicy):
 
     def kernel_state(self, sim: Simulator) -> GangKernel | None:
         """``engine/kernel.py`` transcribes this class's rules (a subclass: none)."""
-        return GangKernel("tiresias", limits=self._limits) \
-            if type(self) is TiresiasPolicy else None
+        return GangKernel("tiresias", limits=self._limits) if type(self) is TiresiasPolicy else None

@@ -40,8 +40,7 @@ def layout(n, m):
 def _est(row, j, g, fix, n, m):
     """Earliest start of a task of job j on GPU g from this node (never before its time)."""
     _, lo_last, lo_free, lo_ready, _, _, lo_t, _ = layout(n, m)
-    s = _start(row[lo_free + g], row[lo_last + g] == j, fix[1, j], fix[2, j],
-               row[lo_ready + j])
+    s = _start(row[lo_free + g], row[lo_last + g] == j, fix[1, j], fix[2, j], row[lo_ready + j])
     return max(s, row[lo_t])
 
 
@@ -280,8 +279,11 @@ def expand(row, d, chj, chg, nch, proc, fix, gtype, n, m):
                 continue
             twin = False
             for h in range(g):
-                if (gtype[h] == gtype[g] and row[lo_last + h] == row[lo_last + g]
-                        and row[lo_free + h] == row[lo_free + g]):
+                if (
+                    gtype[h] == gtype[g]
+                    and row[lo_last + h] == row[lo_last + g]
+                    and row[lo_free + h] == row[lo_free + g]
+                ):
                     twin = True
                     break
             if twin:
@@ -298,8 +300,33 @@ def expand(row, d, chj, chg, nch, proc, fix, gtype, n, m):
 
 
 @jit
-def run(states, chj, chg, nch, ptr, depth, moves, best_moves, best, proc, sync, fix, rt,
-        minp, mins, gtype, groups, gptr, head, nxt, labels, dead, count, stats, budget):
+def run(
+    states,
+    chj,
+    chg,
+    nch,
+    ptr,
+    depth,
+    moves,
+    best_moves,
+    best,
+    proc,
+    sync,
+    fix,
+    rt,
+    minp,
+    mins,
+    gtype,
+    groups,
+    gptr,
+    head,
+    nxt,
+    labels,
+    dead,
+    count,
+    stats,
+    budget,
+):
     """Advance the depth-first search by at most ``budget`` nodes.
 
     Returns 0 when the search is over (``best`` is then optimal), 1 when the budget

@@ -32,15 +32,20 @@ def fits(instance: Instance) -> None:
     width = 3 * n + 2 * m + 2  # one node row: ``_search.layout``
     stack = (total + 1) * 8 * (width + 2 * n * m + 3)
     if stack > MAX_STACK_BYTES:
-        raise CapacityError(f"solver 'bnb': instance {instance.name!r} needs "
-                            f"{stack / 2**30:.1f} GiB of search stack ({total} tasks x {n} "
-                            f"jobs x {m} GPUs), more than the {MAX_STACK_BYTES / 2**30:.0f} "
-                            "GiB it handles")
+        raise CapacityError(
+            f"solver 'bnb': instance {instance.name!r} needs "
+            f"{stack / 2**30:.1f} GiB of search stack ({total} tasks x {n} "
+            f"jobs x {m} GPUs), more than the {MAX_STACK_BYTES / 2**30:.0f} "
+            "GiB it handles"
+        )
 
 
 @dataclass(frozen=True)
 class BnbOptions(ExactOptions):
-    memo_mb: float = option(512.0, lo=0.0, doc="memory for the dominance memo (MB); when "
-                                               "full the search goes on without storing")
+    memo_mb: float = option(
+        512.0,
+        lo=0.0,
+        doc="memory for the dominance memo (MB); when full the search goes on without storing",
+    )
 
     owner = "solver 'bnb'"

@@ -41,15 +41,23 @@ def _arrays(instance: Instance) -> dict[str, np.ndarray]:
     return {
         "proc": np.where(ok, instance.proc, -1).astype(np.int64),
         "sync": instance.sync.astype(np.int64),
-        "fix": np.stack([instance.weight, instance.release, instance.overhead,
-                         instance.tasks_per_round, instance.rounds]).astype(np.int64),
+        "fix": np.stack(
+            [
+                instance.weight,
+                instance.release,
+                instance.overhead,
+                instance.tasks_per_round,
+                instance.rounds,
+            ]
+        ).astype(np.int64),
         "rt": instance.round_time_next.astype(np.int64),
         "minp": instance.min_task_time.astype(np.int64),
         "mins": min_sync(instance).astype(np.int64),
         "gtype": instance.gpu_type_index.astype(np.int64),
         "groups": order.astype(np.int64),
-        "gptr": np.searchsorted(instance.gpu_type_index[order],
-                                np.arange(len(instance.gpu_types) + 1)).astype(np.int64),
+        "gptr": np.searchsorted(
+            instance.gpu_type_index[order], np.arange(len(instance.gpu_types) + 1)
+        ).astype(np.int64),
     }
 
 
@@ -149,19 +157,31 @@ class BnbBackend:
         a = _arrays(instance)
         states = np.zeros((total + 1, width), dtype=np.int64)
         _, lo_last, _, lo_ready, _, _, _, _ = k.layout(n, m)
-        states[0, lo_last:lo_last + m] = -1
-        states[0, lo_ready:lo_ready + n] = instance.release
+        states[0, lo_last : lo_last + m] = -1
+        states[0, lo_ready : lo_ready + n] = instance.release
         chj = np.zeros((total + 1, n * m), dtype=np.int64)
         moves = np.zeros((total, 3), dtype=np.int64)
         t_root = time.perf_counter()
         tail = (a["proc"], a["sync"], a["fix"], a["rt"], a["minp"], a["mins"])
         root = k.bound(states[0], *tail, n, m, 1e300, *k.scratch(n, m))
         root_s = time.perf_counter() - t_root  # what one bound costs: prices open_bound
-        return _Search(a, states, chj, np.zeros_like(chj), np.zeros(total + 1, dtype=np.int64),
-                       np.zeros(total + 1, dtype=np.int64), np.zeros(1, dtype=np.int64), moves,
-                       np.zeros_like(moves), np.array([ctx.upper], dtype=np.int64),
-                       _Memo(width, opts.memo_mb, n, m), np.zeros(4, dtype=np.int64),
-                       float(root), root_s, ctx.upper)
+        return _Search(
+            a,
+            states,
+            chj,
+            np.zeros_like(chj),
+            np.zeros(total + 1, dtype=np.int64),
+            np.zeros(total + 1, dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+            moves,
+            np.zeros_like(moves),
+            np.array([ctx.upper], dtype=np.int64),
+            _Memo(width, opts.memo_mb, n, m),
+            np.zeros(4, dtype=np.int64),
+            float(root),
+            root_s,
+            ctx.upper,
+        )
 
     def search(self, ctx: Context, s: _Search) -> Found:
         """Depth first, in chunks between which the clock, the stop flag, the work limit
@@ -186,13 +206,35 @@ class BnbBackend:
                 outside = shared.peek()
                 if outside is not None and outside < best[0]:
                     best[0] = outside
-            code = k.run(s.states, s.chj, s.chg, s.nch, s.ptr, s.depth, s.moves, s.best_moves,
-                         best, *tail, a["gtype"], a["groups"], a["gptr"], s.memo.head,
-                         s.memo.nxt, s.memo.labels, s.memo.dead, s.memo.count, s.counts, chunk)
+            code = k.run(
+                s.states,
+                s.chj,
+                s.chg,
+                s.nch,
+                s.ptr,
+                s.depth,
+                s.moves,
+                s.best_moves,
+                best,
+                *tail,
+                a["gtype"],
+                a["groups"],
+                a["gptr"],
+                s.memo.head,
+                s.memo.nxt,
+                s.memo.labels,
+                s.memo.dead,
+                s.memo.count,
+                s.counts,
+                chunk,
+            )
             finished = code == 0
             if s.counts[2] > found:  # the kernel built a schedule below best[0]
-                found, s.own_value, s.own_moves = (int(s.counts[2]), int(best[0]),
-                                                   s.best_moves.copy())
+                found, s.own_value, s.own_moves = (
+                    int(s.counts[2]),
+                    int(best[0]),
+                    s.best_moves.copy(),
+                )
                 run.report("bnb", incumbent=s.own_value)
                 if shared is not None:
                     shared.offer(s.own_value, _rows(instance, s.own_moves))
@@ -221,25 +263,39 @@ class BnbBackend:
             status, bound = Status.UNKNOWN, float(best[0])
         else:
             status, bound = Status.UNKNOWN, self._open_bound(ctx, s)
-        return Found(status, solution=own, value=s.own_value if own else None, bound=bound,
-                     stopped=stopped, stats={
-                         "nodes": int(s.counts[0]), "dominated": int(s.counts[1]),
-                         "pruned_by_bound": int(s.counts[3]), "improvements": int(s.counts[2]),
-                         "memo_labels": int(s.memo.count[0]), "memo_full": s.memo.full,
-                         "root_bound": ceil_bound(s.root) if math.isfinite(s.root) else None,
-                         "search_bound_from_shared": int(best[0]) < s.own_value})
+        return Found(
+            status,
+            solution=own,
+            value=s.own_value if own else None,
+            bound=bound,
+            stopped=stopped,
+            stats={
+                "nodes": int(s.counts[0]),
+                "dominated": int(s.counts[1]),
+                "pruned_by_bound": int(s.counts[3]),
+                "improvements": int(s.counts[2]),
+                "memo_labels": int(s.memo.count[0]),
+                "memo_full": s.memo.full,
+                "root_bound": ceil_bound(s.root) if math.isfinite(s.root) else None,
+                "search_bound_from_shared": int(best[0]) < s.own_value,
+            },
+        )
 
     def _open_bound(self, ctx: Context, s: _Search) -> float:
         """open_bound prices every open child (it took 18 s on 994 tasks x 15 GPUs): only
         with the time for it, and never after a stop request; else the root's bound."""
         run = ctx.run
         d = int(s.depth[0])
-        open_children = int((s.nch[:d + 1] - s.ptr[:d + 1]).clip(min=0).sum())
+        open_children = int((s.nch[: d + 1] - s.ptr[: d + 1]).clip(min=0).sum())
         left = run.remaining()
         affordable = not run.stop.is_set() and (
-            left is None or open_children * s.root_s < max(left, OPEN_BOUND_SLACK_S))
-        low = k.open_bound(s.states, s.chj, s.chg, s.nch, s.ptr, s.depth, s.best,
-                           *s.tail) if affordable else -np.inf
+            left is None or open_children * s.root_s < max(left, OPEN_BOUND_SLACK_S)
+        )
+        low = (
+            k.open_bound(s.states, s.chj, s.chg, s.nch, s.ptr, s.depth, s.best, *s.tail)
+            if affordable
+            else -np.inf
+        )
         return max(s.root - k.EPS, low - k.EPS)
 
     def extract(self, ctx: Context, s: _Search) -> Schedule:
@@ -247,8 +303,9 @@ class BnbBackend:
         return _schedule(ctx.instance, s.own_moves)
 
 
-def solve_bnb(instance: Instance, run: Run | None = None,
-              options: BnbOptions | None = None) -> Result:
+def solve_bnb(
+    instance: Instance, run: Run | None = None, options: BnbOptions | None = None
+) -> Result:
     """Prove the optimum by branch and bound; ``optimal`` only when the search is complete.
 
     The start (the run's hint, else the rules') is the first incumbent; the search looks
@@ -265,9 +322,14 @@ def warm_up() -> float:
     """Load (or, on the first run after installing, compile) the search kernel; returns
     seconds, so that callers that time solvers do not charge it to the first bnb solve."""
     t0 = time.perf_counter()
-    inst = Instance((GPU("g0", "A"), GPU("g1", "A"), GPU("g2", "B")),
-                    (Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2, switch_overhead=1),
-                     Job("j1", {"A": 1}, release=1, sync_time=1)), "warm-up")
+    inst = Instance(
+        (GPU("g0", "A"), GPU("g1", "A"), GPU("g2", "B")),
+        (
+            Job("j0", {"A": 2, "B": 3}, rounds=2, tasks_per_round=2, switch_overhead=1),
+            Job("j1", {"A": 1}, release=1, sync_time=1),
+        ),
+        "warm-up",
+    )
     from hare_opt.heuristics.rules import solve_fifo
 
     backend = BnbBackend()
@@ -275,7 +337,8 @@ def warm_up() -> float:
     for limit in (1, None):  # the root's children (open_bound), then a complete search
         # its own progress sink: the warm-up instance's incumbent is no command's news
         run = Run(progress=lambda *_: None)
-        ctx = Context("bnb", inst, run, BnbOptions(work_limit=limit), solve_fifo(inst, run, None),
-                      0, Stats())
+        ctx = Context(
+            "bnb", inst, run, BnbOptions(work_limit=limit), solve_fifo(inst, run, None), 0, Stats()
+        )
         backend.search(ctx, backend.build(ctx))
     return time.perf_counter() - t0

@@ -7,9 +7,12 @@ from typing import TYPE_CHECKING
 
 from hare_opt.util.lazy import lazy_exports
 
-_EXPORTS = {"Features": "hare_opt.solvers.cpsat.model", "build": "hare_opt.solvers.cpsat.model",
-            "Tasks": "hare_opt.solvers.cpsat.tasks",
-            "solve_cpsat": "hare_opt.solvers.cpsat.solver"}
+_EXPORTS = {
+    "Features": "hare_opt.solvers.cpsat.model",
+    "build": "hare_opt.solvers.cpsat.model",
+    "Tasks": "hare_opt.solvers.cpsat.tasks",
+    "solve_cpsat": "hare_opt.solvers.cpsat.solver",
+}
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:

@@ -25,13 +25,13 @@ from hare_opt.util.ortools import cp_model
 class Features:
     """Switches for the optional parts of the model (all valid; defaults are the fastest)."""
 
-    symmetry: bool = True     # order identical tasks of a round; value precedence on GPUs
-    redundant: bool = True    # critical-path and per-round span bounds on barriers
+    symmetry: bool = True  # order identical tasks of a round; value precedence on GPUs
+    redundant: bool = True  # critical-path and per-round span bounds on barriers
     cumulative: bool = False  # one cumulative over all tasks with capacity = number of GPUs
-    set_times: bool = False   # decision strategy for the "fixed" worker: earliest start first
-    setups: str = "circuit"   # exact; relaxations: "first" (one per job and GPU), "ignore"
+    set_times: bool = False  # decision strategy for the "fixed" worker: earliest start first
+    setups: str = "circuit"  # exact; relaxations: "first" (one per job and GPU), "ignore"
     setup_energy: bool = True  # circuit: each paid setup as an interval in the GPU's NoOverlap
-    time_indexed: int = 0     # add a time-indexed relaxation if it needs at most this many literals
+    time_indexed: int = 0  # add a time-indexed relaxation if it needs at most this many literals
 
 
 @dataclass
@@ -41,8 +41,8 @@ class Built:
     model: cp_model.CpModel
     tasks: Tasks
     start: list[cp_model.IntVar]
-    assign: list[dict[int, cp_model.IntVar]]          # task -> {gpu: literal}
-    barrier: list[list[cp_model.IntVar]]              # job -> round -> barrier
+    assign: list[dict[int, cp_model.IntVar]]  # task -> {gpu: literal}
+    barrier: list[list[cp_model.IntVar]]  # job -> round -> barrier
     arcs: dict[int, dict[tuple[int, int], cp_model.IntVar]] = field(default_factory=dict)
     used: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (task, gpu)
     intervals: list[list[cp_model.IntervalVar]] = field(default_factory=list)  # per GPU
@@ -56,8 +56,10 @@ class Built:
 def barrier_lower_bounds(inst: Instance) -> list[list[int]]:
     """Earliest possible barrier of every round: release plus minimum round times."""
     first, nxt = inst.round_time_first, inst.round_time_next
-    return [[int(inst.release[j] + first[j] + r * nxt[j]) for r in range(int(inst.rounds[j]))]
-            for j in range(inst.num_jobs)]
+    return [
+        [int(inst.release[j] + first[j] + r * nxt[j]) for r in range(int(inst.rounds[j]))]
+        for j in range(inst.num_jobs)
+    ]
 
 
 def latest_start(inst: Instance, j: int, r: int, c_max: int) -> int:
@@ -81,8 +83,12 @@ def _no_poll() -> None:
     pass
 
 
-def build(inst: Instance, features: Features = Features(), upper_bound: int | None = None,
-          poll: Callable[[], None] | None = None) -> Built:
+def build(
+    inst: Instance,
+    features: Features = Features(),
+    upper_bound: int | None = None,
+    poll: Callable[[], None] | None = None,
+) -> Built:
     """The CP-SAT model; with ``upper_bound`` only schedules scoring at most that are kept.
     ``poll`` is called every few hundred tasks and per GPU (it may raise to stop building)."""
     poll = poll or _no_poll
@@ -98,12 +104,16 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
     else:
         # w_j C_j <= U - sum_{i != j} w_i LB_i: a tight horizon per job.
         total = sum(wi * li for wi, li in zip(w, last_lb))
-        c_max = [max(last_lb[j], (upper_bound - total + w[j] * last_lb[j]) // w[j])
-                 for j in range(inst.num_jobs)]
+        c_max = [
+            max(last_lb[j], (upper_bound - total + w[j] * last_lb[j]) // w[j])
+            for j in range(inst.num_jobs)
+        ]
         horizon = max(c_max)
 
-    barrier = [[m.new_int_var(lb[j][r], c_max[j], f"B{j}_{r}") for r in range(len(lb[j]))]
-               for j in range(inst.num_jobs)]
+    barrier = [
+        [m.new_int_var(lb[j][r], c_max[j], f"B{j}_{r}") for r in range(len(lb[j]))]
+        for j in range(inst.num_jobs)
+    ]
     start, assign, window = [], [], []
     intervals: list[list[cp_model.IntervalVar]] = [[] for _ in range(inst.num_gpus)]
     for i in range(n):
@@ -119,8 +129,9 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
         for g in np.flatnonzero(inst.eligible[j]).tolist():
             lit = m.new_bool_var(f"x{i}_{g}")
             lits[g] = lit
-            intervals[g].append(m.new_optional_fixed_size_interval_var(
-                s, int(inst.proc[j, g]), lit, f"I{i}_{g}"))
+            intervals[g].append(
+                m.new_optional_fixed_size_interval_var(s, int(inst.proc[j, g]), lit, f"I{i}_{g}")
+            )
         m.add_exactly_one(lits.values())
         ready = s + sum(int(inst.proc[j, g] + inst.sync[j, g]) * lit for g, lit in lits.items())
         m.add(barrier[j][r] >= ready)
@@ -128,8 +139,9 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
             m.add(s >= barrier[j][r - 1])
         start.append(s)
         assign.append(lits)
-    built = Built(m, tasks, start, assign, barrier, intervals=intervals, horizon=horizon,
-                  window=window)
+    built = Built(
+        m, tasks, start, assign, barrier, intervals=intervals, horizon=horizon, window=window
+    )
 
     if features.redundant:
         _add_redundant(built, inst)
@@ -147,18 +159,25 @@ def build(inst: Instance, features: Features = Features(), upper_bound: int | No
             if features.setups == "first":
                 _add_first_setups(built, inst, g, nodes)
             else:
-                _add_circuit(built, inst, g, nodes, ordered=features.symmetry,
-                             energy=features.setup_energy, poll=poll)
+                _add_circuit(
+                    built,
+                    inst,
+                    g,
+                    nodes,
+                    ordered=features.symmetry,
+                    energy=features.setup_energy,
+                    poll=poll,
+                )
     for g in range(inst.num_gpus):
         m.add_no_overlap(built.intervals[g])
 
     if features.time_indexed:
-        built.stats["time_indexed"] = _add_time_indexed(built, inst, features.time_indexed,
-                                                        poll)
+        built.stats["time_indexed"] = _add_time_indexed(built, inst, features.time_indexed, poll)
     if features.set_times:
         m.add_decision_strategy(start, cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
     built.objective = cp_model.LinearExpr.weighted_sum(
-        [barrier[j][-1] for j in range(inst.num_jobs)], w)
+        [barrier[j][-1] for j in range(inst.num_jobs)], w
+    )
     if upper_bound is not None:
         m.add(built.objective <= upper_bound)
     m.minimize(built.objective)
@@ -193,8 +212,10 @@ def _add_task_order(b: Built, inst: Instance, poll: Callable[[], None] = _no_pol
         for r in range(int(inst.rounds[j])):
             first = tasks.index(j, r, 0)
             m.add(b.barrier[j][r] >= b.start[first] + int(inst.round_time_next[j]))
-            keys = [n_types * b.start[i] + sum(int(tix[g]) * lit for g, lit in b.assign[i].items())
-                    for i in range(first, first + K)]
+            keys = [
+                n_types * b.start[i] + sum(int(tix[g]) * lit for g, lit in b.assign[i].items())
+                for i in range(first, first + K)
+            ]
             for a, c in zip(keys, keys[1:]):
                 m.add(a <= c)
 
@@ -229,8 +250,9 @@ def _add_gpu_precedence(b: Built, poll: Callable[[], None] = _no_poll) -> None:
                     b.used[(i, g)] = u
 
 
-def _add_cumulative(b: Built, inst: Instance, horizon: int,
-                    poll: Callable[[], None] = _no_poll) -> None:
+def _add_cumulative(
+    b: Built, inst: Instance, horizon: int, poll: Callable[[], None] = _no_poll
+) -> None:
     """All tasks on the cluster as a whole: at most M run at once (energetic reasoning)."""
     m = b.model
     ivs = []
@@ -246,8 +268,16 @@ def _add_cumulative(b: Built, inst: Instance, horizon: int,
     m.add_cumulative(ivs, [1] * len(ivs), inst.num_gpus)
 
 
-def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered: bool,
-                 energy: bool, poll: Callable[[], None] = _no_poll) -> None:
+def _add_circuit(
+    b: Built,
+    inst: Instance,
+    g: int,
+    nodes: list[int],
+    *,
+    ordered: bool,
+    energy: bool,
+    poll: Callable[[], None] = _no_poll,
+) -> None:
     """Sequence-dependent setups on GPU g: a circuit through the tasks it runs.
 
     Node 0 is the GPU's empty state; an arc a -> c means c runs right after a.
@@ -275,9 +305,16 @@ def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered:
         b.arcs[g][(-1, a)], b.arcs[g][(a, -1)] = first, last
         into[a].append(first)
         for c_pos, c in enumerate(nodes, start=1):
-            if a == c or jobs[a] == jobs[c] and (
-                    rounds[a] > rounds[c] or
-                    ordered and rounds[a] == rounds[c] and nums[a] > nums[c]):
+            if (
+                a == c
+                or jobs[a] == jobs[c]
+                and (
+                    rounds[a] > rounds[c]
+                    or ordered
+                    and rounds[a] == rounds[c]
+                    and nums[a] > nums[c]
+                )
+            ):
                 continue
             lit = m.new_bool_var(f"a{a}_{c}_{g}")
             arcs.append((a_pos, c_pos, lit))
@@ -296,8 +333,9 @@ def _add_circuit(b: Built, inst: Instance, g: int, nodes: list[int], *, ordered:
             sw = m.new_bool_var(f"sw{c}_{g}")
             m.add(sw == sum(into[c]))
             b.switch[(c, g)] = sw
-            b.intervals[g].append(m.new_optional_fixed_size_interval_var(
-                b.start[c] - o, o, sw, f"S{c}_{g}"))
+            b.intervals[g].append(
+                m.new_optional_fixed_size_interval_var(b.start[c] - o, o, sw, f"S{c}_{g}")
+            )
 
 
 def _add_first_setups(b: Built, inst: Instance, g: int, nodes: list[int]) -> None:
@@ -323,8 +361,9 @@ def _add_first_setups(b: Built, inst: Instance, g: int, nodes: list[int]) -> Non
         b.intervals[g].append(m.new_optional_fixed_size_interval_var(at, o, used, f"S{j}_{g}"))
 
 
-def _add_time_indexed(b: Built, inst: Instance, max_literals: int,
-                      poll: Callable[[], None] = _no_poll) -> int:
+def _add_time_indexed(
+    b: Built, inst: Instance, max_literals: int, poll: Callable[[], None] = _no_poll
+) -> int:
     """Channel each start into literals y[i, g, t] (task i starts on g at t).
 
     At most one task in process on a GPU at each time (setups left out: still

@@ -13,8 +13,13 @@ from hare_opt.solvers.cpsat.model import Features
 from hare_opt.solvers.exact import ExactOptions
 
 #: CP-SAT parameters that duplicate a shared option: the shared name is the one to use.
-SHARED = {"num_workers": "threads", "num_search_workers": "threads", "random_seed": "seed",
-          "max_time_in_seconds": "time_limit", "log_search_progress": "log"}
+SHARED = {
+    "num_workers": "threads",
+    "num_search_workers": "threads",
+    "random_seed": "seed",
+    "max_time_in_seconds": "time_limit",
+    "log_search_progress": "log",
+}
 
 
 @dataclass(frozen=True)
@@ -22,11 +27,13 @@ class CpsatOptions(ExactOptions):
     """Any other name is taken as a CP-SAT parameter (e.g. ``linearization_level=2``)
     and checked by CP-SAT's own parameter validator."""
 
-    relax_setups: float = option(0.25, lo=0.0, hi=1.0,
-                                 doc="share of the time first spent on a setup relaxation")
+    relax_setups: float = option(
+        0.25, lo=0.0, hi=1.0, doc="share of the time first spent on a setup relaxation"
+    )
     floor: int | None = option(None, lo=0, doc="a proved lower bound, added as a constraint")
-    lp_floor: bool = option(False, doc="add the LP bound (hare_opt.bounds, up to 200 tasks) "
-                                      "to the floor")
+    lp_floor: bool = option(
+        False, doc="add the LP bound (hare_opt.bounds, up to 200 tasks) to the floor"
+    )
     symmetry: bool = option(True, doc="model switch (docs/formulations.md)")
     redundant: bool = option(True, doc="model switch")
     cumulative: bool = option(False, doc="model switch")
@@ -39,8 +46,9 @@ class CpsatOptions(ExactOptions):
 
     @property
     def features(self) -> Features:
-        return Features(**{f.name: getattr(self, f.name) for f in fields(Features)
-                           if f.name != "setups"})
+        return Features(
+            **{f.name: getattr(self, f.name) for f in fields(Features) if f.name != "setups"}
+        )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -59,24 +67,34 @@ def check_params(params: Mapping[str, Any], owner: str, names: list[str]) -> Non
     solver = cp_model.CpSolver()
     for key, value in params.items():
         if key in SHARED:
-            raise OptionError(f"is the shared option {SHARED[key]!r} here", option=key,
-                              owner=owner)
+            raise OptionError(f"is the shared option {SHARED[key]!r} here", option=key, owner=owner)
         if not hasattr(solver.parameters, key):
-            raise OptionError(f"is not a CP-SAT parameter or an option of this solver; its "
-                              f"options: {', '.join(names)}", option=key, owner=owner)
+            raise OptionError(
+                f"is not a CP-SAT parameter or an option of this solver; its "
+                f"options: {', '.join(names)}",
+                option=key,
+                owner=owner,
+            )
         try:
             set_param(solver.parameters, key, value)
         except (AttributeError, TypeError, ValueError) as exc:
             expected = re.search(r"arg[01]: ([\w.\[\]]+)\)", str(exc))
-            kind = ("list" if hasattr(getattr(solver.parameters, key), "extend") else
-                    expected.group(1).rsplit(".", 1)[-1] if expected else "another type")
-            raise OptionError(f"must be of type {kind} (a CP-SAT parameter), got {value!r}",
-                              option=key, owner=owner) from None
+            kind = (
+                "list"
+                if hasattr(getattr(solver.parameters, key), "extend")
+                else expected.group(1).rsplit(".", 1)[-1]
+                if expected
+                else "another type"
+            )
+            raise OptionError(
+                f"must be of type {kind} (a CP-SAT parameter), got {value!r}",
+                option=key,
+                owner=owner,
+            ) from None
     if params:
         solver.parameters.max_time_in_seconds = 0.0
         if solver.solve(cp_model.CpModel()) == cp_model.MODEL_INVALID:
-            raise OptionError(" ".join(solver.solution_info().split()), option=None,
-                              owner=owner)
+            raise OptionError(" ".join(solver.solution_info().split()), option=None, owner=owner)
 
 
 def set_param(parameters: Any, key: str, value: Any) -> None:

@@ -27,8 +27,12 @@ LP_MAX_TASKS = 200
 #: CP-SAT workers when the run does not say (two: the machines we measure on have 2 cores).
 DEFAULT_WORKERS = 2
 
-_STATUS = {cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.FEASIBLE,
-           cp_model.INFEASIBLE: Status.INFEASIBLE, cp_model.UNKNOWN: Status.UNKNOWN}
+_STATUS = {
+    cp_model.OPTIMAL: Status.OPTIMAL,
+    cp_model.FEASIBLE: Status.FEASIBLE,
+    cp_model.INFEASIBLE: Status.INFEASIBLE,
+    cp_model.UNKNOWN: Status.UNKNOWN,
+}
 
 
 def add_hint(b: Built, instance: Instance, schedule: Schedule, run: Run | None = None) -> None:
@@ -44,8 +48,10 @@ def add_hint(b: Built, instance: Instance, schedule: Schedule, run: Run | None =
             m.add_hint(lit, int(gpu[i] == g))
     for j, rounds in enumerate(b.barrier):
         for r, var in enumerate(rounds):
-            m.add_hint(var, int(ready[b.tasks.index(j, r, 0) + np.arange(
-                instance.tasks_per_round[j])].max()))
+            m.add_hint(
+                var,
+                int(ready[b.tasks.index(j, r, 0) + np.arange(instance.tasks_per_round[j])].max()),
+            )
     for (i, g), var in b.used.items():
         m.add_hint(var, int((gpu[: i + 1] == g).any()))
     for g, arcs in b.arcs.items():
@@ -67,25 +73,40 @@ class _Solutions(cp_model.CpSolverSolutionCallback):
     shared incumbent file. Only for the exact model: a relaxation's solutions need not be
     schedules, so its values are never reported as incumbents."""
 
-    def __init__(self, b: Built, instance: Instance, run: Run,
-                 shared: incumbent.SharedIncumbent | None) -> None:
+    def __init__(
+        self, b: Built, instance: Instance, run: Run, shared: incumbent.SharedIncumbent | None
+    ) -> None:
         super().__init__()
         self.b, self.instance, self.run, self.shared = b, instance, run, shared
         self.best: int | None = None
 
     def on_solution_callback(self) -> None:
         b, inst = self.b, self.instance
-        gpu = np.array([next(g for g, lit in b.assign[i].items() if self.boolean_value(lit))
-                        for i in range(b.tasks.count)], dtype=np.int64)
-        plan = left_shift(inst, Plan(b.tasks.job, b.tasks.round, b.tasks.task, gpu,
-                                     np.array([self.value(v) for v in b.start], dtype=np.int64)))
+        gpu = np.array(
+            [
+                next(g for g, lit in b.assign[i].items() if self.boolean_value(lit))
+                for i in range(b.tasks.count)
+            ],
+            dtype=np.int64,
+        )
+        plan = left_shift(
+            inst,
+            Plan(
+                b.tasks.job,
+                b.tasks.round,
+                b.tasks.task,
+                gpu,
+                np.array([self.value(v) for v in b.start], dtype=np.int64),
+            ),
+        )
         value = plan_objective(inst, plan)
         if self.best is None or value < self.best:
             self.best = value
             self.run.report("cpsat", incumbent=value, bound=self.best_objective_bound)
             if self.shared is not None:
-                self.shared.offer(value, np.column_stack(
-                    [plan.job, plan.rnd, plan.task, plan.gpu, plan.start]))
+                self.shared.offer(
+                    value, np.column_stack([plan.job, plan.rnd, plan.task, plan.gpu, plan.start])
+                )
 
 
 @dataclass
@@ -106,8 +127,13 @@ class Outcome:
         b, solver = self.built, self.solver
         assert b is not None and solver is not None
         starts = np.array([solver.value(v) for v in b.start], dtype=np.int64)
-        gpu = np.array([next(g for g, lit in b.assign[i].items() if solver.boolean_value(lit))
-                        for i in range(b.tasks.count)], dtype=np.int64)
+        gpu = np.array(
+            [
+                next(g for g, lit in b.assign[i].items() if solver.boolean_value(lit))
+                for i in range(b.tasks.count)
+            ],
+            dtype=np.int64,
+        )
         return left_shift(instance, Plan(b.tasks.job, b.tasks.round, b.tasks.task, gpu, starts))
 
 
@@ -131,9 +157,15 @@ def params_of(opts: CpsatOptions) -> dict[str, Any]:
     return {**opts.params, "max_deterministic_time": float(opts.work_limit)}
 
 
-def solve_model(b: Built, instance: Instance, run: Run, params: dict[str, Any] | None, *,
-                callback: cp_model.CpSolverSolutionCallback | None = None,
-                report_bound: bool = True) -> Outcome:
+def solve_model(
+    b: Built,
+    instance: Instance,
+    run: Run,
+    params: dict[str, Any] | None,
+    *,
+    callback: cp_model.CpSolverSolutionCallback | None = None,
+    report_bound: bool = True,
+) -> Outcome:
     """Solve a built model within the run's time left (stopped by ``run.stop``)."""
     solver = cp_model.CpSolver()
     configure(solver, run, params)
@@ -144,10 +176,15 @@ def solve_model(b: Built, instance: Instance, run: Run, params: dict[str, Any] |
     if status is None:
         raise SolverError(f"cpsat: CP-SAT refused the model: {_one_line(solver.solution_info())}")
     proto = b.model.proto
-    stats = {"branches": solver.num_branches, "conflicts": solver.num_conflicts,
-             "cpsat_wall_s": round(solver.wall_time, 4), "num_variables": len(proto.variables),
-             "num_constraints": len(proto.constraints),
-             "num_workers": int(solver.parameters.num_workers), **b.stats}
+    stats = {
+        "branches": solver.num_branches,
+        "conflicts": solver.num_conflicts,
+        "cpsat_wall_s": round(solver.wall_time, 4),
+        "num_variables": len(proto.variables),
+        "num_constraints": len(proto.constraints),
+        "num_workers": int(solver.parameters.num_workers),
+        **b.stats,
+    }
     # exact: the objective expression evaluated in integers (``objective_value`` is a
     # double, which rounds values above 2^53 and then misses the schedule's score)
     model_objective = int(solver.value(b.objective)) if status.has_schedule else None
@@ -229,31 +266,49 @@ class CpsatBackend:
                 self._plan = plan
                 out.model_objective = value
                 return out
-            ctx.offer(Result("relaxation", Status.FEASIBLE, plan.schedule(instance), value),
-                      "relaxation")
+            ctx.offer(
+                Result("relaxation", Status.FEASIBLE, plan.schedule(instance), value), "relaxation"
+            )
         return None
 
     def search(self, ctx: Context, model: Built | Outcome) -> Found:
         if isinstance(model, Outcome):  # the relaxation's optimum is feasible: optimal here
-            return Found(Status.OPTIMAL, solution=True, value=model.model_objective,
-                         bound=model.bound, source="relaxation")
+            return Found(
+                Status.OPTIMAL,
+                solution=True,
+                value=model.model_objective,
+                bound=model.bound,
+                source="relaxation",
+            )
         shared = incumbent.board()
-        callback = _Solutions(model, ctx.instance, ctx.run, shared) if (
-            shared is not None or ctx.run.reporting) else None
-        out = solve_model(model, ctx.instance, ctx.run, params_of(ctx.options),
-                          callback=callback)
+        callback = (
+            _Solutions(model, ctx.instance, ctx.run, shared)
+            if (shared is not None or ctx.run.reporting)
+            else None
+        )
+        out = solve_model(model, ctx.instance, ctx.run, params_of(ctx.options), callback=callback)
         self._out = out
         stopped = None
         if out.status not in (Status.OPTIMAL, Status.INFEASIBLE):
-            stopped = ("interrupted" if ctx.run.stop.is_set() else "time limit"
-                       if ctx.run.expired() or ctx.options.work_limit is None else "work limit")
+            stopped = (
+                "interrupted"
+                if ctx.run.stop.is_set()
+                else "time limit"
+                if ctx.run.expired() or ctx.options.work_limit is None
+                else "work limit"
+            )
         if out.status == Status.INFEASIBLE:
             # nothing scores at most the start's value: the start's claim is wrong, and it
             # fails its check on the way out (the template checks what leaves)
             return Found(stats={**out.stats, "model_status": "infeasible"})
-        return Found(out.status, solution=out.status.has_schedule, value=out.model_objective,
-                     bound=out.bound if math.isfinite(out.bound) else None, stopped=stopped,
-                     stats={**out.stats, "model_objective": out.model_objective})
+        return Found(
+            out.status,
+            solution=out.status.has_schedule,
+            value=out.model_objective,
+            bound=out.bound if math.isfinite(out.bound) else None,
+            stopped=stopped,
+            stats={**out.stats, "model_objective": out.model_objective},
+        )
 
     def extract(self, ctx: Context, model: Built | Outcome) -> Schedule:
         if isinstance(model, Outcome):
@@ -263,8 +318,9 @@ class CpsatBackend:
         return self._out.plan(ctx.instance).schedule(ctx.instance)
 
 
-def solve_cpsat(instance: Instance, run: Run | None = None,
-                options: CpsatOptions | None = None) -> Result:
+def solve_cpsat(
+    instance: Instance, run: Run | None = None, options: CpsatOptions | None = None
+) -> Result:
     """Solve exactly with CP-SAT; ``optimal`` only when CP-SAT proved it.
 
     The start (the run's hint, else the rules and ``start_heuristic``) is the warm start

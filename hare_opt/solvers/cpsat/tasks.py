@@ -68,7 +68,8 @@ class Tasks:
         order = np.lexsort((inst.gpu_type_index[g], s, r, j))
         j, r, g, s = j[order], r[order], g[order], s[order]
         k = np.arange(len(j)) - np.searchsorted(
-            j * (int(inst.rounds.max()) + 1) + r, j * (int(inst.rounds.max()) + 1) + r)
+            j * (int(inst.rounds.max()) + 1) + r, j * (int(inst.rounds.max()) + 1) + r
+        )
         idx = self.offset[j] + r * inst.tasks_per_round[j] + k
         start = np.empty(self.count, dtype=np.int64)
         gpu = np.empty(self.count, dtype=np.int64)

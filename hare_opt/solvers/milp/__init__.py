@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING
 
 from hare_opt.util.lazy import lazy_exports
 
-_EXPORTS = {"MAX_VARS": "hare_opt.solvers.milp.windows",
-            "ModelTooLargeError": "hare_opt.solvers.milp.windows",
-            "lp_relaxation_bound": "hare_opt.solvers.milp.solver",
-            "solve_milp": "hare_opt.solvers.milp.solver"}
+_EXPORTS = {
+    "MAX_VARS": "hare_opt.solvers.milp.windows",
+    "ModelTooLargeError": "hare_opt.solvers.milp.windows",
+    "lp_relaxation_bound": "hare_opt.solvers.milp.solver",
+    "solve_milp": "hare_opt.solvers.milp.solver",
+}
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:

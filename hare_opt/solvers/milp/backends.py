@@ -62,10 +62,12 @@ class Outcome:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-def watch_highs(h: highspy.Highs, stop: threading.Event | None,
-                report: Report | None = None) -> None:
+def watch_highs(
+    h: highspy.Highs, stop: threading.Event | None, report: Report | None = None
+) -> None:
     """Interrupt HiGHS when ``stop`` is set (its interrupt callbacks poll it), and report
     new incumbents and bounds (``report(source, incumbent=, bound=)``)."""
+
     def poll(e: Any) -> None:
         if stop is not None and stop.is_set():
             e.interrupt()
@@ -82,33 +84,68 @@ def watch_highs(h: highspy.Highs, stop: threading.Event | None,
         h.cbMipImprovingSolution += improved
 
 
-def run_highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
-              start: dict[str, float] | None, lp_bound: bool, mip: bool = True,
-              options: dict[str, Any] | None = None,
-              stop: threading.Event | None = None, report: Report | None = None) -> Outcome:
+def run_highs(
+    m: TimeIndexedModel,
+    *,
+    time_limit: float | None,
+    threads: int,
+    msg: bool,
+    start: dict[str, float] | None,
+    lp_bound: bool,
+    mip: bool = True,
+    options: dict[str, Any] | None = None,
+    stop: threading.Event | None = None,
+    report: Report | None = None,
+) -> Outcome:
     """Solve with highspy on the model PuLP builds; optionally the LP relaxation first.
     ``stop`` interrupts the run (the incumbent is kept, the status is then not optimal);
     it is also read between the phases, so that a stop during one skips the next. PuLP
     hands the model over in Python (seconds on large models): the exchange runs in a
     worker thread, so that a stop returns here within ``STOP_GRACE_S`` regardless."""
-    out = interrupt.in_worker(lambda: _highs(m, time_limit=time_limit, threads=threads,
-                                             msg=msg, start=start, lp_bound=lp_bound,
-                                             mip=mip, options=options, stop=stop,
-                                             report=report), stop, "highs",
-                              grace=STOP_GRACE_S)
+    out = interrupt.in_worker(
+        lambda: _highs(
+            m,
+            time_limit=time_limit,
+            threads=threads,
+            msg=msg,
+            start=start,
+            lp_bound=lp_bound,
+            mip=mip,
+            options=options,
+            stop=stop,
+            report=report,
+        ),
+        stop,
+        "highs",
+        grace=STOP_GRACE_S,
+    )
     return out if out is not None else Outcome("none", stats={"backend": "highs"})
 
 
-def _highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
-           start: dict[str, float] | None, lp_bound: bool, mip: bool,
-           options: dict[str, Any] | None, stop: threading.Event | None,
-           report: Report | None) -> Outcome:
+def _highs(
+    m: TimeIndexedModel,
+    *,
+    time_limit: float | None,
+    threads: int,
+    msg: bool,
+    start: dict[str, float] | None,
+    lp_bound: bool,
+    mip: bool,
+    options: dict[str, Any] | None,
+    stop: threading.Event | None,
+    report: Report | None,
+) -> Outcome:
     t0 = time.perf_counter()
     if not msg:
         quiet_banner()
     use_threads(threads)
-    solver = pulp.HiGHS(msg=msg, threads=threads, gapRel=0.0, gapAbs=ABS_GAP,
-                        **{**HIGHS_DEFAULTS, **(options or {})})
+    solver = pulp.HiGHS(
+        msg=msg,
+        threads=threads,
+        gapRel=0.0,
+        gapAbs=ABS_GAP,
+        **{**HIGHS_DEFAULTS, **(options or {})},
+    )
     solver.createAndConfigureSolver(m.prob)
     solver.buildSolverModel(m.prob)
     h: highspy.Highs = m.prob.solverModel
@@ -116,18 +153,34 @@ def _highs(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: 
     if stop is not None and stop.is_set():
         return Outcome("none", stats={"backend": "highs"})
     with cancel_on(stop, h):
-        return _run_phases(h, m, time_limit=time_limit, t0=t0, start=start,
-                           lp_bound=lp_bound, mip=mip, stop=stop)
+        return _run_phases(
+            h, m, time_limit=time_limit, t0=t0, start=start, lp_bound=lp_bound, mip=mip, stop=stop
+        )
 
 
-def _run_phases(h: highspy.Highs, m: TimeIndexedModel, *, time_limit: float | None,
-                t0: float, start: dict[str, float] | None, lp_bound: bool, mip: bool,
-                stop: threading.Event | None) -> Outcome:
+def _run_phases(
+    h: highspy.Highs,
+    m: TimeIndexedModel,
+    *,
+    time_limit: float | None,
+    t0: float,
+    start: dict[str, float] | None,
+    lp_bound: bool,
+    mip: bool,
+    stop: threading.Event | None,
+) -> Outcome:
     """The LP relaxation (optional), then the MIP from ``start``."""
     h.changeObjectiveOffset(float(m.constant))
     variables = m.prob.variables()
-    out = Outcome("none", stats={"backend": "highs", "n_vars": h.getNumCol(),
-                                 "n_rows": h.getNumRow(), "n_nonzeros": h.getNumNz()})
+    out = Outcome(
+        "none",
+        stats={
+            "backend": "highs",
+            "n_vars": h.getNumCol(),
+            "n_rows": h.getNumRow(),
+            "n_nonzeros": h.getNumNz(),
+        },
+    )
 
     def remaining() -> float:
         return math.inf if time_limit is None else max(0.0, time_limit - (time.perf_counter() - t0))
@@ -135,8 +188,13 @@ def _run_phases(h: highspy.Highs, m: TimeIndexedModel, *, time_limit: float | No
     if lp_bound or not mip:
         n = h.getNumCol()
         idx = np.arange(n, dtype=np.int32)
-        kinds = np.array([int(h.getColIntegrality(i)[1])  # type: ignore[attr-defined]  # not in the stubs
-                          for i in range(n)], dtype=np.uint8)
+        kinds = np.array(
+            [
+                int(h.getColIntegrality(i)[1])  # type: ignore[attr-defined]  # not in the stubs
+                for i in range(n)
+            ],
+            dtype=np.uint8,
+        )
         h.changeColsIntegrality(n, idx, np.zeros(n, dtype=np.uint8))
         t_lp = time.perf_counter()
         _run(h, remaining())
@@ -162,16 +220,27 @@ def _run_phases(h: highspy.Highs, m: TimeIndexedModel, *, time_limit: float | No
         out.objective = info.objective_function_value
         for v, val in zip(variables, h.getSolution().col_value):
             v.varValue = val
-        proved = (status == highspy.HighsModelStatus.kOptimal and out.bound is not None
-                  and out.objective - out.bound <= ABS_GAP + 1e-9)
+        proved = (
+            status == highspy.HighsModelStatus.kOptimal
+            and out.bound is not None
+            and out.objective - out.bound <= ABS_GAP + 1e-9
+        )
         out.status = "optimal" if proved else "feasible"
     return out
 
 
-def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg: bool,
-            start: dict[str, float] | None, lp_bound: bool,
-            options: dict[str, Any] | None = None, stop: threading.Event | None = None,
-            report: Report | None = None) -> Outcome:
+def run_cbc(
+    m: TimeIndexedModel,
+    *,
+    time_limit: float | None,
+    threads: int,
+    msg: bool,
+    start: dict[str, float] | None,
+    lp_bound: bool,
+    options: dict[str, Any] | None = None,
+    stop: threading.Event | None = None,
+    report: Report | None = None,
+) -> Outcome:
     """Solve with PuLP's bundled CBC; its proved status is ``sol_status == LpSolutionOptimal``.
 
     CBC runs as a child process (``guarded_cbc``): ``stop`` makes it return its best
@@ -181,8 +250,14 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
     worker thread (``interrupt.in_worker``): a stop returns here within about ``STOP_GRACE_S``
     (then without CBC's answer) while the worker winds down alone, starting no CBC."""
     t0 = time.perf_counter()
-    out = Outcome("none", stats={"backend": "cbc", "n_vars": len(m.prob.variables()),
-                                 "n_rows": m.prob.numConstraints()})
+    out = Outcome(
+        "none",
+        stats={
+            "backend": "cbc",
+            "n_vars": len(m.prob.variables()),
+            "n_rows": m.prob.numConstraints(),
+        },
+    )
 
     def remaining() -> float | None:
         return None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
@@ -206,8 +281,13 @@ def run_cbc(m: TimeIndexedModel, *, time_limit: float | None, threads: int, msg:
             if start is not None:
                 for v in m.prob.variables():
                     v.setInitialValue(start.get(v.name, 0.0))
-            cmd = pulp.PULP_CBC_CMD(msg=msg, timeLimit=remaining(), threads=threads,
-                                    warmStart=start is not None, **(options or {}))
+            cmd = pulp.PULP_CBC_CMD(
+                msg=msg,
+                timeLimit=remaining(),
+                threads=threads,
+                warmStart=start is not None,
+                **(options or {}),
+            )
             cmd.tmpDir = folder
             _solve(m.prob, cmd)
             return True
@@ -256,7 +336,7 @@ def sweep_stale_folders(root: str | None = None) -> int:
     removed = 0
     for folder in base.glob(f"{CBC_FOLDER}*"):
         try:
-            pid = int(folder.name[len(CBC_FOLDER):].split("-")[0])
+            pid = int(folder.name[len(CBC_FOLDER) :].split("-")[0])
             st = folder.lstat()
         except (ValueError, OSError):
             continue
@@ -276,13 +356,17 @@ def sweep_stale_folders(root: str | None = None) -> int:
 
 def _due(stop: threading.Event | None, deadline: float | None) -> bool:
     """Asked to stop, or past ``deadline`` (``perf_counter``)."""
-    return (stop is not None and stop.is_set()) or \
-        (deadline is not None and time.perf_counter() >= deadline)
+    return (stop is not None and stop.is_set()) or (
+        deadline is not None and time.perf_counter() >= deadline
+    )
 
 
 @contextlib.contextmanager
-def guarded_cbc(stop: threading.Event | None, deadline: float | None = None,
-                halted: threading.Event | None = None) -> Iterator[str]:
+def guarded_cbc(
+    stop: threading.Event | None,
+    deadline: float | None = None,
+    halted: threading.Event | None = None,
+) -> Iterator[str]:
     """A folder for CBC's files and a CBC that obeys ``stop`` and dies with this process.
 
     PuLP starts CBC with ``subprocess.Popen`` and waits for it; for the body, PuLP's
@@ -293,6 +377,7 @@ def guarded_cbc(stop: threading.Event | None, deadline: float | None = None,
 
     def due() -> bool:
         return _due(stop, deadline)
+
     from pulp.apis import coin_api
 
     sweep_stale_folders()
@@ -331,8 +416,9 @@ def guarded_cbc(stop: threading.Event | None, deadline: float | None = None,
             now = time.monotonic()
             with lock:
                 for proc in children:
-                    if proc.returncode is not None or (proc.pid not in asked
-                                                       and proc.poll() is not None):
+                    if proc.returncode is not None or (
+                        proc.pid not in asked and proc.poll() is not None
+                    ):
                         continue  # it had finished: its answer stands
                     if halted is not None:
                         halted.set()

@@ -75,19 +75,27 @@ class TimeIndexedModel:
     def dense_nonzeros(self) -> int:
         """Non-zeros of the barrier rows when written densely (an upper estimate)."""
         inst, w = self.instance, self.windows
-        n_x = {(j, r): sum(len(w.starts(j, r, k)) for k in range(len(inst.gpu_types)))
-               for j in range(inst.num_jobs) for r in range(inst.rounds[j])}
-        return sum(len(self.zrange(j, r)) * (n_x[j, r] + n_x.get((j, r + 1), 0))
-                   for (j, r) in n_x)
+        n_x = {
+            (j, r): sum(len(w.starts(j, r, k)) for k in range(len(inst.gpu_types)))
+            for j in range(inst.num_jobs)
+            for r in range(inst.rounds[j])
+        }
+        return sum(len(self.zrange(j, r)) * (n_x[j, r] + n_x.get((j, r + 1), 0)) for (j, r) in n_x)
 
     def size_estimate(self, stop_above: int | None = None) -> int:
         """Columns of the model (``windows.size_estimate``)."""
         return size_estimate(self.windows, stop_above)
 
 
-def build(instance: Instance, windows: Windows, *, max_vars: int = MAX_VARS,
-          cuts: bool = True, dense: bool = True,
-          poll: Callable[[], None] | None = None) -> TimeIndexedModel:
+def build(
+    instance: Instance,
+    windows: Windows,
+    *,
+    max_vars: int = MAX_VARS,
+    cuts: bool = True,
+    dense: bool = True,
+    poll: Callable[[], None] | None = None,
+) -> TimeIndexedModel:
     """Build the exact model; raise ``ModelTooLargeError`` above ``max_vars`` columns.
 
     ``cuts`` adds the redundant late-task rows (``_late_cuts``) that tighten the LP;
@@ -100,7 +108,8 @@ def build(instance: Instance, windows: Windows, *, max_vars: int = MAX_VARS,
         raise ModelTooLargeError(
             f"instance {instance.name!r}: the time-indexed MILP would have at least {size} "
             f"variables (limit {max_vars}; horizon {int(windows.deadline.max())} time units). "
-            f"Use the cpsat solver, or rescale time to a coarser unit")
+            f"Use the cpsat solver, or rescale time to a coarser unit"
+        )
     m.dense = dense and m.dense_nonzeros() <= MAX_DENSE_NNZ
     m.prob = pulp.LpProblem("hare_milp", pulp.LpMinimize)
     _tasks(m)
@@ -117,8 +126,13 @@ def _tick(m: TimeIndexedModel) -> None:
         m.poll()
 
 
-def _var(m: TimeIndexedModel, name: str, lo: float | None = None, hi: float | None = None,
-         cat: str = pulp.LpContinuous) -> pulp.LpVariable:
+def _var(
+    m: TimeIndexedModel,
+    name: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    cat: str = pulp.LpContinuous,
+) -> pulp.LpVariable:
     _tick(m)
     # PuLP >= 3.3 deprecates free-standing LpVariable; older PuLP lacks add_variable.
     if hasattr(m.prob, "add_variable"):
@@ -126,8 +140,12 @@ def _var(m: TimeIndexedModel, name: str, lo: float | None = None, hi: float | No
     return pulp.LpVariable(name, lo, hi, cat)
 
 
-def _add(m: TimeIndexedModel, terms: Sequence[tuple[pulp.LpVariable, float]], sense: int,
-         rhs: float = 0.0) -> None:
+def _add(
+    m: TimeIndexedModel,
+    terms: Sequence[tuple[pulp.LpVariable, float]],
+    sense: int,
+    rhs: float = 0.0,
+) -> None:
     _tick(m)
     m.prob.addConstraint(pulp.LpConstraint(pulp.LpAffineExpression(terms), sense, rhs=rhs))
 
@@ -146,13 +164,16 @@ def _tasks(m: TimeIndexedModel) -> None:
                     m.x[j, r, k, t] = v
                     row.append((v, 1))
             if not row:
-                raise HareOptError(f"job {inst.jobs[j].id!r} round {r}: empty time window "
-                                   f"(upper bound {w.upper} too small?)")
+                raise HareOptError(
+                    f"job {inst.jobs[j].id!r} round {r}: empty time window "
+                    f"(upper bound {w.upper} too small?)"
+                )
             _add(m, row, pulp.LpConstraintEQ, kj)
 
 
-def _cumulative(m: TimeIndexedModel, name: str, store: dict, j: int, r: int, times: range,
-                shift: list[int]) -> dict[int, list]:
+def _cumulative(
+    m: TimeIndexedModel, name: str, store: dict, j: int, r: int, times: range, shift: list[int]
+) -> dict[int, list]:
     """Terms counting tasks of round r with start + shift[k] <= t, for t in ``times``.
 
     Chained (default): a continuous store[j, r, t] defined by a recursion, O(types)
@@ -210,9 +231,16 @@ def _barriers(m: TimeIndexedModel) -> None:
                     _add(m, [(prev, 1), (z, -1)], pulp.LpConstraintLE)
                 prev = z
         m.constant += int(inst.weight[j] * m.windows.deadline[j])
-    m.prob.setObjective(pulp.LpAffineExpression(
-        [(v, -float(inst.weight[j])) for (j, r, t), v in m.z.items() if r == inst.rounds[j] - 1],
-        constant=m.constant))
+    m.prob.setObjective(
+        pulp.LpAffineExpression(
+            [
+                (v, -float(inst.weight[j]))
+                for (j, r, t), v in m.z.items()
+                if r == inst.rounds[j] - 1
+            ],
+            constant=m.constant,
+        )
+    )
 
 
 def _late_cuts(m: TimeIndexedModel) -> None:
@@ -231,8 +259,9 @@ def _late_cuts(m: TimeIndexedModel) -> None:
             if u == kj or not inst.eligible_by_type[j, k]:
                 continue
             p, s = int(inst.proc_by_type[j, k]), int(inst.sync_by_type[j, k])
-            late = [(m.x[j, r, k, a], 1) for a in range(t - p - s + 1, t - s + 1)
-                    if (j, r, k, a) in m.x]
+            late = [
+                (m.x[j, r, k, a], 1) for a in range(t - p - s + 1, t - s + 1) if (j, r, k, a) in m.x
+            ]
             if late:
                 _add(m, [(z, u)] + late, pulp.LpConstraintLE, u)
 
@@ -254,8 +283,7 @@ def _capacity(m: TimeIndexedModel) -> None:
         hr = m.hold_range(j, k)
         last_start = hr.stop - int(inst.proc_by_type[j, k])
         for a in range(hr.start, last_start - o + 1):  # a setup leaves room for a task
-            m.b[j, k, a] = _var(m, f"b_{j}_{k}_{a}", 0, int(inst.type_count[k]),
-                                               pulp.LpInteger)
+            m.b[j, k, a] = _var(m, f"b_{j}_{k}_{a}", 0, int(inst.type_count[k]), pulp.LpInteger)
         prev = None
         for t in hr:
             h = _var(m, f"h_{j}_{k}_{t}", 0, int(inst.type_count[k]))

@@ -14,8 +14,15 @@ from hare_opt.solvers.milp.windows import MAX_VARS
 from hare_opt.util.highs import quiet_banner
 
 #: Names that are shared options here, whatever the backend calls them.
-SHARED = {"msg": "log", "output_flag": "log", "log_to_console": "log", "time_limit": "time_limit",
-          "timeLimit": "time_limit", "threads": "threads", "random_seed": "seed"}
+SHARED = {
+    "msg": "log",
+    "output_flag": "log",
+    "log_to_console": "log",
+    "time_limit": "time_limit",
+    "timeLimit": "time_limit",
+    "threads": "threads",
+    "random_seed": "seed",
+}
 
 
 @dataclass(frozen=True)
@@ -37,8 +44,9 @@ class MilpOptions(ExactOptions):
         super().__post_init__()
         for key in self.backend_options:
             if key in SHARED:
-                raise OptionError(f"is the shared option {SHARED[key]!r} here", option=key,
-                                  owner=self.owner)
+                raise OptionError(
+                    f"is the shared option {SHARED[key]!r} here", option=key, owner=self.owner
+                )
         if self.backend == "highs":
             _check_highs(self.backend_options, self.owner)
         else:
@@ -59,9 +67,12 @@ def _check_highs(options: Mapping[str, Any], owner: str) -> None:
     probe.setOptionValue("output_flag", False)
     for key, value in options.items():
         if probe.getOptionValue(key)[0] != highspy.HighsStatus.kOk:
-            raise OptionError("is not a HiGHS option or an option of this solver (HiGHS "
-                              "names are like 'mip_rel_gap'); its options: "
-                              + ", ".join(MilpOptions.names()), option=key, owner=owner)
+            raise OptionError(
+                "is not a HiGHS option or an option of this solver (HiGHS "
+                "names are like 'mip_rel_gap'); its options: " + ", ".join(MilpOptions.names()),
+                option=key,
+                owner=owner,
+            )
         current = probe.getOptionValue(key)[1]
         ok = not isinstance(value, bool) or isinstance(current, bool)
         try:
@@ -69,17 +80,26 @@ def _check_highs(options: Mapping[str, Any], owner: str) -> None:
         except (TypeError, ValueError):
             ok = False
         if not ok:
-            raise OptionError(f"HiGHS refuses the value {value!r} (its default: {current!r})",
-                              option=key, owner=owner)
+            raise OptionError(
+                f"HiGHS refuses the value {value!r} (its default: {current!r})",
+                option=key,
+                owner=owner,
+            )
 
 
 #: Arguments of PuLP's CBC command that the MILP sets itself or that would leave files.
 CBC_RESERVED = {"mip", "warmStart", "keepFiles", "path", "logPath", "timeMode"}
 #: CBC arguments and the values they take (PuLP passes them on unchecked, and CBC reads
 #: a bad one as another command and goes on).
-CBC_TYPES: dict[str, str] = {"gapRel": "fraction", "gapAbs": "number", "maxNodes": "count",
-                             "presolve": "bool", "cuts": "bool", "strong": "count",
-                             "options": "words"}
+CBC_TYPES: dict[str, str] = {
+    "gapRel": "fraction",
+    "gapAbs": "number",
+    "maxNodes": "count",
+    "presolve": "bool",
+    "cuts": "bool",
+    "strong": "count",
+    "options": "words",
+}
 
 
 def _check_cbc(options: Mapping[str, Any], owner: str) -> None:
@@ -88,22 +108,32 @@ def _check_cbc(options: Mapping[str, Any], owner: str) -> None:
     known = {p for p in inspect.signature(pulp.PULP_CBC_CMD).parameters if p[0] != "_"} - {"self"}
     for key, value in options.items():
         if key in CBC_RESERVED:
-            raise OptionError("is set by the solver (or would leave files behind)",
-                              option=key, owner=owner)
+            raise OptionError(
+                "is set by the solver (or would leave files behind)", option=key, owner=owner
+            )
         if key not in known:
-            raise OptionError(f"is not an argument of PuLP's CBC (PULP_CBC_CMD: "
-                              f"{', '.join(sorted(known - CBC_RESERVED))})", option=key,
-                              owner=owner)
+            raise OptionError(
+                f"is not an argument of PuLP's CBC (PULP_CBC_CMD: "
+                f"{', '.join(sorted(known - CBC_RESERVED))})",
+                option=key,
+                owner=owner,
+            )
         kind = CBC_TYPES.get(key)
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        ok = {"fraction": number and 0 <= value <= 1, "number": number and value >= 0,
-              "count": number and value >= 0 and float(value).is_integer(),
-              "bool": isinstance(value, bool),
-              "words": isinstance(value, list) and all(isinstance(v, str) for v in value),
-              None: True}[kind]
+        ok = {
+            "fraction": number and 0 <= value <= 1,
+            "number": number and value >= 0,
+            "count": number and value >= 0 and float(value).is_integer(),
+            "bool": isinstance(value, bool),
+            "words": isinstance(value, list) and all(isinstance(v, str) for v in value),
+            None: True,
+        }[kind]
         if not ok:
-            what = {"fraction": "a number between 0 and 1", "number": "a number >= 0",
-                    "count": "an integer >= 0", "bool": "true or false",
-                    "words": "a list of strings"}[kind]  # type: ignore[index]
-            raise OptionError(f"must be {what} for CBC, got {value!r}", option=key,
-                              owner=owner)
+            what = {
+                "fraction": "a number between 0 and 1",
+                "number": "a number >= 0",
+                "count": "an integer >= 0",
+                "bool": "true or false",
+                "words": "a list of strings",
+            }[kind]  # type: ignore[index]
+            raise OptionError(f"must be {what} for CBC, got {value!r}", option=key, owner=owner)

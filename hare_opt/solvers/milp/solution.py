@@ -28,7 +28,7 @@ EPS = 1e-5
 class _Hold:
     gpu: int
     ready: int  # setup ends
-    busy: int   # current task ends
+    busy: int  # current task ends
 
 
 def _count(v: pulp.LpVariable | None) -> int:
@@ -57,12 +57,17 @@ def decode(m: TimeIndexedModel) -> Schedule:
         for t in range(min(times), max(times) + int(inst.proc_by_type[:, k].max()) + 2):
             free.extend(ends.pop(t, []))
             for j in held:
-                gone = (_count(m.h.get((j, k, t - 1))) + _count(m.b.get((j, k, t)))
-                        - _count(m.h.get((j, k, t))))
+                gone = (
+                    _count(m.h.get((j, k, t - 1)))
+                    + _count(m.b.get((j, k, t)))
+                    - _count(m.h.get((j, k, t)))
+                )
                 idle = [hd for hd in holds[j] if hd.ready <= t and hd.busy <= t]
                 if gone > len(idle):
-                    raise SolverError(f"milp decode: job {j} type {k} t={t}: cannot release "
-                                      f"{gone} holds, {len(idle)} idle")
+                    raise SolverError(
+                        f"milp decode: job {j} type {k} t={t}: cannot release "
+                        f"{gone} holds, {len(idle)} idle"
+                    )
                 for hd in idle[:gone]:
                     holds[j].remove(hd)
                     free.append(hd.gpu)
@@ -81,8 +86,9 @@ def decode(m: TimeIndexedModel) -> Schedule:
                 else:
                     ready = next((h for h in holds[j] if h.ready <= t and h.busy <= t), None)
                     if ready is None:
-                        raise SolverError(f"milp decode: job {j} has no ready GPU of type "
-                                          f"{k} at t={t}")
+                        raise SolverError(
+                            f"milp decode: job {j} has no ready GPU of type {k} at t={t}"
+                        )
                     ready.busy = t + p
                     g = ready.gpu
                 rows.append((j, r, task_no[j, r], g, t))

@@ -44,13 +44,21 @@ class MilpBackend:
             sweep_stale_folders()
         windows = Windows(ctx.instance, ctx.upper)
         t0 = run.elapsed()
-        model = build(ctx.instance, windows, max_vars=opts.max_vars, cuts=opts.cuts,
-                      dense=opts.dense, poll=run.check)
+        model = build(
+            ctx.instance,
+            windows,
+            max_vars=opts.max_vars,
+            cuts=opts.cuts,
+            dense=opts.dense,
+            poll=run.check,
+        )
         build_s = run.elapsed() - t0
         left = run.remaining()
         if left is not None and left < TRANSFER_FACTOR * build_s:
-            raise OutOfTime(f"handing the model to {opts.backend} would take about "
-                            f"{TRANSFER_FACTOR * build_s:.1f} s, {left:.1f} s left")
+            raise OutOfTime(
+                f"handing the model to {opts.backend} would take about "
+                f"{TRANSFER_FACTOR * build_s:.1f} s, {left:.1f} s left"
+            )
         run.check()
         self._values = encode(model, ctx.start.schedule)
         return model
@@ -61,27 +69,54 @@ class MilpBackend:
         options = dict(opts.backend_options)
         if opts.work_limit is not None:
             options["mip_max_nodes" if opts.backend == "highs" else "maxNodes"] = int(
-                opts.work_limit)
+                opts.work_limit
+            )
         backend = run_highs if opts.backend == "highs" else run_cbc
-        out: Outcome = backend(model, time_limit=run.remaining(), threads=run.threads or
-                               DEFAULT_THREADS, msg=run.log, start=self._values,
-                               lp_bound=opts.lp_bound, options=options, stop=run.stop,
-                               report=run.report)
+        out: Outcome = backend(
+            model,
+            time_limit=run.remaining(),
+            threads=run.threads or DEFAULT_THREADS,
+            msg=run.log,
+            start=self._values,
+            lp_bound=opts.lp_bound,
+            options=options,
+            stop=run.stop,
+            report=run.report,
+        )
         bound = float(_critical_path(model.windows))
         for b in (out.bound, out.lp_bound):
             if b is not None:
                 bound = max(bound, b)
-        stats: dict[str, Any] = dict(out.stats, lp_bound=out.lp_bound,
-                                     horizon=int(model.windows.deadline.max()),
-                                     dense_barriers=model.dense)
+        stats: dict[str, Any] = dict(
+            out.stats,
+            lp_bound=out.lp_bound,
+            horizon=int(model.windows.deadline.max()),
+            dense_barriers=model.dense,
+        )
         stopped = None
         if out.status != "optimal":
-            stopped = ("interrupted" if run.stop.is_set() else "time limit" if run.expired()
-                       else "work limit" if opts.work_limit is not None else None)
+            stopped = (
+                "interrupted"
+                if run.stop.is_set()
+                else "time limit"
+                if run.expired()
+                else "work limit"
+                if opts.work_limit is not None
+                else None
+            )
         solution = out.status in ("optimal", "feasible")
-        return Found(Status.OPTIMAL if out.status == "optimal" else Status.FEASIBLE
-                     if solution else Status.UNKNOWN, solution=solution,
-                     value=out.objective, bound=bound, stopped=stopped, stats=stats)
+        return Found(
+            Status.OPTIMAL
+            if out.status == "optimal"
+            else Status.FEASIBLE
+            if solution
+            else Status.UNKNOWN,
+            solution=solution,
+            value=out.objective,
+            bound=bound,
+            stopped=stopped,
+            stats=stats,
+        )
 
     def extract(self, ctx: Context, model: TimeIndexedModel) -> Schedule:
         try:
@@ -90,8 +125,9 @@ class MilpBackend:
             raise SolverError(f"milp decoded a wrong schedule: {exc}") from None
 
 
-def solve_milp(instance: Instance, run: Run | None = None,
-               options: MilpOptions | None = None) -> Result:
+def solve_milp(
+    instance: Instance, run: Run | None = None, options: MilpOptions | None = None
+) -> Result:
     """Solve exactly; ``optimal`` only when the backend proved it.
 
     ``lp_bound`` also solves the LP relaxation (``stats["lp_bound"]``). ``cuts`` and
@@ -101,8 +137,13 @@ def solve_milp(instance: Instance, run: Run | None = None,
     return run_exact(instance, run or Run(), options or MilpOptions(), MilpBackend())
 
 
-def lp_relaxation_bound(instance: Instance, *, upper: int | None = None,
-                        max_vars: int = MAX_VARS, threads: int = DEFAULT_THREADS) -> float:
+def lp_relaxation_bound(
+    instance: Instance,
+    *,
+    upper: int | None = None,
+    max_vars: int = MAX_VARS,
+    threads: int = DEFAULT_THREADS,
+) -> float:
     """LP relaxation of the MILP: a lower bound on the optimum.
 
     Windows come from ``upper`` (default: ``best_start``'s objective), so a
@@ -112,8 +153,9 @@ def lp_relaxation_bound(instance: Instance, *, upper: int | None = None,
     if upper is None:
         upper = int(best_start(instance, Run()).objective)
     model = build(instance, Windows(instance, upper), max_vars=max_vars)
-    out = run_highs(model, time_limit=None, threads=threads, msg=False, start=None, lp_bound=True,
-                    mip=False)
+    out = run_highs(
+        model, time_limit=None, threads=threads, msg=False, start=None, lp_bound=True, mip=False
+    )
     if out.lp_bound is None:
         raise SolverError(f"milp: LP relaxation of {instance.name!r} not solved")
     return out.lp_bound

@@ -47,8 +47,9 @@ class Windows:
         w, e = inst.weight, self.earliest_completion
         slack = self.upper - int(np.dot(w, e))
         if slack < 0:
-            raise SolverError(f"upper bound {self.upper} is below the critical-path bound "
-                             f"{int(np.dot(w, e))}")
+            raise SolverError(
+                f"upper bound {self.upper} is below the critical-path bound {int(np.dot(w, e))}"
+            )
         return e + slack // w
 
     def earliest_start(self, j: int, r: int) -> int:
@@ -56,8 +57,7 @@ class Windows:
         inst = self.instance
         if r == 0:
             return int(inst.release[j] + inst.overhead[j])
-        return int(inst.release[j] + inst.round_time_first[j]
-                   + (r - 1) * inst.round_time_next[j])
+        return int(inst.release[j] + inst.round_time_first[j] + (r - 1) * inst.round_time_next[j])
 
     def latest_start(self, j: int, r: int, k: int) -> int:
         """Latest start on type k such that the remaining rounds still fit before D_j."""
@@ -101,8 +101,11 @@ def size_estimate(w: Windows, stop_above: int | None = None) -> int:
             n += sum(len(w.starts(j, r, k)) for k in range(len(inst.gpu_types)))
             n += 3 * len(zrange(w, j, r))
         if inst.overhead[j] > 0:
-            n += sum(2 * len(hold_range(w, j, k)) for k in range(len(inst.gpu_types))
-                     if inst.eligible_by_type[j, k])
+            n += sum(
+                2 * len(hold_range(w, j, k))
+                for k in range(len(inst.gpu_types))
+                if inst.eligible_by_type[j, k]
+            )
     return n
 
 
@@ -116,9 +119,11 @@ def fits(instance: Instance, max_vars: int = MAX_VARS) -> None:
     # every (job, round, GPU type) has at least one start variable
     least = int(instance.rounds.sum()) * len(instance.gpu_types)
     if least <= max_vars:
-        least = size_estimate(Windows(instance, int(lower_bound(instance, lp=False))),
-                              stop_above=max_vars)
+        least = size_estimate(
+            Windows(instance, int(lower_bound(instance, lp=False))), stop_above=max_vars
+        )
     if least > max_vars:
         raise ModelTooLargeError(
             f"solver 'milp': instance {instance.name!r} needs at least {fmt_count(least)} "
-            f"variables, more than the {fmt_count(max_vars)} it handles (option max_vars)")
+            f"variables, more than the {fmt_count(max_vars)} it handles (option max_vars)"
+        )

@@ -91,17 +91,26 @@ def _worker() -> None:
     os._exit(0)  # the answer is out; tearing down OR-Tools, HiGHS and numba takes seconds
 
 
-def _start(name: str, doc: dict, shared: dict, options: dict, done: queue.Queue,
-           deadline: float | None = None, board: str | None = None
-           ) -> tuple[subprocess.Popen, threading.Thread, list]:
+def _start(
+    name: str,
+    doc: dict,
+    shared: dict,
+    options: dict,
+    done: queue.Queue,
+    deadline: float | None = None,
+    board: str | None = None,
+) -> tuple[subprocess.Popen, threading.Thread, list]:
     """A backend in its own interpreter (not fork: OR-Tools and HiGHS keep threads; not
     multiprocessing's spawn: it re-imports the caller's script), in its own process group
     (a terminal's Ctrl-C reaches the parent, which stops the children and collects their
     schedules). A thread collects its output."""
-    proc = subprocess.Popen(interrupt.child_command(f"{__name__}:_worker"),
-                            stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            **interrupt.spawn_options())
+    proc = subprocess.Popen(
+        interrupt.child_command(f"{__name__}:_worker"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **interrupt.spawn_options(),
+    )
     interrupt.track(proc.pid)
     box: list = []
 
@@ -125,18 +134,23 @@ def _brief(result: Result) -> dict[str, Any]:
     return result.summary()
 
 
-def members(opts: PortfolioOptions, *, quick: bool = False,
-            instance: Instance | None = None) -> list[str]:
+def members(
+    opts: PortfolioOptions, *, quick: bool = False, instance: Instance | None = None
+) -> list[str]:
     """The chosen members in registration order (``quick``: those run in-process first;
     with ``instance``, those whose ``portfolio_first`` holds for it go first)."""
-    names = [s.name for s in SOLVERS if s.portfolio and s.name in opts.backends
-             and (s.portfolio_quick or not quick)]
+    names = [
+        s.name
+        for s in SOLVERS
+        if s.portfolio and s.name in opts.backends and (s.portfolio_quick or not quick)
+    ]
     if instance is None:
         return names
 
     def first(name: str) -> bool:
         test = SOLVERS.spec(name).portfolio_first
         return test is not None and bool(resolve(test)(instance))
+
     return sorted(names, key=lambda n: not first(n))
 
 
@@ -167,15 +181,21 @@ class PortfolioBackend:
 
     def search(self, ctx: Context, runs: _Runs) -> Found:
         opts, run = ctx.options, ctx.run
-        short = (not opts.deterministic and run.time_limit is not None
-                 and run.time_limit < MIN_CHILD_S + 2 * QUICK_CAP_S)
+        short = (
+            not opts.deterministic
+            and run.time_limit is not None
+            and run.time_limit < MIN_CHILD_S + 2 * QUICK_CAP_S
+        )
         if (opts.quick and not opts.deterministic) or short:
             done = self._quick(ctx, runs, short)
             if done is not None:
                 return done
         left = run.remaining(floor=0.5)
-        if not (run.stop.is_set() or short or (left is not None and left < MIN_CHILD_S
-                                                and not opts.deterministic)):
+        if not (
+            run.stop.is_set()
+            or short
+            or (left is not None and left < MIN_CHILD_S and not opts.deterministic)
+        ):
             done = self._children(ctx, runs, left)
             if done is not None:
                 return done
@@ -196,13 +216,25 @@ class PortfolioBackend:
             # the portfolio's work, inside its limit: done before the member's share of
             # what is left is set, so the share does not overrun by it
             fn = SOLVERS.load(name)
-            share = (float(run.remaining(0.05) or 0.0) * (1.0 if last else 0.5) if short
-                     else QUICK_CAP_S if run.time_limit is None
-                     else min(QUICK_CAP_S, QUICK_SHARE * run.time_limit))
+            share = (
+                float(run.remaining(0.05) or 0.0) * (1.0 if last else 0.5)
+                if short
+                else QUICK_CAP_S
+                if run.time_limit is None
+                else min(QUICK_CAP_S, QUICK_SHARE * run.time_limit)
+            )
             try:  # the members' own defaults here (two threads), not the children's
                 options = spec.parse_options(_own(name, opts))
-                sub = Run(share, ctx.start, run.seed, run.threads, run.log, stop=run.stop,
-                          progress=run.progress, verify=False)  # what leaves is checked once
+                sub = Run(
+                    share,
+                    ctx.start,
+                    run.seed,
+                    run.threads,
+                    run.log,
+                    stop=run.stop,
+                    progress=run.progress,
+                    verify=False,
+                )  # what leaves is checked once
                 found = fn(instance, sub, options)
             except HareOptError as exc:  # e.g. too large for bnb: its child run says so too
                 ctx.stats[f"quick_{name}"] = f"{type(exc).__name__}: {exc}"
@@ -217,21 +249,35 @@ class PortfolioBackend:
 
     def _proved(self, ctx: Context, runs: _Runs, name: str) -> Found:
         runs.best = best = runs.results[name]
-        return Found(Status.OPTIMAL, solution=True, value=best.objective,
-                     bound=best.lower_bound, source=name, report=best.report)
+        return Found(
+            Status.OPTIMAL,
+            solution=True,
+            value=best.objective,
+            bound=best.lower_bound,
+            source=name,
+            report=best.report,
+        )
 
     def _children(self, ctx: Context, runs: _Runs, left: float | None) -> Found | None:
         opts, run, instance, stats = ctx.options, ctx.run, ctx.instance, ctx.stats
         doc = instance_to_dict(instance)
         # the children's answers are checked here, once, if they leave the portfolio
-        shared = {"seed": run.seed, "threads": 1, "log": run.log, "hint": ctx.start,
-                  "verify_result": False}
+        shared = {
+            "seed": run.seed,
+            "threads": 1,
+            "log": run.log,
+            "hint": ctx.start,
+            "verify_result": False,
+        }
         procs: dict[str, tuple[subprocess.Popen, threading.Thread, list]] = {}
         done: queue.Queue[str] = queue.Queue()
         # Deterministic runs end on their work limits; the wall clock is only a safety net
         # (the parent's, below), and the result says when it had to act.
-        wall_deadline = (None if left is None or opts.deterministic
-                         else time.time() + max(0.5 * left, left - RETURN_S))
+        wall_deadline = (
+            None
+            if left is None or opts.deterministic
+            else time.time() + max(0.5 * left, left - RETURN_S)
+        )
         names = members(opts)
         run.report("portfolio", note=f"running {', '.join(names)}")
         folder = tempfile.mkdtemp(prefix="hare-portfolio-")
@@ -240,22 +286,28 @@ class PortfolioBackend:
         for name in names:
             spec = SOLVERS.spec(name)
             options = {**spec.portfolio_options, **_own(name, opts)}
-            procs[name] = _start(name, doc, shared, options, done, wall_deadline,
-                                 str(board.path))  # cpsat and bnb use it
+            procs[name] = _start(
+                name, doc, shared, options, done, wall_deadline, str(board.path)
+            )  # cpsat and bnb use it
         deadline = None if left is None else time.perf_counter() + left
         stopping: float | None = None  # when the children were asked to stop
         try:
             waiting = set(names)
             while waiting:
                 now = time.perf_counter()
-                if stopping is None and (run.stop.is_set() or (deadline is not None
-                                                               and now >= deadline)):
+                if stopping is None and (
+                    run.stop.is_set() or (deadline is not None and now >= deadline)
+                ):
                     for n in waiting:  # each returns its best schedule so far
                         interrupt.kill_group(procs[n][0].pid, signal.SIGTERM)
                     stopping = now
                 if stopping is not None and now >= stopping + STOP_GRACE_S:
-                    stats.update({f"{n}_error": "killed: no answer after being asked to stop"
-                                  for n in waiting})
+                    stats.update(
+                        {
+                            f"{n}_error": "killed: no answer after being asked to stop"
+                            for n in waiting
+                        }
+                    )
                     break
                 try:
                     name = done.get(timeout=0.1)
@@ -270,15 +322,24 @@ class PortfolioBackend:
                     payload.report.rebind(instance, payload.schedule)
                 runs.results[name] = payload
                 stats[name] = _brief(payload)
-                run.report(name, incumbent=payload.objective if payload.status.has_schedule
-                           else None, bound=payload.lower_bound, note=f"{name} done")
-                if not opts.deterministic and (payload.status == Status.OPTIMAL
-                                               or self._met(runs, board)):
+                run.report(
+                    name,
+                    incumbent=payload.objective if payload.status.has_schedule else None,
+                    bound=payload.lower_bound,
+                    note=f"{name} done",
+                )
+                if not opts.deterministic and (
+                    payload.status == Status.OPTIMAL or self._met(runs, board)
+                ):
                     if payload.status == Status.OPTIMAL:
                         proved = name
                     break  # proved: the other runs are no longer needed
-            if opts.deterministic and stopping is not None and deadline is not None \
-                    and stopping >= deadline:
+            if (
+                opts.deterministic
+                and stopping is not None
+                and deadline is not None
+                and stopping >= deadline
+            ):
                 stats["wall_clock_limited"] = True  # the safety net acted: not reproducible
         finally:
             for proc, thread, _ in procs.values():
@@ -292,10 +353,15 @@ class PortfolioBackend:
     @staticmethod
     def _met(runs: _Runs, board: SharedIncumbent) -> bool:
         """Whether some run's proved bound already meets the best schedule anyone has."""
-        bound = max((r.lower_bound for r in runs.results.values()
-                     if r.lower_bound is not None), default=None)
-        best = min([r.objective for r in runs.results.values() if r.status.has_schedule]
-                   + [v for v in (board.peek(),) if v is not None], default=None)
+        bound = max(
+            (r.lower_bound for r in runs.results.values() if r.lower_bound is not None),
+            default=None,
+        )
+        best = min(
+            [r.objective for r in runs.results.values() if r.status.has_schedule]
+            + [v for v in (board.peek(),) if v is not None],
+            default=None,
+        )
         return bound is not None and best is not None and bound >= best
 
     @staticmethod
@@ -310,26 +376,37 @@ class PortfolioBackend:
         that meets another's schedule proves it: the template says so)."""
         usable = {n: r for n, r in runs.results.items() if r.status.has_schedule}
         if any(r.status == Status.INFEASIBLE for r in runs.results.values()):
-            raise SolverError(f"portfolio: a member claims {ctx.instance.name!r} has no "
-                              f"schedule: {dict(ctx.stats)}")
-        bounds = {n: float(r.lower_bound) for n, r in runs.results.items()
-                  if r.lower_bound is not None}
+            raise SolverError(
+                f"portfolio: a member claims {ctx.instance.name!r} has no "
+                f"schedule: {dict(ctx.stats)}"
+            )
+        bounds = {
+            n: float(r.lower_bound) for n, r in runs.results.items() if r.lower_bound is not None
+        }
         bound = max(bounds.values(), default=None)
         bound_from = None if bound is None else max(bounds, key=bounds.__getitem__)
         if not usable:
             return Found(bound=bound, bound_from=bound_from)
         name = min(usable, key=lambda n: usable[n].objective)
         runs.best = best = usable[name]
-        return Found(Status.FEASIBLE, solution=True, value=best.objective, bound=bound,
-                     source=name, bound_from=bound_from, report=best.report)
+        return Found(
+            Status.FEASIBLE,
+            solution=True,
+            value=best.objective,
+            bound=bound,
+            source=name,
+            bound_from=bound_from,
+            report=best.report,
+        )
 
     def extract(self, ctx: Context, runs: _Runs) -> Schedule:
         assert runs.best is not None
         return runs.best.schedule
 
 
-def from_board(instance: Instance, board: SharedIncumbent, stats: Stats, below: float
-               ) -> Result | None:
+def from_board(
+    instance: Instance, board: SharedIncumbent, stats: Stats, below: float
+) -> Result | None:
     """The shared schedule as a checked result when it scores below ``below`` (a run
     offers it while it runs, so a run stopped early still contributes it): checked, as
     it may leave; a false claim is recorded in ``stats["shared_error"]``."""
@@ -344,8 +421,9 @@ def from_board(instance: Instance, board: SharedIncumbent, stats: Stats, below: 
     return Result.checked("shared", Status.FEASIBLE, report)
 
 
-def solve_portfolio(instance: Instance, run: Run | None = None,
-                    options: PortfolioOptions | None = None) -> Result:
+def solve_portfolio(
+    instance: Instance, run: Run | None = None, options: PortfolioOptions | None = None
+) -> Result:
     """Run the members (quick ones first, in-process; then all in parallel, one thread
     each); ``optimal`` when any proves it or a bound of one meets another's schedule.
 
