@@ -311,14 +311,11 @@ def warm_kernels(groups: tuple[str, ...]) -> float:
 
 
 def kernel_groups(spec: SolverSpec, options: Options, hint: Result | None) -> tuple[str, ...]:
-    """The kernel groups a solve with ``spec`` runs: its own and, for an exact solver, its
-    start's heuristic's (``solvers.exact.start_kernels``); ``solve`` loads them before
-    the run's clock, so a first compile is not search time."""
-    if spec.kind != "exact":
-        return spec.kernels
-    from hare_opt.solvers.exact import start_kernels
-
-    return (*spec.kernels, *start_kernels(options, hint))
+    """The kernel groups a solve with ``spec`` runs: its own and those its options name
+    (an exact solver's start heuristic's: ``ExactOptions.start_kernels``); ``solve``
+    loads them before the run's clock, so a first compile is not search time."""
+    extra = getattr(options, "start_kernels", None)
+    return (*spec.kernels, *(extra(hint) if callable(extra) else ()))
 
 
 def check_hint(instance: Instance, hint: Result) -> Result:

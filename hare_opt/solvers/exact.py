@@ -99,6 +99,14 @@ class ExactOptions(Options):
     def __post_init__(self) -> None:
         _check_start_heuristic(self.start_heuristic, self.owner)
 
+    def start_kernels(self, hint: Result | None) -> tuple[str, ...]:
+        """The kernel groups the start's heuristic runs (none with a hint): ``solve``
+        loads them with the backend's own, before the run's clock."""
+        name = self.start_heuristic
+        if hint is not None or not name:
+            return ()
+        return SOLVERS.spec(AUTO_HEURISTIC if name == "auto" else name).kernels
+
 
 @dataclass
 class Found:
@@ -167,15 +175,6 @@ class Backend(Protocol):
 
     def extract(self, ctx: Context, model: Any) -> Schedule:
         """The schedule of the best solution ``search`` found (``Found.solution``)."""
-
-
-def start_kernels(options: Options, hint: Result | None) -> tuple[str, ...]:
-    """The kernel groups the start's heuristic runs (none with a hint): ``solve`` loads
-    them with the backend's own, before the run's clock."""
-    name = getattr(options, "start_heuristic", None)
-    if hint is not None or not name:
-        return ()
-    return SOLVERS.spec(AUTO_HEURISTIC if name == "auto" else name).kernels
 
 
 def rules_and_heuristics(kind: str) -> list[str]:
