@@ -413,3 +413,20 @@ def test_a_sensitivity_run_simulates_every_item_in_the_other_regime(tmp_path):
         )
         assert run.returncode == rc, run.stderr
         assert ("fig18" in run.stdout) if rc == 0 else run.stderr.count("\n") == 1
+
+
+def test_the_plan_followers_reserved_idle_is_reported():
+    import pandas as pd
+
+    from hare_opt.sweeps.items import disclose
+
+    df = pd.DataFrame(
+        {
+            "policy": ["hare", "sched-homo", "allox", "hare"],
+            "reserved_idle_share": [0.01, 0.0, 0.5, 0.03],
+        }
+    )
+    text = disclose(df)
+    assert "hare 2.00% [3.00%]" in text and "sched-homo 0.00% [0.00%]" in text
+    assert "allox" not in text  # a gang policy holds GPUs for leases, reported apart
+    assert disclose(pd.DataFrame({"policy": ["allox"]})) == ""

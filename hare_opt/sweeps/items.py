@@ -172,10 +172,33 @@ def summarise(df: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
 
 
 def disclose(df: pd.DataFrame) -> str:
-    """What each reading of hare-paper rests on (``disclose_one``), joined."""
-    if "relaxations" not in df.columns:
+    """What each reading of hare-paper rests on (``disclose_one``) and what the plan
+    followers held idle (``reserved_idle``), joined."""
+    parts = [reserved_idle(df)]
+    if "relaxations" in df.columns:
+        parts += [disclose_one(df[df["policy"] == p], p) for p in PAPER_HARE]
+    return "; ".join(t for t in parts if t)
+
+
+#: Plan followers whose reserved idle time is reported (the rest reserve none).
+FOLLOWERS = ("hare", "sched-homo")
+
+
+def reserved_idle(df: pd.DataFrame) -> str:
+    """GPU time a plan follower held idle for a barrier still ahead (reserved idle), as a
+    share of its processing time, mean [max] over the runs (docs/simulator.md)."""
+    if "reserved_idle_share" not in df.columns:
         return ""
-    return "; ".join(t for p in PAPER_HARE if (t := disclose_one(df[df["policy"] == p], p)))
+    shares = []
+    for p in FOLLOWERS:
+        x = pd.to_numeric(df.loc[df["policy"] == p, "reserved_idle_share"], errors="coerce")
+        if x.notna().any():
+            shares.append(f"{p} {100 * x.mean():.2f}% [{100 * x.max():.2f}%]")
+    if not shares:
+        return ""
+    return "GPU time held idle for a barrier ahead, % of processing time, mean [max]: " + (
+        ", ".join(shares)
+    )
 
 
 def _total(hp: pd.DataFrame, key: str) -> int:
