@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -88,15 +89,21 @@ def data_file(name: str) -> Path:
     return ROOT / "data" / name
 
 
-def file_hash(path: Path | None) -> str:
-    """16 hex digits of a file's bytes; ``"gone"`` when there is no such file."""
+def _versioned(path: Path | None, digest: Callable[[str, int, int], str]) -> str:
+    """``digest`` of the file at ``path`` by (path, mtime, size), so each version of a
+    file is read once; ``"gone"`` when there is no such file."""
     try:
         st = path.stat() if path is not None else None
     except OSError:
         st = None
     if path is None or st is None:
         return "gone"
-    return _hash_of(str(path), st.st_mtime_ns, st.st_size)
+    return digest(str(path), st.st_mtime_ns, st.st_size)
+
+
+def file_hash(path: Path | None) -> str:
+    """16 hex digits of a file's bytes; ``"gone"`` when there is no such file."""
+    return _versioned(path, _hash_of)
 
 
 @cache
@@ -109,13 +116,7 @@ def code_hash(path: Path | None) -> str:
     """``CODE`` and 16 hex digits of a module's syntax tree without its docstrings (what
     it computes: comments, docstrings and layout aside); the file's ``file_hash`` when it
     is gone or does not parse."""
-    try:
-        st = path.stat() if path is not None else None
-    except OSError:
-        st = None
-    if path is None or st is None:
-        return "gone"
-    return _code_of(str(path), st.st_mtime_ns, st.st_size)
+    return _versioned(path, _code_of)
 
 
 @cache
