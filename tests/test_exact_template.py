@@ -308,7 +308,7 @@ def test_a_kernel_compile_is_announced_and_left_out_of_the_time_limit(monkeypatc
         again = solve(inst, "toy-kernels", time_limit=0.5, progress=lambda *a: notes.append(a))
     finally:
         SOLVERS.remove("toy-kernels")
-        solvers_base._warm.discard("toy")
+        solvers_base.LOADER.loaded.discard("toy")
     assert res.stats.compile_s >= 1.0 and res.runtime_s < 0.5
     assert again.stats.compile_s is None  # once per process
 

@@ -28,27 +28,28 @@ ALLOWED: dict[tuple[str, str], str] = {
         "_fixed_memo",
     ): "a cache keyed by a weak reference to the instance: a hit returns what a miss computes",
     (
-        "hare_opt.solvers.base",
-        "_warm",
-    ): "kernel groups this process loaded: numba's dispatchers are process-wide",
-    (
-        "hare_opt.solvers.exact",
-        "_loaded_s",
-    ): "seconds this process spent loading kernels mid-solve (reported, not decided on)",
+        "hare_opt.solvers.kernels",
+        "LOADER",
+    ): "the one owner of the kernel groups this process loaded (numba's dispatchers are "
+    "process-wide) and of the seconds spent loading them mid-solve (reported, not decided on)",
     (
         "hare_opt.util.highs",
         "_threads",
     ): "HiGHS fixes its thread pool once per process; later calls must ask for the same",
     ("hare_opt.util.interrupt", "_events"): "signal handlers are process-wide in Python",
-    ("hare_opt.util.interrupt", "_groups"): "signal handlers are process-wide in Python",
-    ("hare_opt.util.interrupt", "_abandoned"): "signal handlers are process-wide in Python",
     ("hare_opt.util.interrupt", "_state"): "signal handlers are process-wide in Python",
+    # re-exported by util.interrupt under the same name (its public discipline)
+    ("hare_opt.util.interrupt", "_abandoned"): "native threads let go are the process's",
+    ("hare_opt.util.stopping", "_abandoned"): "native threads let go are the process's",
+    (
+        "hare_opt.util.children",
+        "_groups",
+    ): "child process groups to kill on a hard exit: a signal ends the whole process",
     (
         "hare_opt.util.startup",
         "_prior",
     ): "the signal handlers the start-up guard replaced (process-wide)",
     ("hare_opt.util.jit", "_clock"): "numba's compile events are process-wide",
-    ("hare_opt.util.progress", "_active"): "the process's one terminal progress line",
     (
         "hare_opt.util.version",
         "_USED",

@@ -24,7 +24,7 @@ HARD = ROOT / "instances" / "small" / "small-07.json"
 def test_kernels_loaded_mid_solve_are_left_out_of_the_clock_and_counted(monkeypatch):
     # a stand-in loader (``resolve`` takes the callable itself as well as its path)
     monkeypatch.setitem(base.KERNELS, "slow-fake", lambda: time.sleep(0.3))
-    monkeypatch.setattr(base, "_warm", set())
+    monkeypatch.setattr(base.LOADER, "loaded", set())
     run = Run(time_limit=10.0)
     started, before = run.started, loaded_s()
     load_kernels(run, ("slow-fake",))
@@ -156,13 +156,13 @@ def test_a_stop_during_a_kernel_load_mid_solve_returns_at_once(monkeypatch):
     import threading
 
     monkeypatch.setitem(base.KERNELS, "endless-fake", lambda: time.sleep(5.0))
-    monkeypatch.setattr(base, "_warm", set())
+    monkeypatch.setattr(base.LOADER, "loaded", set())
     run = Run(time_limit=30.0)
     threading.Timer(0.3, run.stop.set).start()
     t0 = time.perf_counter()
     load_kernels(run, ("endless-fake",))
     assert time.perf_counter() - t0 < 2.0  # not the 5 s of the load
-    assert "endless-fake" not in base._warm  # not counted as loaded
+    assert "endless-fake" not in base.LOADER.loaded  # not counted as loaded
 
 
 def test_hare_paper_s_relaxation_keeps_to_a_short_limit_on_a_large_instance():

@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     # argv None: this process's own command line, and the process ends after it: once the
     # output is flushed and the status decided, signals no longer change it.
-    with interrupt.handling("soft", final=argv is None), _quiet_compiler_cleanup(keep=argv is None):
+    with interrupt.on_signals(final=argv is None), _quiet_compiler_cleanup(keep=argv is None):
         try:
             code = _run(argv)
         except KeyboardInterrupt as exc:
@@ -216,9 +216,9 @@ def _quiet_compiler_cleanup(*, keep: bool) -> Iterator[None]:
 
 def _compiling(exc: BaseException) -> str:
     """Why an interrupt left nothing, when it came while a solve loaded its compiled
-    kernels (``solvers.base.warm_kernels``: numba's compiler on a first run, a cache load
-    or a warm-up search later): that comes before any search, so there is no schedule
-    to keep yet, and the user should know none was lost."""
+    kernels (``solvers.kernels.KernelLoader.warm_kernels``: numba's compiler on a first
+    run, a cache load or a warm-up search later): that comes before any search, so there
+    is no schedule to keep yet, and the user should know none was lost."""
     # the interrupt's own frames, then those of what it was raised from: an error numba
     # raised after the interrupt cut it short is reported as the interrupt (``_run``)
     cur: BaseException | None = exc

@@ -30,10 +30,13 @@ from hare_opt.heuristics.relaxation import (
 )
 from hare_opt.model import Instance, OptionError, Result, ceil_bound
 from hare_opt.model.options import Options, Run, option
-from hare_opt.util import progress
+from hare_opt.model.phases import declare
 
-#: Share of the time limit for the relaxation (step 1); steps 2-3 must fit in the rest.
-RELAX_SHARE = 0.8
+RELAXATION = declare(
+    "hare-paper.relaxation",
+    0.8,
+    doc="hare-paper's step 1 (the time-indexed relaxation); steps 2-3 fit in the rest",
+)
 
 
 def block_starts(rounds: np.ndarray, blocks: np.ndarray) -> list[np.ndarray]:
@@ -383,33 +386,34 @@ def solve_hare_paper(
         return list_schedule_from(instance, jobs, avail, opts.step3), inversions
 
     def on_start(start: Relaxation) -> None:  # a checked schedule before the MILP
-        progress.report("hare-paper", note="ordering and list scheduling the start")
+        run.report("hare-paper", note="ordering and list scheduling the start")
         state, _ = schedule(start)
         fallback.update(state=state, relax=start)
-        progress.report(
+        run.report(
             "hare-paper",
             incumbent=state.objective(),
             bound=start.bound if avail is None else None,
             note="relaxation: MILP (Ctrl-C keeps this schedule)",
         )
 
-    progress.report("hare-paper", note="relaxation: starting point")
-    relax = solve_relaxation(
-        instance,
-        backend=opts.relaxation_solver,
-        time_limit=run.phase(RELAX_SHARE).time_limit,
-        threads=run.threads,
-        node_limit=opts.node_limit,
-        max_rounds=opts.max_rounds,
-        gpu_available=avail,
-        max_assignments=opts.max_assignments,
-        log=run.log,
-        hare_start=opts.hare_start,
-        stop=run.stop,
-        relaxation=opts.relaxation,
-        on_start=on_start,
-    )
-    progress.report(
+    run.report("hare-paper", note="relaxation: starting point")
+    with run.phase(RELAXATION) as step1:
+        relax = solve_relaxation(
+            instance,
+            backend=opts.relaxation_solver,
+            time_limit=step1.time_limit,
+            threads=run.threads,
+            node_limit=opts.node_limit,
+            max_rounds=opts.max_rounds,
+            gpu_available=avail,
+            max_assignments=opts.max_assignments,
+            log=run.log,
+            hare_start=opts.hare_start,
+            stop=run.stop,
+            relaxation=opts.relaxation,
+            on_start=on_start,
+        )
+    run.report(
         "hare-paper",
         bound=relax.bound if avail is None else None,
         note="ordering and list scheduling",

@@ -59,7 +59,7 @@ from hare_opt.heuristics.relaxation_points import (
     to_highs,
 )
 from hare_opt.model import HareOptError, Instance, OptionError
-from hare_opt.util import interrupt
+from hare_opt.util import stopping
 from hare_opt.util.highs import cancel_on
 from hare_opt.util.highs import run as run_highs
 
@@ -384,7 +384,7 @@ def _highs(
 
     # HiGHS's root LP notices neither: on a stop, the caller keeps its point and HiGHS
     # winds down alone (in a thread, so only when there is a stop to obey)
-    ran = run() if stop is None else interrupt.in_worker(run, stop, "relaxation-milp")
+    ran = run() if stop is None else stopping.in_worker(run, stop, "relaxation-milp")
     if ran is None:
         return {
             "values": None,

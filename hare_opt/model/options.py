@@ -10,18 +10,20 @@ before any work starts.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import threading
 import time
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self, get_args, get_origin, get_type_hints
 
 from hare_opt.model.errors import OptionError
 from hare_opt.model.limits import OutOfTime
+from hare_opt.model.phases import Phase
 from hare_opt.model.result import Result
 
 #: Largest seed: CP-SAT's and HiGHS's random seeds are signed 32-bit integers.
@@ -230,15 +232,17 @@ def check_time_limit(value: Any, owner: str = "solve") -> float | None:
 
 @dataclass
 class Run:
-    """What every solver shares, under one name each, and the clock of this run.
+    """The explicit context of one solve: what every solver shares, under one name each,
+    its clock, its progress sink and its stop flag.
 
     ``hint``: a feasible result the caller supplies (already verified by ``solve``,
     its report attached): the solver's start, warm start and upper bound. ``threads``:
     None lets the backend choose. ``stop``: set to ask a running solver to return its
-    best schedule now. ``progress``: called with what the solver learns (``report``);
-    None sends it to the command's progress line (``hare_opt.util.progress``).
-    ``verify``: the schedule that leaves is checked (False for a phase of a larger solve,
-    which checks what leaves it).
+    best schedule now (a backend only reads it; which signals set it is the process
+    edge's business: ``util.interrupt.on_signals``). ``progress``: the sink of what the
+    solver learns (``report``), set by ``solve`` (None: nobody listens). ``verify``: the
+    schedule that leaves is checked (False for a phase of a larger solve, which checks
+    what leaves it). ``spent``: seconds per declared phase (``model.phases``) so far.
     """
 
     time_limit: float | None = None
@@ -250,6 +254,7 @@ class Run:
     stop: threading.Event = field(default_factory=threading.Event, repr=False)
     progress: ProgressFn | None = field(default=None, repr=False)
     verify: bool = True
+    spent: dict[str, float] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         owner = "solve"
@@ -286,19 +291,11 @@ class Run:
         passes the checker, ``bound`` only a proved lower bound on the optimum."""
         if self.progress is not None:
             self.progress(source, incumbent, bound, note)
-        else:
-            from hare_opt.util import progress
-
-            progress.report(source, incumbent, bound, note)
 
     @property
     def reporting(self) -> bool:
         """Whether anyone listens to ``report`` (backends skip costly progress work else)."""
-        if self.progress is not None:
-            return True
-        from hare_opt.util import progress
-
-        return progress.enabled()
+        return self.progress is not None
 
     def exclude(self, seconds: float) -> None:
         """Leave ``seconds`` just spent (a one-off compile) out of the time limit."""
@@ -328,20 +325,37 @@ class Run:
         d = self.deadline
         return None if d is None else max(floor, d - time.perf_counter())
 
-    def phase(self, share: float, cap: float | None = None, *, hint: Result | None = None) -> Run:
-        """A sub-run for one phase: ``share`` of the time left (at most ``cap`` seconds;
-        ``cap`` alone when there is no limit), same seed, threads, log and stop flag."""
-        left = self.remaining()
-        limit = cap if left is None else (share * left if cap is None else min(cap, share * left))
-        return Run(
-            None if limit is None else max(limit, 1e-3),
+    @contextlib.contextmanager
+    def phase(
+        self,
+        phase: Phase,
+        *,
+        share: float | None = None,
+        cap: float | None | Literal["declared"] = "declared",
+        limit: float | None | Literal["declared"] = "declared",
+        hint: Result | None = None,
+        verify: bool = True,
+    ) -> Iterator[Run]:
+        """A sub-run for one declared phase (its time limit: ``Phase.limit``; ``limit``
+        replaces it where the caller computes its own), same seed, threads, log, progress
+        and stop flag; the seconds it took are added to ``spent`` (with the sub-run's own
+        phases) when the body ends."""
+        own = phase.limit(self.time_limit, self.remaining(), share=share, cap=cap)
+        sub = Run(
+            own if limit == "declared" else limit,
             hint if hint is not None else self.hint,
             self.seed,
             self.threads,
             self.log,
             stop=self.stop,
             progress=self.progress,
+            verify=verify,
         )
+        try:
+            yield sub
+        finally:
+            for name, s in {**sub.spent, phase.name: sub.elapsed()}.items():
+                self.spent[name] = self.spent.get(name, 0.0) + s
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:

@@ -40,7 +40,8 @@ class Stats(MutableMapping[str, Any]):
     what proved optimality. ``build_s`` / ``search_s``: seconds building the model and
     searching it; ``work``: the backend's unit of work done (nodes, branches);
     ``checks``: how many schedules the independent checker judged during the solve
-    (one per schedule that leaves it); ``compile_s``: one-off compilation of kernels.
+    (one per schedule that leaves it); ``compile_s``: one-off compilation of kernels;
+    ``phase_s``: seconds per declared phase of the run (``model.phases``).
     """
 
     start: str | None = None
@@ -55,6 +56,7 @@ class Stats(MutableMapping[str, Any]):
     build_s: float | None = None
     search_s: float | None = None
     compile_s: float | None = None
+    phase_s: dict[str, float] | None = None
     work: int | None = None
     checks: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)

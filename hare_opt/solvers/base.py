@@ -15,7 +15,6 @@ schedule leaves hare_opt unchecked.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -33,9 +32,9 @@ from hare_opt.model import (
 )
 from hare_opt.model.limits import MAX_TASKS, CapacityError, check_size
 from hare_opt.model.options import NoOptions, Options, ProgressFn, Run, UnknownOptionError
-from hare_opt.util import progress as progress_line
-from hare_opt.util.interrupt import watch
+from hare_opt.solvers.kernels import KERNELS, LOADER  # noqa: F401 - KERNELS: the groups' table
 from hare_opt.util.registry import Registry, resolve
+from hare_opt.util.stopping import searching
 
 #: exact: proves optima; heuristic: a schedule, deterministic (budgets count work, not time);
 #: rule: a dispatching rule; improver: an anytime search from another solver's schedule,
@@ -117,15 +116,6 @@ SOLVERS: Registry[SolverSpec] = Registry("solver", UnknownSolverError)
 #: Seconds per task kept back from a time limit for the checker (1.3 s per 10^6 tasks
 #: measured on a 2-core machine, with a margin).
 CHECK_S_PER_TASK = 2e-6
-#: Compiled-kernel groups: a function that loads them (compiling on a first run after
-#: installing, tens of seconds) and returns the seconds it took.
-KERNELS: dict[str, str] = {
-    "hare": "hare_opt.heuristics.rounds:warm_up",
-    "geobatch": "hare_opt.heuristics.geobatch:warm_up",
-    "hare-paper": "hare_opt.heuristics.hare_paper:warm_up",
-    "bnb": "hare_opt.solvers.bnb:warm_up",
-}
-_warm: set[str] = set()
 
 
 def register(spec: SolverSpec) -> SolverSpec:
@@ -292,22 +282,9 @@ def suggest(instance: Instance, solver: str, refusal: CapacityError) -> Capacity
     return type(refusal)(text + (f"; solvers that take it: {', '.join(takers)}" if takers else ""))
 
 
-def warm_kernels(groups: tuple[str, ...]) -> float:
-    """Load the compiled kernels of ``groups`` once per process; returns the seconds it took
-    (a first run after installing compiles them). Announced on the progress line."""
-    todo = [g for g in groups if g not in _warm]
-    if not todo:
-        return 0.0
-    t0 = time.perf_counter()
-    progress_line.report(
-        "solve",
-        note="loading compiled kernels (a first run compiles them, "
-        "tens of seconds; not counted in the time limit)",
-    )
-    for group in todo:
-        resolve(KERNELS[group])()
-        _warm.add(group)
-    return time.perf_counter() - t0
+def warm_kernels(groups: tuple[str, ...], report: ProgressFn | None = None) -> float:
+    """Load the compiled kernels of ``groups`` once per process (``KernelLoader``)."""
+    return LOADER.warm_kernels(groups, report)
 
 
 def kernel_groups(spec: SolverSpec, options: Options, hint: Result | None) -> tuple[str, ...]:
@@ -362,7 +339,8 @@ def solve(
     (incumbents are objectives of feasible schedules, bounds proved); default: the
     command's progress line, if any. ``stop``: an event that asks the solver to return
     its best schedule now (the caller's own, e.g. a parent run's; default a fresh one).
-    Ctrl-C and SIGTERM set it while the solver runs (``hare_opt.util.interrupt``); the
+    Under an edge that handles signals (the command line; ``util.interrupt.on_signals``
+    for a library caller), Ctrl-C and SIGTERM set it while the solver runs; the
     result then says
     ``stats.stopped`` and is ``feasible`` unless the proof was already complete.
     Instances with more than ``MAX_TASKS`` tasks, or beyond the solver's own ``fits``,
@@ -378,8 +356,6 @@ def solve(
         MAX_TASKS,
         advice="a schedule holds one row per task",
     )
-    # before the clock: a one-off, not search time
-    compile_s = warm_kernels(kernel_groups(spec, opts, hint))
     run = Run(
         time_limit=time_limit,
         seed=seed,
@@ -388,6 +364,9 @@ def solve(
         progress=progress,
         verify=verify_result,
     )
+    # before the clock: a one-off, not search time
+    compile_s = LOADER.warm_kernels(kernel_groups(spec, opts, hint), run.report)
+    run.exclude(compile_s)
     if run.time_limit is not None and verify_result:
         # the limit covers the check on the way out too (about a second per 10^6 tasks)
         run.time_limit = max(
@@ -400,12 +379,14 @@ def solve(
         hint_checks = int(hint.report is None or not hint.report.judged(instance, hint.schedule))
         run.hint = check_hint(instance, hint)
     fn = SOLVERS.load(solver)
-    with watch(run.stop):
+    with searching(run.stop):  # the edge's signals, if any, set run.stop meanwhile
         result = fn(instance, run, opts)
     if run.stop.is_set():
         result.stats.stopped = result.stats.stopped or "interrupted"
     if compile_s > 0.05:
         result.stats.compile_s = round(compile_s, 3)
+    if run.spent:
+        result.stats.phase_s = {k: round(v, 4) for k, v in run.spent.items()}
     if hint_checks:
         result.stats.count_check(hint_checks)
     if not result.runtime_s:

@@ -26,7 +26,6 @@ itself leaves and fails its check. ``Stats.checks`` counts the checks of a solve
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -45,20 +44,25 @@ from hare_opt.model import (
 )
 from hare_opt.model.limits import CapacityError, OutOfTime
 from hare_opt.model.options import Options, Run, option
-from hare_opt.solvers.base import SOLVERS, checked_report, suggest, warm_kernels
-from hare_opt.util import interrupt
+from hare_opt.model.phases import declare
+from hare_opt.solvers.base import SOLVERS, checked_report, suggest
+from hare_opt.solvers.kernels import LOADER
 
-#: Share of the time left that the start's rules may take (the search gets the rest).
-START_SHARE = 0.25
-#: Share of the time left that the start's heuristic may take. Without a time limit it
-#: runs as it would alone (its own budget ends it), so the start scores at most what the
-#: heuristic scores alone; with one, ``stats.start_cut`` says when this share cut it.
-START_HEURISTIC_SHARE = 0.1
+START_RULES = declare(
+    "exact.start-rules",
+    0.25,
+    doc="an exact solver's start: the rules, after the heuristic (the search gets the rest)",
+)
+START_HEURISTIC = declare(
+    "exact.start-heuristic",
+    0.1,
+    doc="an exact solver's start: its heuristic. Without a time limit it runs as it "
+    "would alone (its own budget ends it), so the start scores at most what the heuristic "
+    "scores alone; with one, stats.start_cut says when this share cut it",
+)
 #: What ``start_heuristic="auto"`` runs: the best fast heuristic, so that an exact
 #: solver's incumbent is never worse than it (tests/test_start.py).
 AUTO_HEURISTIC = "hare"
-#: Seconds this process has spent loading kernels in the middle of solves (``load_kernels``).
-_loaded_s = [0.0]
 
 
 def _check_start_heuristic(value: str | None, owner: str) -> None:
@@ -182,28 +186,15 @@ def rules_and_heuristics(kind: str) -> list[str]:
 
 
 def load_kernels(run: Run, groups: tuple[str, ...]) -> None:
-    """Load ``groups``' kernels in the middle of a solve, leaving the time out of ``run``'s
-    clock (a one-off compile or cache load is start-up, not search time) and counting it
-    for ``loaded_s``, so the command line reports it as start-up.
-
-    The load runs in a worker the caller lets go of when ``run.stop`` is set: a first
-    run's compile takes tens of seconds and polls no stop, and the solver holds a
-    schedule to return by now (a portfolio took 13.8 s to stop on a cold cache). The
-    worker compiles on alone; the command's process ends without waiting for it."""
-    if run.stop.is_set() or not groups:
-        return
-    t0 = time.perf_counter()
-    took = interrupt.in_worker(lambda: warm_kernels(groups), run.stop, "kernel load", grace=0.2)
-    if took is None:  # let go: what it cost until then
-        took = time.perf_counter() - t0
-    run.exclude(took)
-    _loaded_s[0] += took
+    """``groups``' kernels loaded in the middle of ``run``, out of its clock
+    (``KernelLoader.load_during``)."""
+    LOADER.load_during(run, groups)
 
 
 def loaded_s() -> float:
     """Seconds of ``load_kernels`` so far in this process (a solve's: the difference
     across it; the kernels ``solve`` loads before the clock are its ``stats.compile_s``)."""
-    return _loaded_s[0]
+    return LOADER.mid_solve_s
 
 
 def best_start(
@@ -212,9 +203,9 @@ def best_start(
     """``run.hint`` if given, else the best of the registered rules and the ``heuristic``.
 
     Not checked here (see the module docstring). Time: the heuristic at most
-    ``START_HEURISTIC_SHARE`` of the time left (without a limit, as much as it takes
+    ``START_HEURISTIC``'s share of the time left (without a limit, as much as it takes
     alone: the start then scores at most what the heuristic scores alone), the rules at
-    most ``START_SHARE``. The heuristic runs first (it is the fastest at scale and always
+    most ``START_RULES``'s. The heuristic runs first (it is the fastest at scale and always
     returns a schedule); a rule that cannot finish within its phase is skipped once some
     start exists. A failing heuristic is recorded in ``stats.extra["start_error"]``; the
     rules still give a start.
@@ -231,22 +222,22 @@ def best_start(
         try:
             if run.stop.is_set():  # its load let go: it would wait for the compile
                 raise OutOfTime("stopped while its kernels loaded")
-            sub = run.phase(START_HEURISTIC_SHARE)
-            got = SOLVERS.load(heuristic)(instance, sub, spec.parse_options({}))
-            found.append(got)
-            stats["start_heuristic_s"] = round(sub.elapsed(), 4)
-            if sub.time_limit is not None and sub.expired():
-                stats["start_cut"] = f"{heuristic} stopped by its share of the time limit"
+            with run.phase(START_HEURISTIC) as sub:
+                got = SOLVERS.load(heuristic)(instance, sub, spec.parse_options({}))
+                found.append(got)
+                stats["start_heuristic_s"] = round(sub.elapsed(), 4)
+                if sub.time_limit is not None and sub.expired():
+                    stats["start_cut"] = f"{heuristic} stopped by its share of the time limit"
         except Exception as exc:  # noqa: BLE001 - optional improver, see docstring
             stats["start_error"] = f"{heuristic}: {exc!r}"
-    phase = run.phase(START_SHARE)
     skipped: list[str] = []
-    for rule in rules_and_heuristics("rule"):
-        got = SOLVERS.load(rule)(instance, phase if found else None, None)  # one must finish
-        if got.status.has_schedule:
-            found.append(got)
-        else:
-            skipped.append(rule)
+    with run.phase(START_RULES) as phase:
+        for rule in rules_and_heuristics("rule"):
+            got = SOLVERS.load(rule)(instance, phase if found else None, None)  # one must finish
+            if got.status.has_schedule:
+                found.append(got)
+            else:
+                skipped.append(rule)
     if skipped:
         stats["start_skipped"] = skipped
     found = [r for r in found if isinstance(r, Result) and r.status.has_schedule]

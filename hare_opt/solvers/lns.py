@@ -27,14 +27,14 @@ import numpy as np
 
 from hare_opt.model import Instance, OptionError, Result, Schedule, SolverError, Stats, Status
 from hare_opt.model.options import Options, Run, option
+from hare_opt.model.phases import declare
 from hare_opt.model.rules import earliest_start
 from hare_opt.solvers.base import SOLVERS, checked_report
 from hare_opt.util.ortools import cp_model, solve_stoppable
 
 #: Budget (s) when the run has no time limit.
 DEFAULT_BUDGET_S = 10.0
-#: Share of a time limit the start may take.
-START_SHARE = 0.2
+START = declare("lns.start", 0.2, floor_s=0.1, of_limit=True, doc="lns's start heuristic")
 
 
 @dataclass(frozen=True)
@@ -377,10 +377,8 @@ def solve_lns(
         # without a time limit the start runs as it would alone, so lns never returns a
         # schedule worse than its start's own (tests/test_start.py)
         spec = SOLVERS.spec(opts.start)
-        limit = None if run.time_limit is None else max(0.1, START_SHARE * run.time_limit)
-        base = SOLVERS.load(opts.start)(
-            instance, Run(limit, seed=run.seed, stop=run.stop), spec.parse_options({})
-        )
+        with run.phase(START) as sub:
+            base = SOLVERS.load(opts.start)(instance, sub, spec.parse_options({}))
         if not base.status.has_schedule:
             raise SolverError(f"lns: the start {opts.start!r} gave no schedule")
     best = Plan.of(instance, base.schedule)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hare_opt.model import HareOptError
-from hare_opt.util import interrupt
+from hare_opt.util import children
 
 
 class SweepError(HareOptError, ValueError):
@@ -111,9 +111,9 @@ class CellProcess:
             stdout=subprocess.PIPE,
             text=True,
             bufsize=1,
-            **interrupt.spawn_options(),
+            **children.spawn_options(),
         )
-        interrupt.track(self.proc.pid)
+        children.track(self.proc.pid)
         assert self.proc.stdout is not None
         self.out = self.proc.stdout
 
@@ -142,15 +142,15 @@ class CellProcess:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.kill()
-        interrupt.untrack(self.proc.pid)
+        children.untrack(self.proc.pid)
 
     def kill(self) -> None:
-        interrupt.kill_group(self.proc.pid)
+        children.kill_group(self.proc.pid)
         with contextlib.suppress(OSError):
             self.proc.kill()
         with contextlib.suppress(Exception):
             self.proc.wait(timeout=5)
-        interrupt.untrack(self.proc.pid)
+        children.untrack(self.proc.pid)
 
 
 def by_group(todo: list, cost: Callable[[Any], float]) -> dict[str, deque]:
@@ -206,7 +206,7 @@ def run_local(todo: list, collect: Collect, workers: int | None) -> None:
                 if proc.proc.poll() is not None:  # it died: a new one for what is left
                     sel.unregister(proc.out)
                     running.remove(proc)
-                    interrupt.untrack(proc.proc.pid)
+                    children.untrack(proc.proc.pid)
                     feed(None)
                 else:
                     feed(proc)
@@ -225,7 +225,7 @@ def run_batch(messages: list[str]) -> list[dict[str, Any]]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        **interrupt.spawn_options(),
+        **children.spawn_options(),
     )
     out, _ = proc.communicate("".join(messages) + '{"quit": true}\n')
     replies = [json.loads(line) for line in out.splitlines() if line.strip()]
@@ -264,7 +264,7 @@ class _Lifeline:
     name = "hare-opt-lifeline"
 
     def setup(self, worker: Any) -> None:  # noqa: ARG002 - plugin signature
-        interrupt.lifeline()
+        children.lifeline()
         with contextlib.suppress(OSError):
             os.setpgid(0, 0)
         with contextlib.suppress(OSError, ValueError):

@@ -10,7 +10,7 @@ import threading
 from functools import cache
 from typing import Any
 
-from hare_opt.util import interrupt
+from hare_opt.util import stopping
 
 
 @cache
@@ -80,5 +80,5 @@ def cancel_on(stop: threading.Event | None, h: Any) -> contextlib.AbstractContex
     """``h.cancelSolve()`` once ``stop`` is set, for the body (a run of ``h``): HiGHS polls
     its interrupt callbacks only in some phases (a node-limited MIP once ignored two
     SIGTERMs); cancelling reaches more of them (not the root LP of a MIP: see
-    ``interrupt.in_worker``)."""
-    return interrupt.on_stop(stop, h.cancelSolve, "highs-stop")
+    ``stopping.in_worker``)."""
+    return stopping.on_stop(stop, h.cancelSolve, "highs-stop")

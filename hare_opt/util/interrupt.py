@@ -22,10 +22,11 @@ A signal that repeats the one before within ``SAME_S`` seconds is the same inter
 ``timeout`` and ``kill -- -PGID`` deliver one signal to a process twice (directly and
 through its group), and that must not count as "interrupted again".
 
-Children: ``spawn_options`` puts a child in its own process group (a terminal's Ctrl-C
-then reaches only the parent, which decides), ``track``/``kill_group`` end whole
-groups (grandchildren included), and ``lifeline`` in the child ends it when its parent
-dies, even by ``kill -9`` (Linux: ``PR_SET_PDEATHSIG``; elsewhere: polling).
+Children (``util.children``) live in their own process groups; a hard exit kills them.
+Backends never import this module: they watch their run's stop flag, and the edge of
+the process (the command line, a portfolio child, ``on_signals`` for a library caller)
+installs ``watch`` as the hook that ``solve`` arms for each search
+(``util.stopping.signals_to``).
 
 Native calls that do not poll a stop everywhere run in ``in_worker``: the caller returns
 ``ABANDON_S`` after a stop with what it has; ``end_process`` then ends the command's
@@ -42,22 +43,37 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from hare_opt.util import startup
+from hare_opt.util import startup, stopping
+from hare_opt.util.children import (  # noqa: F401 - the process discipline's public names
+    BOOT,
+    EXIT_INTERRUPTED,
+    child_command,
+    child_init,
+    kill_all_groups,
+    kill_group,
+    lifeline,
+    spawn_options,
+    track,
+    untrack,
+)
+from hare_opt.util.stopping import (  # noqa: F401 - the process discipline's public names
+    ABANDON_S,
+    _abandoned,
+    end_process,
+    in_worker,
+    on_stop,
+    stopped,
+)
 
-#: Exit status of a command stopped by a signal (as a shell reports SIGINT).
-EXIT_INTERRUPTED = 130
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: A repeat of the same signal within this many seconds counts as one interrupt.
 SAME_S = 0.25
 
 _lock = threading.RLock()
 _events: list[threading.Event] = []
-_groups: set[int] = set()
-#: Worker threads ``in_worker`` let go while they were still in native code.
-_abandoned: list[threading.Thread] = []
 _state: dict = {
     "installed": False,
     "mode": None,
@@ -299,178 +315,11 @@ def watch(event: threading.Event) -> Iterator[threading.Event]:
                 _events.remove(event)
 
 
-def stopped(event: threading.Event | None) -> bool:
-    return event is not None and event.is_set()
-
-
-def end_process(code: int) -> None:
-    """End a command's process with ``code`` once its output is flushed: at once (exit
-    handlers run, the interpreter's tear-down does not) if a worker ``in_worker`` let go
-    is still in native code. Tearing the interpreter down under a running solver takes
-    about a second and can abort the process (a C++ thread destroyed while it runs,
-    exit -6); nothing of the command is lost by skipping it. Otherwise: returns."""
-    if not any(t.is_alive() for t in _abandoned):
-        return
-    import atexit
-
-    with contextlib.suppress(Exception):
-        atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
-
-
-#: Seconds ``in_worker`` waits for a stopped native call before it abandons it.
-ABANDON_S = 0.5
-
-
-def in_worker(
-    fn: Callable[[], Any],
-    stop: threading.Event | None,
-    name: str,
-    *,
-    grace: float = ABANDON_S,
-    deadline: float | None = None,
-) -> Any:
-    """``fn()`` in a daemon thread; None if ``stop`` is set, or ``deadline``
-    (``perf_counter``) has passed, and ``fn`` has not returned ``grace`` seconds later (it
-    then winds down alone: it must watch ``stop`` and the deadline itself).
-
-    Why: a native solver polls its interrupt only in some phases (HiGHS's root LP of a
-    MIP runs on for seconds); the caller returns what it has instead of waiting."""
-    box: list[Any] = []
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            box.append(fn())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            errors.append(exc)
-
-    worker = threading.Thread(target=work, name=name, daemon=True)
-    worker.start()
-    stopped_at = None
-    while worker.is_alive():
-        worker.join(0.05)
-        if (stop is not None and stop.is_set()) or (
-            deadline is not None and time.perf_counter() >= deadline
-        ):
-            stopped_at = stopped_at or time.perf_counter()
-            if time.perf_counter() > stopped_at + grace:
-                _abandoned.append(worker)
-                return None
-    if errors:
-        raise errors[0]
-    return box[0]
-
-
-# --- children ---------------------------------------------------------------------------
-
-
-def spawn_options() -> dict:
-    """``subprocess.Popen`` keywords for a child in its own process group."""
-    return {"process_group": 0} if os.name == "posix" else {}
-
-
-def track(pgid: int) -> None:
-    """Remember a child's process group so that a hard exit can kill it."""
-    with _lock:
-        _groups.add(pgid)
-
-
-def untrack(pgid: int) -> None:
-    with _lock:
-        _groups.discard(pgid)
-
-
-def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
-    """Signal a child's whole process group (its own children too); gone is fine."""
-    with contextlib.suppress(OSError):
-        os.killpg(pgid, sig)
-
-
-def kill_all_groups() -> None:
-    with _lock:
-        groups = list(_groups)
-    for g in groups:
-        kill_group(g)
-
-
-#: ``python -c BOOT PARENT_PID MODULE:FUNCTION``: a child that holds its lifeline before
-#: importing anything (importing hare_opt takes seconds; a parent killed meanwhile must
-#: not leave the child behind), then calls the function.
-BOOT = """
-import os, sys, signal, ctypes, importlib
-parent = int(sys.argv[1])
-if sys.platform.startswith("linux"):
-    try:
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
-    except Exception:
-        pass
-if os.getppid() != parent:
-    os._exit(130)
-module, _, fn = sys.argv[2].partition(":")
-sys.argv = sys.argv[2:]
-getattr(importlib.import_module(module), fn)()
-"""
-
-
-def child_command(target: str) -> list[str]:
-    """argv of a child interpreter that runs ``module:function`` under a lifeline."""
-    return [sys.executable, "-c", BOOT, str(os.getpid()), target]
-
-
-def lifeline(poll_s: float = 0.5, parent: int | None = None) -> None:
-    """In a child: end this process when its parent dies (kill -9 included). ``parent``:
-    the pid the parent had when it started the child (default: the current parent), so
-    that a parent that died before this call is noticed."""
-    parent = os.getppid() if parent is None else parent
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the parent died before the call above
-        os._exit(EXIT_INTERRUPTED)
-
-    def poll() -> None:
-        while True:
-            time.sleep(poll_s)
-            if os.getppid() != parent:
-                os._exit(EXIT_INTERRUPTED)
-
-    threading.Thread(target=poll, name="hare-opt-lifeline", daemon=True).start()
-
-
-def child_init(parent: int | None = None) -> None:
-    """Initializer of a pool worker: its own process group (a terminal's Ctrl-C reaches
-    only the driver, which kills the workers), and it dies with ``parent``."""
-    with contextlib.suppress(OSError):
-        os.setpgid(0, 0)
-    lifeline(parent=parent)
-
-
 @contextlib.contextmanager
-def on_stop(
-    event: threading.Event | None, action: Callable[[], Any], name: str = "on-stop"
-) -> Iterator[None]:
-    """Call ``action()`` once ``event`` is set, during the body: a thread watches, because
-    the calling thread is inside a solver's native code until it returns."""
-    if event is None:
+def on_signals(mode: str = "soft", *, final: bool = False) -> Iterator[None]:
+    """The edge of a process: the discipline installed (``handling``) and ``watch`` set as
+    the hook every ``solve`` in the body arms, so Ctrl-C or SIGTERM stops a running
+    search and returns its best schedule. The command line and a portfolio child run
+    under it; a library caller who wants the same wraps its calls in it."""
+    with handling(mode, final=final), stopping.signals_to(watch):
         yield
-        return
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.wait(0.05):
-            if event.is_set():
-                action()
-                return
-
-    thread = threading.Thread(target=watch, name=name, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join(1.0)

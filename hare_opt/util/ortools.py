@@ -19,7 +19,7 @@ import threading
 import types
 from typing import TYPE_CHECKING, Any
 
-from hare_opt.util import interrupt
+from hare_opt.util import stopping
 
 
 class _Placeholders(types.ModuleType):
@@ -93,7 +93,7 @@ def solve_stoppable(
             if finished.wait(0.05):
                 return
 
-    with interrupt.on_stop(stop, keep_stopping, "stop-search"):
+    with stopping.on_stop(stop, keep_stopping, "stop-search"):
         try:
             return solver.solve(model, callback)
         finally:

@@ -1,9 +1,10 @@
 """Progress of a long search on stderr: incumbent, bound, gap, elapsed.
 
 Why: an exact solve without a time limit may run for minutes; without a sign of life a
-user cannot tell progress from a hang. Backends call ``report`` whenever they learn
-something (a new schedule, a better bound); it costs nothing unless a command turned
-reporting on with ``reporting`` (the CLI does for a terminal, not with ``--quiet``).
+user cannot tell progress from a hang. Backends report through their run
+(``Run.report``) whenever they learn something (a new schedule, a better bound); a
+command that shows a line (``reporting``: the CLI does for a terminal, not with
+``--quiet``) passes its ``Reporter.update`` to ``solve`` as the run's sink.
 A line is written at most once per ``interval`` seconds, and every ``heartbeat``
 seconds even without news, so the rate stays modest whatever the backend reports.
 """
@@ -16,8 +17,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import TextIO
-
-_active: list[Reporter] = []
 
 
 class Reporter:
@@ -110,27 +109,14 @@ class Reporter:
 
 @contextlib.contextmanager
 def reporting(stream: TextIO | None, **kwargs) -> Iterator[Reporter | None]:
-    """Turn reporting on for the body (``stream=None``: off)."""
+    """A progress line for the body (``stream=None``: none); its ``update`` is the sink a
+    command passes to ``solve(progress=...)``."""
     if stream is None:
         yield None
         return
     rep = Reporter(stream, **kwargs)
-    _active.append(rep)
     rep.start()
     try:
         yield rep
     finally:
-        _active.remove(rep)
         rep.close()
-
-
-def enabled() -> bool:
-    return bool(_active)
-
-
-def report(
-    source: str, incumbent: float | None = None, bound: float | None = None, note: str | None = None
-) -> None:
-    """What a backend learned (no-op unless a command is reporting)."""
-    for rep in _active:
-        rep.update(source, incumbent, bound, note)

@@ -125,11 +125,17 @@ def run(args: argparse.Namespace) -> int:
     unit = inst.time_unit
     with progress.reporting(
         sys.stderr if show else None, overwrite=sys.stderr.isatty(), fmt=lambda x: fmt_time(x, unit)
-    ):
+    ) as line:
         # start-up: the process up to here, plus the kernels loaded before and during the
         # solve (left out of its clock); reported, so the run is judged by its own start-up
         loaded, age = loaded_s(), process_age()
-        result = solve(inst, args.solver, time_limit=args.time_limit, **options)
+        result = solve(
+            inst,
+            args.solver,
+            time_limit=args.time_limit,
+            progress=None if line is None else line.update,
+            **options,
+        )
         result.stats["startup_s"] = round(
             age + loaded_s() - loaded + (result.stats.compile_s or 0.0), 3
         )

@@ -12,6 +12,7 @@ import numpy as np
 from hare_opt.model import Instance, Result, Schedule, SolverError, Status, ceil_bound
 from hare_opt.model.limits import OutOfTime
 from hare_opt.model.options import Run
+from hare_opt.model.phases import declare
 from hare_opt.solvers import incumbent
 from hare_opt.solvers.cpsat import size
 from hare_opt.solvers.cpsat.model import Built, Features, build
@@ -20,8 +21,13 @@ from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.lns import Plan, left_shift, plan_objective
 from hare_opt.util.ortools import cp_model, solve_stoppable
 
-#: Time for the setup relaxation when the solve itself has no limit (it can be as hard).
-RELAX_CAP_S = 10.0
+RELAX_SETUPS = declare(
+    "cpsat.relax-setups",
+    0.25,
+    cap_s=10.0,
+    doc="CP-SAT's setup relaxation: the option relax_setups's share (this one is its "
+    "default); without a time limit or a work limit, cap_s (it can be as hard as the solve)",
+)
 #: Largest instance (tasks) for which the LP bound of hare_opt.bounds is computed.
 LP_MAX_TASKS = 200
 #: CP-SAT workers when the run does not say (two: the machines we measure on have 2 cores).
@@ -243,17 +249,18 @@ class CpsatBackend:
         params = params_of(opts)
         det = params.get("max_deterministic_time")
         capped = run.time_limit is None and det is None  # a work limit needs no wall cap
-        sub = run.phase(opts.relax_setups, RELAX_CAP_S if capped else None)
         if det is not None:
             params["max_deterministic_time"] = det * opts.relax_setups
         features = dataclasses.replace(opts.features, setups="first")
-        try:
-            b = build(instance, features, upper_bound=ctx.upper, poll=sub.check)
-            b.model.add(b.objective >= ctx.floor)
-            add_hint(b, instance, ctx.start.schedule, sub)
-        except OutOfTime:
-            return None
-        out = solve_model(b, instance, sub, params)
+        cap = RELAX_SETUPS.cap_s if capped else None
+        with run.phase(RELAX_SETUPS, share=opts.relax_setups, cap=cap) as sub:
+            try:
+                b = build(instance, features, upper_bound=ctx.upper, poll=sub.check)
+                b.model.add(b.objective >= ctx.floor)
+                add_hint(b, instance, ctx.start.schedule, sub)
+            except OutOfTime:
+                return None
+            out = solve_model(b, instance, sub, params)
         ctx.stats["relaxed_status"] = str(out.status)
         if math.isfinite(out.bound):
             ctx.stats["relaxed_bound"] = ceil_bound(out.bound)

@@ -34,7 +34,7 @@ import pulp
 
 from hare_opt.model import SolverError
 from hare_opt.solvers.milp.formulation import TimeIndexedModel
-from hare_opt.util import interrupt
+from hare_opt.util import children, stopping
 from hare_opt.util.highs import cancel_on, quiet_banner, use_threads
 
 Report = Callable[..., None]
@@ -102,7 +102,7 @@ def run_highs(
     it is also read between the phases, so that a stop during one skips the next. PuLP
     hands the model over in Python (seconds on large models): the exchange runs in a
     worker thread, so that a stop returns here within ``STOP_GRACE_S`` regardless."""
-    out = interrupt.in_worker(
+    out = stopping.in_worker(
         lambda: _highs(
             m,
             time_limit=time_limit,
@@ -247,7 +247,7 @@ def run_cbc(
     solution (SIGINT, then SIGKILL if it does not), it dies with this process, and its
     files live in a folder of this process that is removed afterwards. PuLP writes the
     model file in Python for seconds on large models, so the whole exchange runs in a
-    worker thread (``interrupt.in_worker``): a stop returns here within about ``STOP_GRACE_S``
+    worker thread (``stopping.in_worker``): a stop returns here within about ``STOP_GRACE_S``
     (then without CBC's answer) while the worker winds down alone, starting no CBC."""
     t0 = time.perf_counter()
     out = Outcome(
@@ -293,7 +293,7 @@ def run_cbc(
             return True
 
     # stopped: the worker starts no CBC now
-    if not interrupt.in_worker(work, stop, "cbc", grace=STOP_GRACE_S, deadline=deadline):
+    if not stopping.in_worker(work, stop, "cbc", grace=STOP_GRACE_S, deadline=deadline):
         return out
     out.stats["mip_status"] = pulp.LpSolution.get(m.prob.sol_status, str(m.prob.sol_status))
     if m.prob.sol_status == pulp.LpSolutionOptimal and not halted.is_set():
@@ -385,7 +385,7 @@ def guarded_cbc(
     # a worker abandoned after a stop may still be writing when the process exits; once
     # the folder is gone its writes fail, so nothing is left behind
     atexit.register(shutil.rmtree, folder, True)
-    children: list[subprocess.Popen] = []
+    procs: list[subprocess.Popen] = []
     real: Any = subprocess  # PuLP's own, read under the lock below
 
     class _Shim:
@@ -400,8 +400,8 @@ def guarded_cbc(
                         halted.set()
                     raise pulp.PulpSolverError("stopped before CBC started")
                 proc = real.Popen(args, process_group=0, preexec_fn=_die_with_parent, **kw)
-                interrupt.track(proc.pid)
-                children.append(proc)
+                children.track(proc.pid)
+                procs.append(proc)
                 return proc
 
     done = threading.Event()
@@ -415,7 +415,7 @@ def guarded_cbc(
                 continue
             now = time.monotonic()
             with lock:
-                for proc in children:
+                for proc in procs:
                     if proc.returncode is not None or (
                         proc.pid not in asked and proc.poll() is not None
                     ):
@@ -423,10 +423,10 @@ def guarded_cbc(
                     if halted is not None:
                         halted.set()
                     if proc.pid not in asked:
-                        interrupt.kill_group(proc.pid, signal.SIGINT)
+                        children.kill_group(proc.pid, signal.SIGINT)
                         asked[proc.pid] = now
                     elif now >= asked[proc.pid] + STOP_GRACE_S:
-                        interrupt.kill_group(proc.pid)
+                        children.kill_group(proc.pid)
 
     watcher = threading.Thread(target=watch, name="cbc-stop", daemon=True)
     with _cbc_lock:
@@ -441,9 +441,9 @@ def guarded_cbc(
             coin_api.subprocess = real
             done.set()
             watcher.join(1.0)
-            for proc in children:
-                interrupt.kill_group(proc.pid)
-                interrupt.untrack(proc.pid)
+            for proc in procs:
+                children.kill_group(proc.pid)
+                children.untrack(proc.pid)
             shutil.rmtree(folder, ignore_errors=True)
 
 

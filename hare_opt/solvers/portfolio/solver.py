@@ -38,16 +38,23 @@ from typing import Any
 from hare_opt.io.json_io import instance_from_dict, instance_to_dict
 from hare_opt.model import HareOptError, Instance, Result, Schedule, SolverError, Stats, Status
 from hare_opt.model.options import Run
+from hare_opt.model.phases import declare
 from hare_opt.solvers import incumbent
 from hare_opt.solvers.base import SOLVERS, checked_report, solve
 from hare_opt.solvers.exact import Context, Found, load_kernels, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
 from hare_opt.solvers.portfolio.options import PortfolioOptions, fits, takes
-from hare_opt.util import interrupt, version
+from hare_opt.util import children, interrupt, version
 from hare_opt.util.registry import resolve
 
-#: Share of the time limit for each in-process quick phase (and its cap in seconds).
-QUICK_SHARE, QUICK_CAP_S = 0.05, 2.0
+QUICK = declare(
+    "portfolio.quick",
+    0.05,
+    cap_s=2.0,
+    of_limit=True,
+    doc="each in-process quick member of the portfolio (with too little time for child "
+    "processes, the members share what is left instead)",
+)
 #: Seconds kept back from the backends' deadline for their last steps (the check of
 #: their schedule, sending it, exiting); after the limit itself they are asked to stop
 #: (SIGTERM), and ``STOP_GRACE_S`` later killed.
@@ -58,28 +65,38 @@ RETURN_S, STOP_GRACE_S = 1.0, 3.0
 MIN_CHILD_S = 4.0
 
 
+def shared_clock() -> float:
+    """A clock the portfolio and its children read alike: the run's own
+    (``time.perf_counter``) where it is the system's monotonic clock, else wall time."""
+    if time.get_clock_info("perf_counter").implementation.startswith("clock_gettime"):
+        return time.perf_counter()
+    return time.time()
+
+
 def _worker() -> None:
-    """Child process (``interrupt.child_command``, else ``python -m
+    """Child process (``children.child_command``, else ``python -m
     hare_opt.solvers.portfolio.solver``): read (backend,
     instance document, shared options, backend options, deadline, the board's path in the
     portfolio's private folder) pickled on stdin (a pipe only the parent writes), write
     ("ok", Result) or ("error", text) pickled on stdout.
 
-    The deadline is absolute (``time.time()``), so the seconds the child spends starting
+    The deadline is absolute, on the run's clock (``time.perf_counter``: on Linux the
+    system's ``CLOCK_MONOTONIC``, which every process reads alike; elsewhere
+    ``shared_clock`` falls back to the wall clock), so the seconds the child spends starting
     up count against the limit. The child dies with its parent (``lifeline``), and a
     SIGTERM from the parent stops its search, which then returns its best schedule."""
     name, doc, shared, options, deadline, board = pickle.load(sys.stdin.buffer)
     incumbent.attach(board)  # internal: no option names it
-    interrupt.lifeline()  # the boot command (``interrupt.child_command``) holds one already
+    children.lifeline()  # the boot command (``children.child_command``) holds one already
     if deadline is not None:
-        shared["time_limit"] = max(0.05, deadline - time.time())
+        shared["time_limit"] = max(0.05, deadline - shared_clock())
     out: tuple[str, Result | str]
     try:
         instance = instance_from_dict(doc)
         hint = shared.get("hint")
         if hint is not None and hint.report is not None:  # checked by the parent
             hint.report.rebind(instance, hint.schedule)
-        with interrupt.handling("soft"):
+        with interrupt.on_signals():  # this child is an edge: its signals stop its solve
             result = solve(instance, name, **shared, **options)
         out = ("ok", result)  # its report travels without the objects it judged
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
@@ -105,13 +122,13 @@ def _start(
     (a terminal's Ctrl-C reaches the parent, which stops the children and collects their
     schedules). A thread collects its output."""
     proc = subprocess.Popen(
-        interrupt.child_command(f"{__name__}:_worker"),
+        children.child_command(f"{__name__}:_worker"),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        **interrupt.spawn_options(),
+        **children.spawn_options(),
     )
-    interrupt.track(proc.pid)
+    children.track(proc.pid)
     box: list = []
 
     def talk() -> None:
@@ -184,7 +201,7 @@ class PortfolioBackend:
         short = (
             not opts.deterministic
             and run.time_limit is not None
-            and run.time_limit < MIN_CHILD_S + 2 * QUICK_CAP_S
+            and run.time_limit < MIN_CHILD_S + 2 * (QUICK.cap_s or 0.0)
         )
         if (opts.quick and not opts.deterministic) or short:
             done = self._quick(ctx, runs, short)
@@ -216,26 +233,14 @@ class PortfolioBackend:
             # the portfolio's work, inside its limit: done before the member's share of
             # what is left is set, so the share does not overrun by it
             fn = SOLVERS.load(name)
-            share = (
-                float(run.remaining(0.05) or 0.0) * (1.0 if last else 0.5)
-                if short
-                else QUICK_CAP_S
-                if run.time_limit is None
-                else min(QUICK_CAP_S, QUICK_SHARE * run.time_limit)
-            )
+            # too little time for children: the quick members share what is left
+            left = float(run.remaining(0.05) or 0.0) * (1.0 if last else 0.5)
             try:  # the members' own defaults here (two threads), not the children's
                 options = spec.parse_options(_own(name, opts))
-                sub = Run(
-                    share,
-                    ctx.start,
-                    run.seed,
-                    run.threads,
-                    run.log,
-                    stop=run.stop,
-                    progress=run.progress,
-                    verify=False,
-                )  # what leaves is checked once
-                found = fn(instance, sub, options)
+                with run.phase(
+                    QUICK, limit=left if short else "declared", hint=ctx.start, verify=False
+                ) as sub:  # what leaves is checked once
+                    found = fn(instance, sub, options)
             except HareOptError as exc:  # e.g. too large for bnb: its child run says so too
                 ctx.stats[f"quick_{name}"] = f"{type(exc).__name__}: {exc}"
                 continue
@@ -276,7 +281,7 @@ class PortfolioBackend:
         wall_deadline = (
             None
             if left is None or opts.deterministic
-            else time.time() + max(0.5 * left, left - RETURN_S)
+            else shared_clock() + max(0.5 * left, left - RETURN_S)
         )
         names = members(opts)
         run.report("portfolio", note=f"running {', '.join(names)}")
@@ -299,7 +304,7 @@ class PortfolioBackend:
                     run.stop.is_set() or (deadline is not None and now >= deadline)
                 ):
                     for n in waiting:  # each returns its best schedule so far
-                        interrupt.kill_group(procs[n][0].pid, signal.SIGTERM)
+                        children.kill_group(procs[n][0].pid, signal.SIGTERM)
                     stopping = now
                 if stopping is not None and now >= stopping + STOP_GRACE_S:
                     stats.update(
@@ -343,8 +348,8 @@ class PortfolioBackend:
                 stats["wall_clock_limited"] = True  # the safety net acted: not reproducible
         finally:
             for proc, thread, _ in procs.values():
-                interrupt.kill_group(proc.pid)  # the child's own children (CBC) too
-                interrupt.untrack(proc.pid)
+                children.kill_group(proc.pid)  # the child's own children (CBC) too
+                children.untrack(proc.pid)
                 thread.join(5)
             self._board(ctx, runs, board)
             shutil.rmtree(folder, ignore_errors=True)
