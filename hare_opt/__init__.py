@@ -39,7 +39,8 @@ _EXPORTS = {
         ],
         "hare_opt.model",
     ),
-    **dict.fromkeys(["available_solvers", "solve"], "hare_opt.solvers"),
+    "available_solvers": "hare_opt.solvers",
+    "solve": "hare_opt.solvers.library",  # the library's edge: Ctrl-C keeps the best schedule
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
@@ -59,7 +60,8 @@ if TYPE_CHECKING:
         Stats,
         Task,
     )
-    from hare_opt.solvers import available_solvers, solve
+    from hare_opt.solvers import available_solvers
+    from hare_opt.solvers.library import solve
 
 __all__ = [
     "GPU",

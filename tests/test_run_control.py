@@ -28,6 +28,7 @@ EDGES = {
     "hare_opt/cli/main.py",
     "hare_opt/cli/commands/falsify.py",
     "hare_opt/solvers/portfolio/solver.py",
+    "hare_opt/solvers/library.py",
     "hare_opt/falsify.py",
     "hare_opt/sweeps/sweep.py",
 }
@@ -111,21 +112,25 @@ def test_without_an_edge_no_search_registers_for_signals():
 
 LIBRARY = """
 import signal, sys, threading, os
-from hare_opt.io import load_instance
-from hare_opt.solvers import solve
+import hare_opt
 from hare_opt.util.interrupt import on_signals
-inst = load_instance(sys.argv[1])
-solve(inst, "hare")  # kernels loaded before the timer
+inst = hare_opt.load_instance(sys.argv[1])
+hare_opt.solve(inst, "hare")  # kernels loaded before the timer
 threading.Timer(2.0, os.kill, args=(os.getpid(), signal.SIGINT)).start()
-with on_signals():
-    res = solve(inst, "cpsat")  # no limit: only the signal ends it
+if sys.argv[2] == "front":
+    res = hare_opt.solve(inst, "cpsat")  # no limit: only the signal ends it
+else:
+    with on_signals():
+        res = hare_opt.solvers.solve(inst, "cpsat")
 print(res.status, res.stats["stopped"])
 """
 
 
-def test_a_library_caller_under_on_signals_gets_the_best_schedule_on_ctrl_c():
+@pytest.mark.parametrize("how", ["front", "on_signals"])
+def test_a_library_caller_gets_the_best_schedule_on_ctrl_c(how):
+    """``hare_opt.solve`` is the library's edge; ``on_signals`` makes any code one."""
     out = subprocess.run(
-        [sys.executable, "-c", LIBRARY, str(HARD)],
+        [sys.executable, "-c", LIBRARY, str(HARD), how],
         capture_output=True,
         text=True,
         timeout=300,

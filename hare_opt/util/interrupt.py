@@ -294,25 +294,35 @@ def exit_on_signal() -> None:
 
 @contextlib.contextmanager
 def watch(event: threading.Event) -> Iterator[threading.Event]:
-    """Register a search's stop event for the body: a signal sets it. If no handler is
-    installed and this is the main thread with Python's default SIGINT handler (library
-    use), SIGINT is handled for the body only (SIGTERM keeps its meaning there)."""
-    with contextlib.ExitStack() as stack:
-        if (
-            not _state["installed"]
-            and threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-        ):
-            stack.enter_context(handling("soft", (signal.SIGINT,)))
-        with _lock:
-            _events.append(event)
-            if _state["installed"] and _state["signum"] is not None and _state["mode"] == "soft":
-                event.set()  # the command is already stopping: do not start a long search
-        try:
-            yield event
-        finally:
-            with _lock, contextlib.suppress(ValueError):
-                _events.remove(event)
+    """Register a search's stop event for the body: a signal sets it (the hook an edge
+    installs with ``stopping.signals_to``)."""
+    with _lock:
+        _events.append(event)
+        if _state["installed"] and _state["signum"] is not None and _state["mode"] == "soft":
+            event.set()  # the command is already stopping: do not start a long search
+    try:
+        yield event
+    finally:
+        with _lock, contextlib.suppress(ValueError):
+            _events.remove(event)
+
+
+@contextlib.contextmanager
+def library_edge() -> Iterator[None]:
+    """The edge of a program's call into the library (``hare_opt.solve``): in the main
+    thread with Python's default SIGINT handler, SIGINT stops the body's searches (their
+    best schedules are returned) and SIGTERM keeps its meaning; elsewhere (an edge is
+    already installed, another thread, a program's own handler) nothing changes."""
+    own = (
+        not _state["installed"]
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    if not own:
+        yield
+        return
+    with handling("soft", (signal.SIGINT,)), stopping.signals_to(watch):
+        yield
 
 
 @contextlib.contextmanager
