@@ -278,7 +278,7 @@ def test_the_provenance_line_says_what_its_hashes_mean(tmp_path):
     text = (tmp_path / "README.md").read_text()
     line = next(ln for ln in text.splitlines() if ln.startswith("This run:"))
     assert "fig1 ab12" in line and f"this checkout's is {code_version()}" in line
-    assert "byte-identical" in line and "--verify" in line
+    assert "same code as this checkout's" in line and "--verify" in line
 
 
 def test_the_plan_counts_cells_and_estimates_from_recorded_costs(tmp_path):

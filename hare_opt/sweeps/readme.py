@@ -171,8 +171,10 @@ def provenance(version: dict[str, str] | None) -> str:
         return ""
     listed = ", ".join(f"{fn} {v}" for fn, v in sorted(version.items()))
     return (
-        " Provenance: a cell is reused only while every module it loaded and every "
-        "data file it read is byte-identical to this checkout's, so each number here "
+        " Provenance: a cell is reused only while every module it loaded has the same "
+        "code as this checkout's (its syntax tree, docstrings aside: a comment or a "
+        "reformatting changes no result) and every data file it read the same bytes, "
+        "so each number here "
         "is what this checkout's code gives (wall-clock figures apart); `hare-opt "
         "reproduce --verify` recomputes a sample and fails on any difference "
         '(docs/reproduction.md, "What a cell is keyed on"). The package hashes at '
