@@ -1,0 +1,154 @@
+"""Start-up cost of a researcher's first commands, end to end through the command line.
+
+Prints, per solver, the process CPU (user + sys of the child, imports included) of a warm
+``hare-opt solve instances/fig1.json`` next to the ``runtime_s`` it reports; the
+``runtime_s`` of the special cases (Smith's rule, Horn's assignment, one job) under every
+exact solver; and the cold compile: a first ``solve`` in a fresh NUMBA_CACHE_DIR (a temp
+folder) and the CPU of a ``simulate`` after it in that folder (which must not compile).
+
+    .venv/bin/python experiments/bench_startup.py [--repeat 3] [--no-cold] [--json]
+
+Writes experiments/results/bench_startup.json (every figure printed).
+
+Measure CPU, not wall time (the machine is shared); medians of ``--repeat`` runs after one
+run that warms the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from hare_opt.generators import random_instance
+from hare_opt.io import instance_to_dict
+from hare_opt.io.output import atomic_write_text
+from hare_opt.model import Instance, Job
+from hare_opt.solvers import available_solvers, solver_names
+from hare_opt.util.jit import ANNOUNCEMENT
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).resolve().parent / "results" / "bench_startup.json"
+FIG1 = ROOT / "instances" / "fig1.json"
+#: An instance whose ``hare`` solve loads, or on a cold cache compiles, the kernels.
+COMPILES = ROOT / "instances" / "small" / "small-00.json"
+HARE_OPT = [str(Path(sys.executable).with_name("hare-opt"))]
+
+
+def cli(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str, str]:
+    """(child CPU s, stdout, stderr) of one ``hare-opt`` command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(
+        HARE_OPT + args,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=1800,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"hare-opt {' '.join(args)}: {proc.stderr[-800:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, proc.stdout, proc.stderr
+
+
+def solve_row(path: Path, solver: str, repeat: int) -> dict:
+    """Median process CPU and ``runtime_s`` of a warm ``solve --json``."""
+    cli(["solve", str(path), "--solver", solver, "--json"])  # warms the cache
+    cpus, runtimes = [], []
+    for _ in range(repeat):
+        cpu, out, _ = cli(["solve", str(path), "--solver", solver, "--json"])
+        res = json.loads(out)
+        cpus.append(cpu)
+        runtimes.append(res["runtime_s"])
+    return {
+        "solver": solver,
+        "cpu_s": round(statistics.median(cpus), 3),
+        "runtime_s": round(statistics.median(runtimes), 4),
+        "status": res["status"],
+        "objective": res["objective"],
+        "special": res["stats"].get("special"),
+        "compile_s": res["stats"].get("compile_s"),
+    }
+
+
+def special_instances() -> dict[str, Instance]:
+    """One instance of each special case (solvers/special.py), beyond a toy's size."""
+    horn = random_instance(1, n_jobs=30, n_gpus=3, rounds=(1, 1), tasks_per_round=(1, 1))
+    horn = horn.with_jobs([Job(j.id, j.task_time) for j in horn.jobs], name="horn-30")
+    smith = random_instance(2, n_jobs=40, n_gpus=1, rounds=(1, 3), name="smith-40")
+    one = random_instance(
+        3, n_jobs=1, n_gpus=4, rounds=(4, 6), tasks_per_round=(2, 4), sync=(1, 3), name="one-job"
+    )
+    return {"smith": smith, "horn": horn, "one_job": one}
+
+
+def cold(tmp: Path) -> dict:
+    """CPU of a first solve in a fresh numba cache (it compiles every kernel group) and of
+    a ``simulate`` after it in the same cache (it should load, not compile)."""
+    env = {"NUMBA_CACHE_DIR": str(tmp / "numba")}
+    first, _, err = cli(["solve", str(COMPILES), "--solver", "hare", "--json"], env)
+    sim, _, sim_err = cli(
+        ["simulate", "--workload", "paper", "--jobs", "6", "--no-progress", "--json"], env
+    )
+    return {
+        "first_solve_cpu_s": round(first, 2),
+        "compiled": ANNOUNCEMENT in err,
+        "simulate_after_cpu_s": round(sim, 2),
+        "simulate_compiled": ANNOUNCEMENT in sim_err,
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--no-cold", action="store_true", help="skip the cold compile (minutes)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    out: dict = {"fig1": [solve_row(FIG1, s, args.repeat) for s in available_solvers()]}
+    exact = [s for s in solver_names("exact") if s in available_solvers()]
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = []
+        for case, inst in special_instances().items():
+            path = Path(tmp) / f"{case}.json"
+            path.write_text(json.dumps(instance_to_dict(inst)))
+            for solver in exact:
+                rows.append(
+                    {"case": case, "tasks": inst.num_tasks, **solve_row(path, solver, args.repeat)}
+                )
+        out["special"] = rows
+        if not args.no_cold:
+            out["cold"] = cold(Path(tmp))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(RESULTS, json.dumps(out, indent=1) + "\n")
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return
+    print("warm solve of instances/fig1.json (median of", args.repeat, "runs)")
+    print(f"{'solver':12} {'process CPU s':>14} {'runtime_s':>10}")
+    for r in out["fig1"]:
+        print(f"{r['solver']:12} {r['cpu_s']:>14.3f} {r['runtime_s']:>10.4f}")
+    print("\nspecial cases: runtime_s (process CPU s)")
+    for r in out["special"]:
+        print(
+            f"{r['case']:8} {r['tasks']:>4} tasks {r['solver']:10} {r['runtime_s']:>8.4f} "
+            f"({r['cpu_s']:.2f})  special={r['special']} status={r['status']}"
+        )
+    if "cold" in out:
+        c = out["cold"]
+        print(
+            f"\ncold cache: first solve {c['first_solve_cpu_s']} CPU s (compiled: "
+            f"{c['compiled']}); simulate after it {c['simulate_after_cpu_s']} CPU s "
+            f"(compiled: {c['simulate_compiled']})"
+        )
+
+
+if __name__ == "__main__":
+    main()
