@@ -1,6 +1,6 @@
 """The one-off numba compile on a cold cache: announced on stderr once, counted by
 ``util.jit.compile_seconds``, and (for the solvers) done before the time limit's clock
-starts, by the solver's kernel groups (``solvers.base.KERNELS``)."""
+starts, by the solver's kernel groups (``solvers.kernels.KERNELS``)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,12 @@ from hare_opt.util.jit import ANNOUNCEMENT
 ROOT = Path(__file__).resolve().parents[1]
 
 KERNEL = """
-from numba import njit
+from hare_opt.model.rules import earliest_start
+from hare_opt.util.jit import PinnedJit, source_pin
 
-@njit(cache=True)
+jit = PinnedJit(earliest_start, source_pin(earliest_start), __name__)
+
+@jit
 def add(a, b):
     return a + b
 """
@@ -87,18 +90,19 @@ def test_on_a_cold_cache_every_compile_happens_before_the_clock(tmp_path, solver
 #: clock, then which numba functions gain a compiled signature while it solves.
 LOADED_IN_SOLVE = """
 import gc, json, sys
-from numba.core.dispatcher import Dispatcher
 from hare_opt.io import load_instance
 from hare_opt.solvers import SOLVERS, solve
-from hare_opt.solvers.base import kernel_groups, warm_kernels
+from hare_opt.solvers.base import kernel_groups
+from hare_opt.solvers.kernels import LOADER
 
 def loaded():
+    from numba.core.dispatcher import Dispatcher
     return {f"{d.py_func.__module__}.{d.py_func.__qualname__}": len(d.overloads)
             for d in gc.get_objects() if isinstance(d, Dispatcher)}
 
 inst, name = load_instance(sys.argv[1]), sys.argv[2]
 spec = SOLVERS.spec(name)  # what solve() loads before its clock starts
-warm_kernels(kernel_groups(spec, spec.parse_options(json.loads(sys.argv[3])), None))
+LOADER.warm_kernels(kernel_groups(spec, spec.parse_options(json.loads(sys.argv[3])), None))
 before = loaded()
 solve(inst, name, time_limit=2.0, **json.loads(sys.argv[3]))
 print(json.dumps(sorted(k for k, n in loaded().items() if n > before.get(k, 0))))
@@ -226,3 +230,29 @@ def test_an_error_numba_raised_after_the_interrupt_still_gets_the_compile_note()
         raise KeyboardInterrupt
     except KeyboardInterrupt as exc:  # nothing compiling: no note
         assert _compiling(exc) == ""
+
+
+@pytest.mark.slow  # a cold cache: every kernel group compiles (tens of CPU seconds)
+def test_the_first_command_that_compiles_compiles_every_group_once(tmp_path):
+    """A first ``solve`` on a cold cache compiles every group (``solvers.kernels.KERNELS``,
+    the simulator's engines included), so a ``simulate`` after it compiles nothing; a
+    first ``simulate`` compiles the rest at its end, so a ``solve`` after it neither."""
+    small = str(ROOT / "instances" / "small" / "small-00.json")
+    solve = ["solve", small, "--solver", "bnb", "--json"]
+    sim = ["simulate", "--workload", "paper", "--jobs", "4", "--policies", "hare,allox"]
+    sim += ["--no-progress", "--json"]
+    for first, then in ((solve, sim), (sim, solve)):
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / first[0])}
+        runs = [
+            subprocess.run(
+                [sys.executable, "-m", "hare_opt.cli.main", *args],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=1200,
+            )
+            for args in (first, then)
+        ]
+        assert all(r.returncode == 0 for r in runs), runs[0].stderr[-800:] + runs[1].stderr
+        assert ANNOUNCEMENT in runs[0].stderr and ANNOUNCEMENT not in runs[1].stderr, first[0]

@@ -157,12 +157,12 @@ def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
             raise RuntimeError("cannot cache function 'f': no locator available")
         return fn if fn is not None else (lambda f: f)
 
-    monkeypatch.setattr(jit_module, "njit", njit)
+    monkeypatch.setattr(jit_module, "_njit", lambda: njit)
     jit = jit_module.PinnedJit(earliest_start, jit_module.source_pin(earliest_start), "test")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        f = jit(lambda x: x + 1)
-        g = jit(lambda x: x * 2)
+        f = jit.compiled(lambda x: x + 1, {})  # what a kernel gets when numba loads
+        g = jit.compiled(lambda x: x * 2, {})
     assert f(1) == 2 and g(2) == 4
     assert len(caught) == 1 and "cache unavailable" in str(caught[0].message)
 

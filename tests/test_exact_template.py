@@ -22,8 +22,7 @@ from hare_opt.checker import check
 from hare_opt.io import load_instance
 from hare_opt.model import GPU, HareOptError, Instance, Job, OptionError, Stats
 from hare_opt.model.limits import CapacityError
-from hare_opt.solvers import SOLVERS, SolverSpec, register, solve, solver_names
-from hare_opt.solvers import base as solvers_base
+from hare_opt.solvers import SOLVERS, SolverSpec, kernels, register, solve, solver_names
 from hare_opt.solvers import exact as solvers_exact
 
 EXACT = solver_names("exact")
@@ -299,16 +298,16 @@ def slow_warm_up() -> float:
 
 
 def test_a_kernel_compile_is_announced_and_left_out_of_the_time_limit(monkeypatch):
-    monkeypatch.setitem(solvers_base.KERNELS, "toy", f"{__name__}:slow_warm_up")
+    monkeypatch.setitem(kernels.KERNELS, "toy", f"{__name__}:slow_warm_up")
     register(SolverSpec("toy-kernels", SOLVERS.spec("wspt").target, "rule", kernels=("toy",)))
     notes: list[tuple] = []
-    inst = load_instance(FIG1)
+    inst = load_instance(INSTANCES / "small" / "small-00.json")  # beyond INTERPRET_TASKS
     try:
         res = solve(inst, "toy-kernels", time_limit=0.5)
         again = solve(inst, "toy-kernels", time_limit=0.5, progress=lambda *a: notes.append(a))
     finally:
         SOLVERS.remove("toy-kernels")
-        solvers_base.LOADER.loaded.discard("toy")
+        kernels.LOADER.loaded.discard("toy")
     assert res.stats.compile_s >= 1.0 and res.runtime_s < 0.5
     assert again.stats.compile_s is None  # once per process
 

@@ -12,6 +12,7 @@ import sys
 import pytest
 from conftest import ROOT
 from hypothesis import given
+from hypothesis import strategies as st
 from oracles import brute_force, horn, one_job, smith
 from strategies import instances
 
@@ -103,3 +104,37 @@ def test_every_exact_solver_returns_the_special_optimum(solver):
     assert result.objective == horn(inst)
     off = solve(inst, solver, time_limit=1, special=False)  # the model alone: no proof in 1 s
     assert "special" not in off.stats and off.objective >= result.objective
+
+
+@given(
+    st.integers(1, 6).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.integers(n, 9),
+            st.lists(st.integers(0, 60), min_size=n * 9, max_size=n * 9),
+        )
+    )
+)
+def test_own_assignment_matches_scipy_s_least_cost(case):
+    """``assignment`` (Horn's case up to OWN_ASSIGNMENT_ENTRIES) against SciPy's method:
+    the same least cost, or both find none (60 stands for a forbidden entry)."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    from hare_opt.solvers.special import assignment
+
+    n, m, flat = case
+    cost = np.array(flat[: n * m], dtype=float).reshape(n, m)
+    cost[cost >= 50] = np.inf
+    try:
+        rows, cols = linear_sum_assignment(cost)
+        want = cost[rows, cols].sum()
+    except ValueError:
+        want = None
+    try:
+        got = assignment(cost)
+        assert len(set(got.tolist())) == n
+        value = cost[np.arange(n), got].sum()
+    except ValueError:
+        value = None
+    assert value == want

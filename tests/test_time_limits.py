@@ -13,7 +13,7 @@ from pathlib import Path
 from hare_opt.io import load_instance
 from hare_opt.model.options import Run
 from hare_opt.solvers import base
-from hare_opt.solvers.exact import load_kernels, loaded_s
+from hare_opt.solvers.kernels import KERNELS, LOADER
 from hare_opt.solvers.portfolio import solver as portfolio
 from hare_opt.solvers.portfolio.options import PortfolioOptions
 
@@ -23,16 +23,16 @@ HARD = ROOT / "instances" / "small" / "small-07.json"
 
 def test_kernels_loaded_mid_solve_are_left_out_of_the_clock_and_counted(monkeypatch):
     # a stand-in loader (``resolve`` takes the callable itself as well as its path)
-    monkeypatch.setitem(base.KERNELS, "slow-fake", lambda: time.sleep(0.3))
-    monkeypatch.setattr(base.LOADER, "loaded", set())
+    monkeypatch.setitem(KERNELS, "slow-fake", lambda: time.sleep(0.3))
+    monkeypatch.setattr(LOADER, "loaded", set())
     run = Run(time_limit=10.0)
-    started, before = run.started, loaded_s()
-    load_kernels(run, ("slow-fake",))
-    took = loaded_s() - before
+    started, before = run.started, LOADER.mid_solve_s
+    LOADER.load_during(run, ("slow-fake",))
+    took = LOADER.mid_solve_s - before
     assert took >= 0.3
     assert run.started - started == took  # the clock moved by exactly what was counted
-    load_kernels(run, ("slow-fake",))  # loaded once per process
-    assert loaded_s() - before == took
+    LOADER.load_during(run, ("slow-fake",))  # loaded once per process
+    assert LOADER.mid_solve_s - before == took
 
 
 def test_a_portfolio_member_s_import_is_inside_the_portfolio_s_limit(monkeypatch):
@@ -40,7 +40,7 @@ def test_a_portfolio_member_s_import_is_inside_the_portfolio_s_limit(monkeypatch
     machine) is the portfolio's work: the member's share is what is left after it, so no
     member's deadline passes the portfolio's."""
     inst = load_instance(HARD)
-    base.warm_kernels(("bnb",))
+    LOADER.warm_kernels(("bnb",))
     real_load = base.SOLVERS.load
     outer = Run(time_limit=1.0)
     late: list[float] = []
@@ -155,14 +155,14 @@ def test_a_stop_during_a_kernel_load_mid_solve_returns_at_once(monkeypatch):
     # a first run's compile polls no stop: the solve lets the load go and returns its best
     import threading
 
-    monkeypatch.setitem(base.KERNELS, "endless-fake", lambda: time.sleep(5.0))
-    monkeypatch.setattr(base.LOADER, "loaded", set())
+    monkeypatch.setitem(KERNELS, "endless-fake", lambda: time.sleep(5.0))
+    monkeypatch.setattr(LOADER, "loaded", set())
     run = Run(time_limit=30.0)
     threading.Timer(0.3, run.stop.set).start()
     t0 = time.perf_counter()
-    load_kernels(run, ("endless-fake",))
+    LOADER.load_during(run, ("endless-fake",))
     assert time.perf_counter() - t0 < 2.0  # not the 5 s of the load
-    assert "endless-fake" not in base.LOADER.loaded  # not counted as loaded
+    assert "endless-fake" not in LOADER.loaded  # not counted as loaded
 
 
 def test_hare_paper_s_relaxation_keeps_to_a_short_limit_on_a_large_instance():

@@ -19,7 +19,6 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from hare_opt.heuristics import _kernels as kern
 from hare_opt.heuristics._kernels import STREAM_LIMIT
@@ -55,6 +54,8 @@ def expand_blocks(inst: Instance, blocks) -> Schedule:
 def schedule_runs(inst: Instance, schedule: Schedule) -> np.ndarray:
     """(B, 8) runs of ``schedule`` (``expand_blocks``'s input), one per task in its row
     order: for a plan that came as a schedule."""
+    import pandas as pd  # only here: a solve that never takes a schedule skips its import
+
     job, gpu = schedule.index_hint("job"), schedule.index_hint("gpu")
     if job is None or not np.array_equal(inst.job_ids[job], schedule.job):
         job = pd.Index(inst.job_ids).get_indexer(schedule.job)

@@ -32,7 +32,8 @@ from hare_opt.model import (
 )
 from hare_opt.model.limits import MAX_TASKS, CapacityError, check_size
 from hare_opt.model.options import NoOptions, Options, ProgressFn, Run, UnknownOptionError
-from hare_opt.solvers.kernels import KERNELS, LOADER  # noqa: F401 - KERNELS: the groups' table
+from hare_opt.solvers.kernels import LOADER
+from hare_opt.util import jit
 from hare_opt.util.registry import Registry, resolve
 from hare_opt.util.stopping import searching
 
@@ -113,6 +114,10 @@ class SolverSpec:
 
 
 SOLVERS: Registry[SolverSpec] = Registry("solver", UnknownSolverError)
+#: Instances with at most this many tasks are solved with the kernels run as Python
+#: (``util.jit.interpreted``) in a process that has not loaded numba: loading it costs
+#: about 0.5 CPU s, several times a whole search there (experiments/bench_startup.py).
+INTERPRET_TASKS = 12
 #: Seconds per task kept back from a time limit for the checker (1.3 s per 10^6 tasks
 #: measured on a 2-core machine, with a margin).
 CHECK_S_PER_TASK = 2e-6
@@ -282,11 +287,6 @@ def suggest(instance: Instance, solver: str, refusal: CapacityError) -> Capacity
     return type(refusal)(text + (f"; solvers that take it: {', '.join(takers)}" if takers else ""))
 
 
-def warm_kernels(groups: tuple[str, ...], report: ProgressFn | None = None) -> float:
-    """Load the compiled kernels of ``groups`` once per process (``KernelLoader``)."""
-    return LOADER.warm_kernels(groups, report)
-
-
 def kernel_groups(spec: SolverSpec, options: Options, hint: Result | None) -> tuple[str, ...]:
     """The kernel groups a solve with ``spec`` runs: its own and those its options name
     (an exact solver's start heuristic's: ``ExactOptions.start_kernels``); ``solve``
@@ -364,8 +364,13 @@ def solve(
         progress=progress,
         verify=verify_result,
     )
+    # a tiny instance in a process without numba: the kernels run as Python (INTERPRET_TASKS)
+    interpret = instance.num_tasks <= INTERPRET_TASKS and not jit.loaded()
     # before the clock: a one-off, not search time
-    compile_s = LOADER.warm_kernels(kernel_groups(spec, opts, hint), run.report)
+    compile_s = (
+        0.0 if interpret else LOADER.warm_kernels(kernel_groups(spec, opts, hint), run.report)
+    )
+    fn = SOLVERS.load(solver)  # its module's imports, too, are start-up: before the clock
     run.exclude(compile_s)
     if run.time_limit is not None and verify_result:
         # the limit covers the check on the way out too (about a second per 10^6 tasks)
@@ -378,9 +383,11 @@ def solve(
     if hint is not None:
         hint_checks = int(hint.report is None or not hint.report.judged(instance, hint.schedule))
         run.hint = check_hint(instance, hint)
-    fn = SOLVERS.load(solver)
-    with searching(run.stop):  # the edge's signals, if any, set run.stop meanwhile
+    # the edge's signals, if any, set run.stop meanwhile
+    with searching(run.stop), jit.interpreted(interpret) as interpreted:
         result = fn(instance, run, opts)
+    if interpreted and not jit.loaded():
+        result.stats["kernels"] = "python"
     if run.stop.is_set():
         result.stats.stopped = result.stats.stopped or "interrupted"
     if compile_s > 0.05:

@@ -185,18 +185,6 @@ def rules_and_heuristics(kind: str) -> list[str]:
     return SOLVERS.names(lambda s: s.kind == kind)
 
 
-def load_kernels(run: Run, groups: tuple[str, ...]) -> None:
-    """``groups``' kernels loaded in the middle of ``run``, out of its clock
-    (``KernelLoader.load_during``)."""
-    LOADER.load_during(run, groups)
-
-
-def loaded_s() -> float:
-    """Seconds of ``load_kernels`` so far in this process (a solve's: the difference
-    across it; the kernels ``solve`` loads before the clock are its ``stats.compile_s``)."""
-    return LOADER.mid_solve_s
-
-
 def best_start(
     instance: Instance, run: Run, *, heuristic: str | None = "auto", stats: Stats | None = None
 ) -> Result:
@@ -218,7 +206,7 @@ def best_start(
     found: list[Result] = []
     if heuristic:
         spec = SOLVERS.spec(heuristic)
-        load_kernels(run, spec.kernels)
+        LOADER.load_during(run, spec.kernels)
         try:
             if run.stop.is_set():  # its load let go: it would wait for the compile
                 raise OutOfTime("stopped while its kernels loaded")

@@ -6,6 +6,12 @@ installing compiles a group (tens of seconds): that is start-up, not search time
 ``solve`` loads a solver's groups before its clock starts (``warm_kernels``) and a solve
 that needs another group on the way (an exact solver's start heuristic, a portfolio's
 quick member) leaves the load out of its clock (``load_during``).
+
+Compiled once: when loading a group compiles anything (a cold cache), every other group
+is compiled then too, so the first command that compiles does it for all and no later
+command compiles again; a command whose kernels compile inside its run (``simulate``)
+calls ``complete()`` at its end for the same. While kernels run as Python
+(``util.jit.interpreted``: a tiny solve in a process without numba) nothing loads.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import time
 from collections.abc import Callable
 
 from hare_opt.model.options import Run
-from hare_opt.util import stopping
+from hare_opt.util import jit, stopping
 from hare_opt.util.registry import resolve
 
 ReportFn = Callable[..., None]
@@ -26,6 +32,7 @@ KERNELS: dict[str, str | Callable[[], object]] = {
     "geobatch": "hare_opt.heuristics.geobatch:warm_up",
     "hare-paper": "hare_opt.heuristics.hare_paper:warm_up",
     "bnb": "hare_opt.solvers.bnb:warm_up",
+    "sim": "hare_opt.sim.warm:warm_up",
 }
 NOTE = (
     "loading compiled kernels (a first run compiles them, tens of seconds; not counted "
@@ -47,14 +54,38 @@ class KernelLoader:
         run's progress sink, told before a load starts. (The command line recognises an
         interrupt inside this method by its name: ``cli.main._compiling``.)"""
         todo = [g for g in names if g not in self.loaded]
-        if not todo:
+        if not todo or jit.interpreting():
             return 0.0
         t0 = time.perf_counter()
         if report is not None:
             report("solve", note=NOTE)
-        for group in todo:
+        before = jit.compile_seconds()
+        self._load(todo)
+        if jit.compile_seconds() > before:  # a cold cache: compile every group now, once
+            self._load([g for g in self.groups if g not in self.loaded])
+        return time.perf_counter() - t0
+
+    def _load(self, names: list[str]) -> None:
+        for group in names:
             resolve(self.groups[group])()
             self.loaded.add(group)
+
+    def prepare(self, names: tuple[str, ...]) -> None:
+        """Import what loading ``names`` imports, in the calling thread (numba, its typing
+        and lowering registries, the groups' modules): a load in a worker that is let go
+        of at a signal then imports nothing while the command ends."""
+        jit.prepare()
+        for group in names:
+            if group in self.groups and isinstance(self.groups[group], str):
+                resolve(self.groups[group])
+
+    def complete(self) -> float:
+        """When this process compiled anything, load every group not loaded yet (compiling
+        it now: the command's one compile); else nothing. The seconds it took."""
+        if jit.compile_seconds() == 0.0:
+            return 0.0
+        t0 = time.perf_counter()
+        self._load([g for g in self.groups if g not in self.loaded])
         return time.perf_counter() - t0
 
     def load_during(self, run: Run, names: tuple[str, ...]) -> None:
@@ -64,9 +95,10 @@ class KernelLoader:
         run's compile takes tens of seconds and polls no stop, and the solver holds a
         schedule to return by now (a portfolio took 13.8 s to stop on a cold cache). The
         worker compiles on alone; the command's process ends without waiting for it."""
-        if run.stop.is_set() or not names:
+        if run.stop.is_set() or not names or jit.interpreting():
             return
         t0 = time.perf_counter()
+        self.prepare(names)  # the imports here, in this thread (a signal sets run.stop)
         took = stopping.in_worker(
             lambda: self.warm_kernels(names, run.report), run.stop, "kernel load", grace=0.2
         )

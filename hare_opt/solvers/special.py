@@ -29,6 +29,10 @@ from hare_opt.model import Instance, Schedule
 #: Largest assignment matrix (jobs x GPU positions) ``horn`` builds; beyond it the case
 #: is left to the backends (a dense Hungarian method is cubic).
 MAX_HORN_ENTRIES = 4_000_000
+#: Up to this many entries ``assignment`` solves it here; beyond, SciPy's compiled
+#: method does (importing SciPy's optimisers costs about 0.3 CPU s, more than
+#: ``assignment`` on a matrix this size: experiments/bench_startup.py).
+OWN_ASSIGNMENT_ENTRIES = 20_000
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,46 @@ def _rows(inst: Instance, rows: list[tuple[int, int, int, int, int]]) -> Schedul
     return Schedule.from_indices(inst, job, rnd, task, gpu, start)
 
 
+def assignment(cost: np.ndarray) -> np.ndarray:
+    """The column of each row in a least-cost assignment of every row to its own column
+    (rows <= columns; ``inf`` forbids an entry): shortest augmenting paths with dual
+    potentials, one row at a time, O(rows^2 x columns) in NumPy. Raises ``ValueError``
+    when no assignment exists. Exact on integer costs below 2^52 (sums of them are)."""
+    n, m = cost.shape
+    u, v = np.zeros(n), np.zeros(m)
+    col4row, row4col = np.full(n, -1), np.full(m, -1)
+    for cur in range(n):
+        shortest, path = np.full(m, np.inf), np.full(m, -1)
+        seen = np.zeros(m, dtype=bool)
+        rows_seen, i, low, sink = [cur], cur, 0.0, -1
+        while sink < 0:
+            reduced = low + cost[i] - u[i] - v
+            better = ~seen & (reduced < shortest)
+            path[better], shortest[better] = i, reduced[better]
+            j = int(np.argmin(np.where(seen, np.inf, shortest)))
+            low = shortest[j]
+            if seen[j] or not np.isfinite(low):
+                raise ValueError("no feasible assignment")
+            seen[j] = True
+            if row4col[j] < 0:
+                sink = j
+            else:
+                i = int(row4col[j])
+                rows_seen.append(i)
+        u[cur] += low  # the potentials keep every reduced cost >= 0, tight on the matching
+        for r in rows_seen[1:]:
+            u[r] += low - shortest[col4row[r]]
+        v[seen] -= low - shortest[seen]
+        j = sink
+        while True:  # flip the path back to ``cur``
+            i = int(path[j])
+            row4col[j] = i
+            col4row[i], j = j, col4row[i]
+            if i == cur:
+                break
+    return col4row
+
+
 def horn(inst: Instance) -> Special | None:
     """R||sum C_j: jobs of one task, equal weights and releases, as an assignment."""
     n = inst.num_jobs
@@ -59,8 +103,6 @@ def horn(inst: Instance) -> Special | None:
     usable = np.flatnonzero(inst.eligible.any(axis=0))
     if n * len(usable) * n > MAX_HORN_ENTRIES:
         return None
-    from scipy.optimize import linear_sum_assignment  # SciPy only for this case
-
     r, w = int(inst.release[0]), int(inst.weight[0])
     length = inst.proc[:, usable] + inst.overhead[:, None]  # (n, u) GPU time of a job
     pos = np.arange(1, n + 1)  # k-th from the end
@@ -70,7 +112,13 @@ def horn(inst: Instance) -> Special | None:
         return None  # the assignment runs in floats: keep every sum exact
     cost = cost.reshape(n, -1)
     ok = np.repeat(inst.eligible[:, usable], n, axis=1)
-    rows, cols = linear_sum_assignment(np.where(ok, cost.astype(float), np.inf))
+    priced = np.where(ok, cost.astype(float), np.inf)
+    if priced.size <= OWN_ASSIGNMENT_ENTRIES:
+        rows, cols = np.arange(n), assignment(priced)
+    else:
+        from scipy.optimize import linear_sum_assignment  # SciPy only here
+
+        rows, cols = linear_sum_assignment(priced)
     value = w * (n * r + int(cost[rows, cols].sum()))  # integers: the closed form
     out = []
     for slot_g in range(len(usable)):

@@ -149,11 +149,11 @@ def runtime_cell(*, seed: int, solver: str, n_jobs: int, n_gpus: int) -> list[di
     timed apart (``load_s``: a process's one-off, which the first cell of a process
     would otherwise carry alone)."""
     from hare_opt.solvers import SOLVERS, solve
-    from hare_opt.solvers.base import warm_kernels
+    from hare_opt.solvers.kernels import LOADER
 
     cluster = TESTBED if n_gpus == 15 else cluster_of(n_gpus)
     inst = paper_instance(seed, n_jobs, cluster, name=f"rt-{n_jobs}")
-    load_s = warm_kernels(SOLVERS.spec(solver).kernels)
+    load_s = LOADER.warm_kernels(SOLVERS.spec(solver).kernels)
     t0 = time.perf_counter()
     res = solve(inst, solver, time_limit=60)
     return [

@@ -65,7 +65,6 @@ from hare_opt.util.stopping import (  # noqa: F401 - the process discipline's pu
     end_process,
     in_worker,
     on_stop,
-    stopped,
 )
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -1,33 +1,49 @@
-"""numba compilation with an on-disk cache that cannot go stale on a pinned dependency.
+"""numba kernels: loaded on first use, run as plain Python where numba would cost more, and
+compiled with an on-disk cache that cannot go stale on a pinned dependency.
 
-numba keys its cache on the text of the file that holds the compiled function only.
-A kernel that compiles in a rule from another module (the spec's start rule, another
-kernel module's helpers) would keep a stale copy after that rule is edited. So each
-kernel module creates its decorator with ``PinnedJit(rules, pin)``: the pin (the first
-16 hex digits of the rules' source hash) lives in the kernel's own file, so editing a
-rule means editing the kernel file, and until the pin is updated caching is off (one
-warning, and a test fails).
+Why each part:
 
-A compile (a cold cache: the first run after installing, or a new NUMBA_CACHE_DIR) takes
-tens of seconds, so it is announced on stderr once per process when the first one
-starts, and ``compile_seconds`` counts the time spent compiling, so that a caller can
-keep it out of a time limit or report it (``stats.compile_s``). Loading from the cache
-is neither announced nor counted (numba raises its compile event only on a miss).
+* **Loaded on first use.** Importing numba and loading a cached kernel costs about
+  0.6 CPU s (numba's lowering registries import SciPy's BLAS wrappers on the first load),
+  more than a whole ``hare`` search on the Fig. 1 toy. So ``@jit`` gives a ``Kernel``:
+  the Python function, which becomes a numba dispatcher only when a caller first needs
+  it compiled. numba is imported then, and every kernel declared so far gets its
+  dispatcher at once (``load()``).
+* **Interpreted runs.** Inside ``interpreted()`` a kernel that is not loaded yet runs
+  as its Python function (its callees too): a solve of a tiny instance then never
+  loads numba (``solvers.base.INTERPRET_TASKS`` decides). The kernels are written in
+  numba's subset of Python and NumPy, so the Python run is the same computation
+  (tests/test_interpreted.py compares the two schedule for schedule). Once loaded, a
+  process runs them compiled. The block is process-wide, as loading numba is: while it
+  is open, another thread's unloaded kernels run as Python too (slower, same answer).
+* **Pins.** numba keys its cache on the text of the file that holds the compiled
+  function only. A kernel that compiles in a rule from another module (the spec's start
+  rule, another kernel module's helpers) would keep a stale copy after that rule is
+  edited. So each kernel module creates its decorator with ``PinnedJit(rules, pin)``:
+  the pin (the first 16 hex digits of the rules' source hash) lives in the kernel's own
+  file, so editing a rule means editing the kernel file, and until the pin is updated
+  caching is off (one warning, and a test fails).
+* **Compile clock.** A compile (a cold cache: the first run after installing, or a new
+  NUMBA_CACHE_DIR) is announced on stderr once per process; which groups of kernels
+  load when, and compiling them all at once, is ``solvers.kernels``' business.
+  ``compile_seconds`` counts the time spent compiling, so that a caller can keep it out
+  of a time limit or report it (``stats.compile_s``). Loading from the cache is neither
+  announced nor counted (numba raises its compile event only on a miss).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from numba import njit
-from numba.core import event
+import numpy as np
 
 #: One line on stderr when the process first compiles (a cold cache).
 ANNOUNCEMENT = (
@@ -35,9 +51,19 @@ ANNOUNCEMENT = (
     "new cache folder; tens of seconds, once; not counted in time limits)"
 )
 
+_lock = threading.RLock()
+#: Every kernel declared while numba was not loaded (they get their dispatchers in ``load``).
+_pending: list[Kernel] = []
+_loaded = False
+#: ``interpreted()`` blocks open (any thread): unloaded kernels then run as Python.
+_interpreting = [0]
+#: Whether this thread is inside an interpreted kernel (``Kernel._interpret``).
+_inside = threading.local()
 
-class _CompileClock(event.Listener):
-    """Seconds spent in top-level numba compiles (a kernel's callees compile inside it)."""
+
+class _CompileClock:
+    """Seconds spent in top-level numba compiles (a kernel's callees compile inside it);
+    registered with numba's event system when numba is loaded."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -46,7 +72,7 @@ class _CompileClock(event.Listener):
         self._t0: dict[int, float] = {}
         self._lock = threading.Lock()
 
-    def on_start(self, ev: event.Event) -> None:
+    def on_start(self, ev: Any) -> None:
         me = threading.get_ident()
         with self._lock:
             depth = self._depth.get(me, 0)
@@ -62,7 +88,7 @@ class _CompileClock(event.Listener):
             except (OSError, ValueError):  # no stderr (closed): nothing to announce on
                 pass
 
-    def on_end(self, ev: event.Event) -> None:
+    def on_end(self, ev: Any) -> None:
         me = threading.get_ident()
         with self._lock:
             self._depth[me] = self._depth.get(me, 1) - 1
@@ -71,7 +97,27 @@ class _CompileClock(event.Listener):
 
 
 _clock = _CompileClock()
-event.register("numba:compile", _clock)
+
+
+def _njit() -> Callable[..., Any]:
+    """numba's ``njit`` (importing numba: only when a kernel is loaded)."""
+    from numba import njit
+
+    return njit
+
+
+def _listen() -> None:
+    """Register the compile clock with numba's events (once, when numba is loaded)."""
+    from numba.core import event
+
+    class Listener(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            _clock.on_start(ev)
+
+        def on_end(self, ev: event.Event) -> None:
+            _clock.on_end(ev)
+
+    event.register("numba:compile", Listener())
 
 
 def compile_seconds() -> float:
@@ -81,9 +127,106 @@ def compile_seconds() -> float:
         return _clock.seconds + running
 
 
+def loaded() -> bool:
+    """Whether numba and the kernels' dispatchers are loaded in this process."""
+    return _loaded
+
+
+def load() -> None:
+    """Import numba and give every kernel declared so far its dispatcher (nothing compiles
+    yet: a dispatcher compiles, or loads from the cache, on its first call).
+
+    Each kernel module's namespace then holds the dispatchers in place of the ``Kernel``
+    objects, because numba compiles a kernel's calls through the globals it sees; callers
+    elsewhere that imported a ``Kernel`` reach its dispatcher through it."""
+    global _loaded
+    with _lock:
+        if _loaded:
+            return
+        _listen()
+        for kernel in _pending:
+            kernel._dispatcher = kernel.owner.compiled(kernel.py_func, kernel.options)
+        spaces = {id(k.py_func.__globals__): k.py_func.__globals__ for k in _pending}
+        for space in spaces.values():
+            for name, value in list(space.items()):
+                if isinstance(value, Kernel) and value._dispatcher is not None:
+                    space[name] = value._dispatcher
+        _pending.clear()
+        _loaded = True
+
+
+@contextlib.contextmanager
+def interpreted(active: bool = True) -> Iterator[bool]:
+    """Within the block, kernels not loaded yet run as their Python functions (with
+    ``active``); yields whether that is so (False once numba is loaded)."""
+    if not active:
+        yield False
+        return
+    with _lock:
+        _interpreting[0] += 1
+    try:
+        yield not _loaded
+    finally:
+        with _lock:
+            _interpreting[0] -= 1
+
+
+def interpreting() -> bool:
+    """Whether kernels run as Python right now (an ``interpreted()`` block, nothing loaded)."""
+    return _interpreting[0] > 0 and not _loaded
+
+
+class Kernel:
+    """A kernel before numba is loaded: the Python function and its numba options."""
+
+    def __init__(self, fn: Callable[..., Any], options: dict[str, Any], owner: PinnedJit):
+        self.py_func, self.options, self.owner = fn, options, owner
+        self._dispatcher: Any = None
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__module__ = getattr(fn, "__module__", __name__)
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __call__(self, *args: Any) -> Any:
+        d = self._dispatcher
+        if d is not None:
+            return d(*args)
+        if _interpreting[0] and not _loaded:
+            return self._interpret(args)
+        load()
+        return self._dispatcher(*args)
+
+    def _interpret(self, args: tuple[Any, ...]) -> Any:
+        """The Python function; on the outermost call NumPy's integer overflow wraps
+        silently, as it does compiled (the kernels' hashes rely on it)."""
+        if getattr(_inside, "kernel", False):
+            return self.py_func(*args)
+        _inside.kernel = True
+        try:
+            with np.errstate(over="ignore"):
+                return self.py_func(*args)
+        finally:
+            _inside.kernel = False
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:  # bound as a method, as numba's is
+        import types
+
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __getattr__(self, name: str) -> Any:  # the dispatcher's own attributes
+        if name.startswith("__") or name in ("py_func", "options", "owner", "_dispatcher"):
+            raise AttributeError(name)
+        load()
+        return getattr(self._dispatcher, name)
+
+    def __repr__(self) -> str:
+        return f"<kernel {self.__module__}.{self.__qualname__}>"
+
+
 def source_pin(*fns: Callable[..., Any]) -> str:
     """First 16 hex digits of the sha256 of the functions' sources, one after another
-    ("" if one has none); a compiled function counts by its Python source."""
+    ("" if one has none); a kernel counts by its Python source."""
     try:
         text = "".join(inspect.getsource(getattr(fn, "py_func", fn)) for fn in fns)
     except OSError:  # no source: numba could not cache anyway
@@ -92,7 +235,8 @@ def source_pin(*fns: Callable[..., Any]) -> str:
 
 
 class PinnedJit:
-    """``njit(cache=True)`` while the pins hold and a cache folder is writable, else ``njit``.
+    """``njit(cache=True)`` while the pins hold and a cache folder is writable, else ``njit``;
+    a ``Kernel`` until numba is loaded (see the module docstring).
 
     numba raises at decoration when no cache folder is writable; a read-only install
     must still run, so the decorator then compiles in every process (one warning). A
@@ -117,6 +261,16 @@ class PinnedJit:
     def __call__(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
         if fn is None:
             return lambda f: self(f, **options)
+        with _lock:
+            if _loaded:
+                return self.compiled(fn, options)
+            kernel = Kernel(fn, options, self)
+            _pending.append(kernel)
+            return kernel
+
+    def compiled(self, fn: Callable[..., Any], options: dict[str, Any]) -> Any:
+        """numba's dispatcher of ``fn`` (cached on disk when the pin holds)."""
+        njit = _njit()
         if self.cache:
             try:
                 return njit(cache=True, **options)(fn)
@@ -133,3 +287,16 @@ class PinnedJit:
     def pinned(self) -> bool:
         """Whether the rules' sources still match the pin (a test asserts it)."""
         return source_pin(*self.rules) == self.pin
+
+
+def prepare() -> None:
+    """Import numba and its typing and lowering registries (numba imports them on a first
+    compile or cache load) in the calling thread, and load the kernels' dispatchers: a
+    caller that then loads kernels in a worker it may let go of at a signal
+    (``solvers.kernels.KernelLoader.load_during``) leaves that worker nothing to import
+    while the command ends."""
+    load()
+    from numba.core.registry import cpu_target
+
+    cpu_target.typing_context.refresh()
+    cpu_target.target_context.refresh()

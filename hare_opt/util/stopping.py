@@ -50,10 +50,6 @@ def searching(stop: threading.Event) -> Iterator[threading.Event]:
         yield stop
 
 
-def stopped(event: threading.Event | None) -> bool:
-    return event is not None and event.is_set()
-
-
 def end_process(code: int) -> None:
     """End a command's process with ``code`` once its output is flushed: at once (exit
     handlers run, the interpreter's tear-down does not) if a worker ``in_worker`` let go

@@ -41,8 +41,9 @@ from hare_opt.model.options import Run
 from hare_opt.model.phases import declare
 from hare_opt.solvers import incumbent
 from hare_opt.solvers.base import SOLVERS, checked_report, solve
-from hare_opt.solvers.exact import Context, Found, load_kernels, run_exact
+from hare_opt.solvers.exact import Context, Found, run_exact
 from hare_opt.solvers.incumbent import SharedIncumbent
+from hare_opt.solvers.kernels import LOADER
 from hare_opt.solvers.portfolio.options import PortfolioOptions, fits, takes
 from hare_opt.util import children, interrupt, version
 from hare_opt.util.registry import resolve
@@ -65,12 +66,15 @@ RETURN_S, STOP_GRACE_S = 1.0, 3.0
 MIN_CHILD_S = 4.0
 
 
+#: Whether ``time.perf_counter`` is the system's monotonic clock (so every process
+#: reads the same one): asked once, it does not change within a process.
+_PERF_IS_SYSTEM = time.get_clock_info("perf_counter").implementation.startswith("clock_gettime")
+
+
 def shared_clock() -> float:
     """A clock the portfolio and its children read alike: the run's own
     (``time.perf_counter``) where it is the system's monotonic clock, else wall time."""
-    if time.get_clock_info("perf_counter").implementation.startswith("clock_gettime"):
-        return time.perf_counter()
-    return time.time()
+    return time.perf_counter() if _PERF_IS_SYSTEM else time.time()
 
 
 def _worker() -> None:
@@ -226,7 +230,7 @@ class PortfolioBackend:
                 break
             last = pos + 1 == len(quick)
             spec = SOLVERS.spec(name)
-            load_kernels(run, spec.kernels)
+            LOADER.load_during(run, spec.kernels)
             if run.stop.is_set():  # a load let go: the member would wait for its compile
                 break
             # the member's first import (OR-Tools: about a second on a loaded machine) is
