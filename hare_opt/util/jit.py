@@ -109,7 +109,7 @@ class _PlainArgs(CPUDispatcher):
 def _compiled(fn: Callable[..., Any], cache: bool, options: dict[str, Any]) -> Any:
     """``njit(fn, cache=cache, **options)`` with a ``_PlainArgs`` dispatcher (as numba's
     ``_jit`` builds one)."""
-    if config.DISABLE_JIT:
+    if config.DISABLE_JIT:  # type: ignore[attr-defined]  # (set at run time, as numba does)
         return fn
     targetoptions = {"nopython": True, "boundscheck": None, **options}
     disp = _PlainArgs(py_func=fn, locals={}, targetoptions=targetoptions)
