@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numba import njit
 from strategies import instances
 
 from hare_opt.checker import check
@@ -152,12 +153,12 @@ def test_every_dispatch_is_checked_with_its_objective(seed):
 def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
     """numba raises at decoration when no cache folder is writable: fall back, one warning."""
 
-    def njit(fn=None, cache=False, **options):
+    def compiled(fn, cache, options):
         if cache:
             raise RuntimeError("cannot cache function 'f': no locator available")
-        return fn if fn is not None else (lambda f: f)
+        return fn
 
-    monkeypatch.setattr(jit_module, "_njit", lambda: njit)
+    monkeypatch.setattr(jit_module, "_compiled", compiled)
     jit = jit_module.PinnedJit(earliest_start, jit_module.source_pin(earliest_start), "test")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -165,6 +166,25 @@ def test_unwritable_numba_cache_warns_once_and_still_compiles(monkeypatch):
         g = jit.compiled(lambda x: x * 2, {})
     assert f(1) == 2 and g(2) == 4
     assert len(caught) == 1 and "cache unavailable" in str(caught[0].message)
+
+
+def test_a_kernel_called_with_a_constant_compiles_once_for_the_plain_type():
+    """numba types a constant argument of a call between kernels as a literal and would
+    compile the callee for it and again for int64 (place_round took 2.5 s each)."""
+
+    def add(a, b):
+        return a + b
+
+    plain = jit_module._compiled(add, False, {})
+
+    def caller(x):
+        return plain(x, 0) + plain(x, 1) + plain(x, x)
+
+    assert jit_module._compiled(caller, False, {})(3) == 13
+    assert [str(s) for s in plain.signatures] == ["(int64, int64)"]
+    literal = njit(add)
+    njit(lambda x: literal(x, 0) + literal(x, x))(3)
+    assert len(literal.signatures) == 2  # what plain numba does: the test can fail
 
 
 @pytest.mark.parametrize(

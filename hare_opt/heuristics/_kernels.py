@@ -139,7 +139,9 @@ def _sift_up(h, i):
 def _push_block(buf, nb, j, rnd, task0, g, count, start):
     if nb == buf.shape[0]:
         bigger = np.empty((2 * nb + 16, buf.shape[1]), dtype=np.int64)
-        bigger[:nb] = buf[:nb]
+        for q in range(nb):  # element-wise: see ``_pop``
+            for c in range(buf.shape[1]):
+                bigger[q, c] = buf[q, c]
         buf = bigger
     buf[nb, 0], buf[nb, 1], buf[nb, 2] = j, rnd, task0
     buf[nb, 3], buf[nb, 4], buf[nb, 5] = g, count, start
@@ -579,7 +581,8 @@ def run_serial(
 def _pop(h, n):
     """Drop the top of the heap ``h[:n]``; returns the new size."""
     n -= 1
-    h[0] = h[n]
+    for c in range(h.shape[1]):  # not ``h[0] = h[n]``: an array copied into a slice
+        h[0, c] = h[n, c]  # compiles numba's shape-mismatch message (string code, ~2 s)
     _sift_down(h, n, 0)
     return n
 
@@ -988,9 +991,11 @@ def run_interleaved(
         rank[order[i]] = i
     guard = np.zeros((2, n_jobs), dtype=np.int64)  # ``_booked``: rank, rounds left
     left = guard[1]
-    left[:] = rounds
+    for j in range(n_jobs):  # element-wise: see ``_pop``
+        left[j] = rounds[j]
     if conserve:
-        guard[0] = rank
+        for j in range(n_jobs):
+            guard[0, j] = rank[j]
     noguard = np.zeros((2, n_jobs), dtype=np.int64)
     gptr = np.zeros(n_groups + 1, dtype=np.int64)
     for j in range(n_jobs):

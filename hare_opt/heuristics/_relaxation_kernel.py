@@ -424,14 +424,11 @@ def search(
                 for k in range(rptr[r], rptr[r + 1]):
                     x[k] = tx[k]
             comp[n] = cn
-            for u in range(mm):
+            for u in range(mm):  # element-wise: see ``_kernels._pop``
                 jlhs[u, n] = ns[u]
-            load[:] = tl
-            square[:] = ts
-            lhs[:] = tlhs
-            g[:] = gg
-            delta[:] = tdelta
-            lam[:] = tlam
+                load[u], square[u], lhs[u], g[u], lam[u] = tl[u], ts[u], tlhs[u], gg[u], tlam[u]
+            for v in range(nn):
+                delta[v] = tdelta[v]
             value[0], value[1] = new, base
             _suffix(n, gpu, jptr, rptr, p, d, suf, top1, top1i, top2)
             cursor[0] = 0  # rank again

@@ -57,6 +57,8 @@ _pending: list[Kernel] = []
 _loaded = False
 #: ``interpreted()`` blocks open (any thread): unloaded kernels then run as Python.
 _interpreting = [0]
+#: The plain-argument dispatcher class (``_plain_args_dispatcher``), once numba is imported.
+_PlainArgs: type | None = None
 #: Whether this thread is inside an interpreted kernel (``Kernel._interpret``).
 _inside = threading.local()
 
@@ -97,13 +99,6 @@ class _CompileClock:
 
 
 _clock = _CompileClock()
-
-
-def _njit() -> Callable[..., Any]:
-    """numba's ``njit`` (importing numba: only when a kernel is loaded)."""
-    from numba import njit
-
-    return njit
 
 
 def _listen() -> None:
@@ -234,6 +229,45 @@ def source_pin(*fns: Callable[..., Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _plain_args_dispatcher() -> type:
+    """numba's CPU dispatcher, made to compile a kernel called from another for its
+    arguments' plain types (defined when numba is imported, on first need).
+
+    numba types a constant argument (``f(h, n, 0)``), or a variable while its first
+    assignment is all the typer has seen of it, as a literal, and compiles the callee
+    once for that literal type and again for ``int64`` (2.5 s for ``place_round``).
+    Compiling the plain type only changes no result: the callee computes the same on
+    the same ints, and the caller's constant still reaches it when LLVM inlines the call.
+    """
+    global _PlainArgs
+    if _PlainArgs is None:
+        from numba.core import types
+        from numba.core.registry import CPUDispatcher
+
+        class PlainArgs(CPUDispatcher):
+            def get_call_template(self, args: Any, kws: Any) -> Any:
+                args = tuple(types.unliteral(a) for a in args)
+                plain = {k: types.unliteral(v) for k, v in kws.items()}
+                return super().get_call_template(args, plain)
+
+        _PlainArgs = PlainArgs
+    return _PlainArgs
+
+
+def _compiled(fn: Callable[..., Any], cache: bool, options: dict[str, Any]) -> Any:
+    """``njit(fn, cache=cache, **options)`` with the plain-argument dispatcher (as numba's
+    ``_jit`` builds one)."""
+    from numba.core import config
+
+    if config.DISABLE_JIT:  # type: ignore[attr-defined]  # (set at run time, as numba does)
+        return fn
+    targetoptions = {"nopython": True, "boundscheck": None, **options}
+    disp = _plain_args_dispatcher()(py_func=fn, locals={}, targetoptions=targetoptions)
+    if cache:
+        disp.enable_caching()
+    return disp
+
+
 class PinnedJit:
     """``njit(cache=True)`` while the pins hold and a cache folder is writable, else ``njit``;
     a ``Kernel`` until numba is loaded (see the module docstring).
@@ -270,10 +304,9 @@ class PinnedJit:
 
     def compiled(self, fn: Callable[..., Any], options: dict[str, Any]) -> Any:
         """numba's dispatcher of ``fn`` (cached on disk when the pin holds)."""
-        njit = _njit()
         if self.cache:
             try:
-                return njit(cache=True, **options)(fn)
+                return _compiled(fn, True, options)
             except RuntimeError as exc:  # "cannot cache function ...: no locator available"
                 self.cache = False
                 warnings.warn(
@@ -281,7 +314,7 @@ class PinnedJit:
                     RuntimeWarning,
                     stacklevel=2,
                 )
-        return njit(fn, **options)
+        return _compiled(fn, False, options)
 
     @property
     def pinned(self) -> bool:

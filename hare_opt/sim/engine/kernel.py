@@ -553,7 +553,8 @@ def run(
             if pol == ALLOX:
                 nw = _startable(ctl, jfix, fits, jst, gst, gtype, s, freeg, nfree)
                 if nw:
-                    req[:nw] = s[0][:nw]
+                    for i in range(nw):  # element-wise: see ``_kernels._pop``
+                        req[i] = s[0][i]
                     ctl[NREQ] = nw
                     ctl[PHASE] = APPLY
                     return NEED_PAIRS

@@ -58,7 +58,7 @@ jit = PinnedJit(
         R._sift_down,
         R._pop,
     ),
-    "ff914969cbc3746e",
+    "da43202d59b5216e",
     __name__,
 )
 

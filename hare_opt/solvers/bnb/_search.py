@@ -242,11 +242,13 @@ def dominated(key_row, head, nxt, labels, dead, count, n, m):
                     dead[i] = True
         i = nxt[i]
     if spare >= 0:  # reuse a dominated label of this bucket
-        labels[spare, :] = key_row
+        for c in range(key_row.size):  # element-wise: see ``_kernels._pop``
+            labels[spare, c] = key_row[c]
         dead[spare] = False
     elif count[0] < len(labels):
         i = count[0]
-        labels[i, :] = key_row
+        for c in range(key_row.size):
+            labels[i, c] = key_row[c]
         nxt[i] = head[slot]
         head[slot] = i
         count[0] += 1
@@ -359,7 +361,9 @@ def run(
         if d + 1 == total:
             if out[lo_cost] < best[0]:
                 best[0] = out[lo_cost]
-                best_moves[:, :] = moves[:, :]
+                for q in range(moves.shape[0]):  # element-wise: see ``_kernels._pop``
+                    for c in range(moves.shape[1]):
+                        best_moves[q, c] = moves[q, c]
                 stats[2] += 1
             continue
         # Bound first: a label stored in the memo should be one worth searching.
