@@ -39,6 +39,7 @@ import inspect
 import sys
 import threading
 import time
+import types
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -182,6 +183,7 @@ class Kernel:
         self.__module__ = getattr(fn, "__module__", __name__)
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
+        self._python: Callable[..., Any] | None = None
 
     def __call__(self, *args: Any) -> Any:
         d = self._dispatcher
@@ -195,18 +197,45 @@ class Kernel:
     def _interpret(self, args: tuple[Any, ...]) -> Any:
         """The Python function; on the outermost call NumPy's integer overflow wraps
         silently, as it does compiled (the kernels' hashes rely on it)."""
+        fn = self._python or self._plain()
         if getattr(_inside, "kernel", False):
-            return self.py_func(*args)
+            return fn(*args)
         _inside.kernel = True
         try:
             with np.errstate(over="ignore"):
-                return self.py_func(*args)
+                return fn(*args)
         finally:
             _inside.kernel = False
 
-    def __get__(self, obj: Any, cls: Any = None) -> Any:  # bound as a method, as numba's is
-        import types
+    def _plain(self) -> Callable[..., Any]:
+        """The Python function bound to a copy of its module's namespace in which every
+        kernel of that module is its plain Python function too, so that an interpreted
+        kernel calls its module's kernels without this wrapper (80,000 calls on the
+        Fig. 1 toy; numba, too, reads a kernel's globals as constants). Made once for
+        all the module's kernels."""
+        with _lock:
+            if self._python is None:
+                space = self.py_func.__globals__
+                plain = dict(space)
+                mine = [
+                    k
+                    for k in space.values()
+                    if isinstance(k, Kernel) and k.py_func.__globals__ is space
+                ]
+                for k in mine:
+                    f = k.py_func
+                    k._python = types.FunctionType(
+                        f.__code__, plain, f.__name__, f.__defaults__, f.__closure__
+                    )
+                    k._python.__kwdefaults__ = f.__kwdefaults__
+                for name, value in space.items():
+                    if isinstance(value, Kernel) and value._python is not None:
+                        plain[name] = value._python
+                if self._python is None:  # not a module-level name (a local kernel)
+                    self._python = self.py_func
+            return self._python
 
+    def __get__(self, obj: Any, cls: Any = None) -> Any:  # bound as a method, as numba's is
         return self if obj is None else types.MethodType(self, obj)
 
     def __getattr__(self, name: str) -> Any:  # the dispatcher's own attributes
@@ -241,13 +270,13 @@ def _plain_args_dispatcher() -> type:
     """
     global _PlainArgs
     if _PlainArgs is None:
-        from numba.core import types
+        from numba.core import types as ntypes
         from numba.core.registry import CPUDispatcher
 
         class PlainArgs(CPUDispatcher):
             def get_call_template(self, args: Any, kws: Any) -> Any:
-                args = tuple(types.unliteral(a) for a in args)
-                plain = {k: types.unliteral(v) for k, v in kws.items()}
+                args = tuple(ntypes.unliteral(a) for a in args)
+                plain = {k: ntypes.unliteral(v) for k, v in kws.items()}
                 return super().get_call_template(args, plain)
 
         _PlainArgs = PlainArgs
