@@ -59,6 +59,18 @@ def cli(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str,
     return cpu, proc.stdout, proc.stderr
 
 
+def yardstick(repeat: int) -> float:
+    """Median child CPU of ``python -c "import numpy"``: the machine's speed at the time
+    (a shared machine's CPU seconds drift; every figure here moves with this one)."""
+    times = []
+    for _ in range(repeat + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "import numpy"], check=True, cwd=ROOT)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return round(statistics.median(times[1:]), 3)
+
+
 def solve_row(path: Path, solver: str, repeat: int) -> dict:
     """Median process CPU and ``runtime_s`` of a warm ``solve --json``."""
     cli(["solve", str(path), "--solver", solver, "--json"])  # warms the cache
@@ -115,6 +127,7 @@ def main() -> None:
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     out: dict = {"fig1": [solve_row(FIG1, s, args.repeat) for s in available_solvers()]}
+    out["import_numpy_cpu_s"] = yardstick(args.repeat)
     exact = [s for s in solver_names("exact") if s in available_solvers()]
     with tempfile.TemporaryDirectory() as tmp:
         rows = []
@@ -134,6 +147,7 @@ def main() -> None:
         print(json.dumps(out, indent=1))
         return
     print("warm solve of instances/fig1.json (median of", args.repeat, "runs)")
+    print(f"yardstick: python -c 'import numpy' {out['import_numpy_cpu_s']} CPU s")
     print(f"{'solver':12} {'process CPU s':>14} {'runtime_s':>10}")
     for r in out["fig1"]:
         print(f"{r['solver']:12} {r['cpu_s']:>14.3f} {r['runtime_s']:>10.4f}")
