@@ -181,8 +181,9 @@ def test_no_import_cycle():
 #: Layers inside the simulator, lowest first: what a run records, the engines (the
 #: reference loop and the compiled cores, which import no policy and no registry), the
 #: registry (which names policies by string and imports no compiled core), the
-#: policies, the entry point that picks an engine, and what builds workloads for it.
-#: The package's ``__init__`` is its facade.
+#: policies, the entry point that picks an engine, and what builds workloads for it or
+#: runs it once to load its compiled engines (``warm``). The package's ``__init__`` is its
+#: facade.
 SIM_LAYERS = {
     "events": 0,
     "semantics": 0,
@@ -192,6 +193,7 @@ SIM_LAYERS = {
     "policies": 3,
     "simulator": 4,
     "workload": 5,
+    "warm": 5,
 }
 SIM = PACKAGE / "sim"
 
