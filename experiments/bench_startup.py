@@ -41,11 +41,11 @@ COMPILES = ROOT / "instances" / "small" / "small-00.json"
 HARE_OPT = [str(Path(sys.executable).with_name("hare-opt"))]
 
 
-def cli(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str, str]:
-    """(child CPU s, stdout, stderr) of one ``hare-opt`` command."""
+def child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str, str]:
+    """(child CPU s: user + sys, stdout, stderr) of one command; raises when it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(
-        HARE_OPT + args,
+        cmd,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -54,20 +54,20 @@ def cli(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str,
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise RuntimeError(f"hare-opt {' '.join(args)}: {proc.stderr[-800:]}")
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr[-800:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, proc.stdout, proc.stderr
+
+
+def cli(args: list[str], env: dict[str, str] | None = None) -> tuple[float, str, str]:
+    """(child CPU s, stdout, stderr) of one ``hare-opt`` command."""
+    return child(HARE_OPT + args, env)
 
 
 def yardstick(repeat: int) -> float:
     """Median child CPU of ``python -c "import numpy"``: the machine's speed at the time
     (a shared machine's CPU seconds drift; every figure here moves with this one)."""
-    times = []
-    for _ in range(repeat + 1):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-c", "import numpy"], check=True, cwd=ROOT)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        times.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    times = [child([sys.executable, "-c", "import numpy"])[0] for _ in range(repeat + 1)]
     return round(statistics.median(times[1:]), 3)
 
 

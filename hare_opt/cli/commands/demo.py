@@ -17,7 +17,7 @@ from typing import Any
 from hare_opt.examples import fig1_instance
 from hare_opt.model import HareOptError, Instance, Result
 from hare_opt.model.units import in_seconds
-from hare_opt.solvers import available_solvers, solve, solver_names
+from hare_opt.solvers import SOLVERS, available_solvers, solve, solver_names
 
 NAME = "demo"
 HELP = "solve the paper's Fig. 1 toy and a testbed-like instance with every solver; plot"
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     before = jit.compile_seconds()
     # every solver's, before any clock (a cold cache: every group compiles, once)
-    LOADER.warm_kernels(("hare", "geobatch", "hare-paper", "bnb"))
+    LOADER.warm_kernels(tuple(dict.fromkeys(g for spec in SOLVERS for g in spec.kernels)))
     compiled = jit.compile_seconds() - before
     if compiled > 0:
         print(
