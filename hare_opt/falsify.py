@@ -440,7 +440,7 @@ def falsify(
     bar = _bar(progress, iterations, budget)
     it = 0
     stop = threading.Event()  # Ctrl-C / SIGTERM: the search ends, the best so far is kept
-    with interrupt.library_edge(), interrupt.watch(stop):
+    with interrupt.library_edge(stop):
         while (
             time.monotonic() - t0 < budget
             and (iterations is None or it < iterations)

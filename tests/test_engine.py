@@ -187,6 +187,26 @@ def test_a_kernel_called_with_a_constant_compiles_once_for_the_plain_type():
     assert len(literal.signatures) == 2  # what plain numba does: the test can fail
 
 
+@given(st.lists(st.sampled_from(["nrt", "no_cpython_wrapper", "boundscheck", "fastmath"])))
+def test_numbas_flags_hash_and_compare_as_numba_computes_them(names):
+    """``util.jit`` replaces numba's flag hashing with a cheaper computation of the same
+    values (a tenth of the compile); numba's own methods are kept for the comparison."""
+    from numba.core.compiler import Flags
+    from numba.core.targetconfig import TargetConfig
+
+    jit_module.load()
+    assert getattr(TargetConfig, "_hare_opt_fast", False)  # this numba got the replacement
+    original = TargetConfig._hare_opt_values
+    a, b = Flags(), Flags()
+    for name in names:
+        setattr(a, name, True)
+    assert a.values() == original(a) and b.values() == original(b)
+    assert hash(a) == hash(tuple(sorted(original(a))))
+    assert (a == b) == (original(a) == original(b))
+    b.nrt = a.nrt  # set explicitly to the same value: equal as numba compares them
+    assert (a == b) == (original(a) == original(b))
+
+
 @pytest.mark.parametrize(
     "module", [_kernels, _search, relaxed_kernel], ids=["round engine", "bnb", "relaxed simulator"]
 )

@@ -53,10 +53,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("hare_opt.util.jit", "_pending"): (
         "kernels declared before numba loaded: their dispatchers are made once per process"
     ),
-    ("hare_opt.util.jit", "_interpreting"): (
-        "interpreted blocks open: whether unloaded kernels run as Python, until numba loads "
-        "(process-wide, as numba is)"
-    ),
     (
         "hare_opt.util.version",
         "_USED",

@@ -364,28 +364,29 @@ def solve(
         progress=progress,
         verify=verify_result,
     )
-    # a tiny instance in a process without numba: the kernels run as Python (INTERPRET_TASKS)
-    interpret = instance.num_tasks <= INTERPRET_TASKS and not jit.loaded()
-    # before the clock: a one-off, not search time
-    compile_s = (
-        0.0 if interpret else LOADER.warm_kernels(kernel_groups(spec, opts, hint), run.report)
-    )
-    fn = SOLVERS.load(solver)  # its module's imports, too, are start-up: before the clock
-    run.exclude(compile_s)
-    if run.time_limit is not None and verify_result:
-        # the limit covers the check on the way out too (about a second per 10^6 tasks)
-        run.time_limit = max(
-            0.5 * run.time_limit, run.time_limit - CHECK_S_PER_TASK * instance.num_tasks
-        )
-    if stop is not None:
-        run.stop = stop
-    hint_checks = 0
-    if hint is not None:
-        hint_checks = int(hint.report is None or not hint.report.judged(instance, hint.schedule))
-        run.hint = check_hint(instance, hint)
-    # the edge's signals, if any, set run.stop meanwhile
-    with searching(run.stop), jit.interpreted(interpret) as interpreted:
-        result = fn(instance, run, opts)
+    # a tiny instance in a process without numba: the kernels run as Python
+    # (INTERPRET_TASKS); the loader then loads nothing
+    with jit.interpreted(instance.num_tasks <= INTERPRET_TASKS) as interpreted:
+        # before the clock: a one-off, not search time
+        compile_s = LOADER.warm_kernels(kernel_groups(spec, opts, hint), run.report)
+        fn = SOLVERS.load(solver)  # its module's imports, too, are start-up: before the clock
+        run.exclude(compile_s)
+        if run.time_limit is not None and verify_result:
+            # the limit covers the check on the way out too (about a second per 10^6 tasks)
+            run.time_limit = max(
+                0.5 * run.time_limit, run.time_limit - CHECK_S_PER_TASK * instance.num_tasks
+            )
+        if stop is not None:
+            run.stop = stop
+        hint_checks = 0
+        if hint is not None:
+            hint_checks = int(
+                hint.report is None or not hint.report.judged(instance, hint.schedule)
+            )
+            run.hint = check_hint(instance, hint)
+        # the edge's signals, if any, set run.stop meanwhile
+        with searching(run.stop):
+            result = fn(instance, run, opts)
     if interpreted and not jit.loaded():
         result.stats["kernels"] = "python"
     if run.stop.is_set():

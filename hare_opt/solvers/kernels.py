@@ -17,7 +17,7 @@ calls ``complete()`` at its end for the same. While kernels run as Python
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from hare_opt.model.options import Run
 from hare_opt.util import jit, stopping
@@ -62,11 +62,12 @@ class KernelLoader:
         before = jit.compile_seconds()
         self._load(todo)
         if jit.compile_seconds() > before:  # a cold cache: compile every group now, once
-            self._load([g for g in self.groups if g not in self.loaded])
+            self._load(self.groups)
         return time.perf_counter() - t0
 
-    def _load(self, names: list[str]) -> None:
-        for group in names:
+    def _load(self, names: Iterable[str]) -> None:
+        """Load the groups ``names`` not loaded yet."""
+        for group in [g for g in names if g not in self.loaded]:
             resolve(self.groups[group])()
             self.loaded.add(group)
 
@@ -85,7 +86,7 @@ class KernelLoader:
         if jit.compile_seconds() == 0.0:
             return 0.0
         t0 = time.perf_counter()
-        self._load([g for g in self.groups if g not in self.loaded])
+        self._load(self.groups)
         return time.perf_counter() - t0
 
     def load_during(self, run: Run, names: tuple[str, ...]) -> None:

@@ -139,8 +139,11 @@ def _window(
     inst: Instance, plan: Plan, size: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """(free task rows, GPUs they may use): the ``size`` tasks that start first at or after a
-    random task's start, on every GPU, or on a random half of them on large clusters."""
+    random task's start, on every GPU, or on a random half of them on large clusters.
+    A window as large as the instance frees all of it (one exact step then ends the run)."""
     gpus = np.arange(inst.num_gpus)
+    if size >= inst.num_tasks:
+        return np.arange(len(plan.job)), gpus
     if inst.num_gpus > 8 and rng.random() < 0.5:
         gpus = np.sort(rng.choice(inst.num_gpus, size=max(2, inst.num_gpus // 2), replace=False))
     rows = np.flatnonzero(np.isin(plan.gpu, gpus))

@@ -285,7 +285,7 @@ def run_cells(
     bar = _progress(sum(estimate(c) for c in todo), desc, progress and bool(todo))
     collect = executors.Collect(store, bar, estimate)
     try:
-        with interrupt.library_edge(), interrupt.watch(collect.stop):
+        with interrupt.library_edge(collect.stop):
             if todo and executor == "dask":
                 executors.run_dask(todo, collect, workers, address)
             elif todo:

@@ -307,28 +307,32 @@ def watch(event: threading.Event) -> Iterator[threading.Event]:
 
 
 @contextlib.contextmanager
-def library_edge() -> Iterator[None]:
+def library_edge(stop: threading.Event | None = None) -> Iterator[None]:
     """The edge of a program's call into the library (``hare_opt.solve``): in the main
     thread with Python's default SIGINT handler, SIGINT stops the body's searches (their
     best schedules are returned) and SIGTERM keeps its meaning; elsewhere (an edge is
-    already installed, another thread, a program's own handler) nothing changes."""
+    already installed, another thread, a program's own handler) nothing changes.
+    ``stop``: the caller's own loop's stop event, which the signal sets too (``watch``)."""
     own = (
         not _state["installed"]
         and threading.current_thread() is threading.main_thread()
         and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     )
-    if not own:
-        yield
-        return
-    with handling("soft", (signal.SIGINT,)), stopping.signals_to(watch):
+    with contextlib.ExitStack() as stack:
+        if own:
+            stack.enter_context(on_signals("soft", (signal.SIGINT,)))
+        if stop is not None:
+            stack.enter_context(watch(stop))
         yield
 
 
 @contextlib.contextmanager
-def on_signals(mode: str = "soft", *, final: bool = False) -> Iterator[None]:
+def on_signals(
+    mode: str = "soft", signals: tuple[int, ...] = SIGNALS, *, final: bool = False
+) -> Iterator[None]:
     """The edge of a process: the discipline installed (``handling``) and ``watch`` set as
     the hook every ``solve`` in the body arms, so Ctrl-C or SIGTERM stops a running
     search and returns its best schedule. The command line and a portfolio child run
     under it; a library caller who wants the same wraps its calls in it."""
-    with handling(mode, final=final), stopping.signals_to(watch):
+    with handling(mode, signals, final=final), stopping.signals_to(watch):
         yield
