@@ -108,9 +108,37 @@ def special_instances() -> dict[str, Instance]:
     return {"smith": smith, "horn": horn, "one_job": one}
 
 
+#: Run in a child with a fresh cache: numba's compile events' CPU (process time, a
+#: kernel's callees inside its compile), then the CPU of loading every group.
+COMPILE_ONLY = """
+import json, time
+from numba.core import event
+from hare_opt.solvers.kernels import LOADER
+from hare_opt.util import jit
+depth, spent = [0, 0.0], [0.0]
+class Clock(event.Listener):
+    def on_start(self, ev):
+        depth[0] += 1
+        if depth[0] == 1:
+            depth[1] = time.process_time()
+    def on_end(self, ev):
+        depth[0] -= 1
+        if depth[0] == 0:
+            spent[0] += time.process_time() - depth[1]
+event.register("numba:compile", Clock())
+t0 = time.process_time()
+jit.load()
+LOADER.warm_kernels(tuple(LOADER.groups))
+print(json.dumps({"compile_cpu_s": spent[0], "load_cpu_s": time.process_time() - t0}))
+"""
+
+
 def cold(tmp: Path) -> dict:
     """CPU of a first solve in a fresh numba cache (it compiles every kernel group) and of
-    a ``simulate`` after it in the same cache (it should load, not compile)."""
+    a ``simulate`` after it in the same cache (it should load, not compile); and, in
+    another fresh cache, the CPU of numba's compiling alone."""
+    _, out, _ = child([sys.executable, "-c", COMPILE_ONLY], {"NUMBA_CACHE_DIR": str(tmp / "c")})
+    alone = json.loads(out)
     env = {"NUMBA_CACHE_DIR": str(tmp / "numba")}
     first, out, err = cli(["solve", str(COMPILES), "--solver", "hare", "--json"], env)
     stats = json.loads(out).get("stats", {})
@@ -120,6 +148,8 @@ def cold(tmp: Path) -> dict:
     return {
         "first_solve_cpu_s": round(first, 2),
         "compile_s": stats.get("compile_s"),
+        "compile_only_cpu_s": round(alone["compile_cpu_s"], 2),
+        "load_every_group_cpu_s": round(alone["load_cpu_s"], 2),
         "compiled": ANNOUNCEMENT in err,
         "simulate_after_cpu_s": round(sim, 2),
         "simulate_compiled": ANNOUNCEMENT in sim_err,
@@ -173,6 +203,10 @@ def main() -> None:
         print(
             f"simulate after it {c['simulate_after_cpu_s']} CPU s "
             f"(compiled: {c['simulate_compiled']})"
+        )
+        print(
+            f"every group in a fresh cache: numba compiling {c['compile_only_cpu_s']} CPU s "
+            f"of {c['load_every_group_cpu_s']} CPU s loading (warm-up runs included)"
         )
 
 

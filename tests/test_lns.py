@@ -61,3 +61,17 @@ def test_improves_a_poor_hint():
     )
     assert out.stats["start"] == "given"
     assert out.objective < fifo.objective
+
+
+def test_a_window_as_large_as_the_instance_frees_all_of_it_and_ends_the_run():
+    """A first window that holds every task frees them all on every GPU: one exact step
+    (CP-SAT, one worker, deterministic work) settles the instance and nothing is left."""
+    inst = load_instance(INSTANCES / "fig1.json")
+    plan = Plan.of(inst, solve(inst, "fifo").schedule)
+    free, gpus = _window(inst, plan, inst.num_tasks, np.random.default_rng(0))
+    assert sorted(free.tolist()) == list(range(inst.num_tasks))
+    assert gpus.tolist() == list(range(inst.num_gpus))
+    optimum = solve(inst, "cpsat").objective
+    out = solve(inst, "lns", step_work=5.0, threads=1)
+    assert out.stats.work == 1 and out.stats["proved_neighbourhoods"] == 1
+    assert out.objective == optimum
