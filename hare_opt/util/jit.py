@@ -160,8 +160,9 @@ def _hash_flags_once() -> None:
 
     try:
         probes = [Flags(), Flags()]
-        probes[1].nrt = True
-        probes[1].no_cpython_wrapper = True
+        # numba makes each option a property at class creation: mypy sees the Option
+        probes[1].nrt = True  # type: ignore[misc, assignment]
+        probes[1].no_cpython_wrapper = True  # type: ignore[misc, assignment]
         same = all(
             values(p) == original(p) and hash_(p) == hash(tuple(sorted(original(p))))
             for p in probes
@@ -169,8 +170,8 @@ def _hash_flags_once() -> None:
     except Exception:  # noqa: BLE001  # another numba's internals: keep its own methods
         same = False
     if same:
-        config.values, config.__hash__, config.__eq__ = values, hash_, eq
-        config._hare_opt_fast, config._hare_opt_values = True, original
+        config.values, config.__hash__, config.__eq__ = values, hash_, eq  # type: ignore[method-assign]
+        config._hare_opt_fast, config._hare_opt_values = True, original  # type: ignore[attr-defined]
 
 
 def compile_seconds() -> float:
