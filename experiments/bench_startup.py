@@ -42,8 +42,6 @@ FIG1 = ROOT / "instances" / "fig1.json"
 #: An instance whose ``hare`` solve loads, or on a cold cache compiles, the kernels.
 COMPILES = ROOT / "instances" / "small" / "small-00.json"
 HARE_OPT = [str(Path(sys.executable).with_name("hare-opt"))]
-#: Every child's bytecode cache (``main`` sets the folder): as a user's Python has it.
-BYTECODE = {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": ""}
 
 
 def child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str, str]:
@@ -54,7 +52,7 @@ def child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={**os.environ, **BYTECODE, **(env or {})},
+        env={**os.environ, **(env or {})},
         timeout=1800,
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -114,7 +112,6 @@ COMPILE_ONLY = """
 import json, time
 from numba.core import event
 from hare_opt.solvers.kernels import LOADER
-from hare_opt.util import jit
 depth, spent = [0, 0.0], [0.0]
 class Clock(event.Listener):
     def on_start(self, ev):
@@ -127,7 +124,6 @@ class Clock(event.Listener):
             spent[0] += time.process_time() - depth[1]
 event.register("numba:compile", Clock())
 t0 = time.process_time()
-jit.load()
 LOADER.warm_kernels(tuple(LOADER.groups))
 print(json.dumps({"compile_cpu_s": spent[0], "load_cpu_s": time.process_time() - t0}))
 """
@@ -163,7 +159,9 @@ def main() -> None:
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        BYTECODE["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pyc")
+        # every child gets Python's bytecode cache, as a user's Python has it
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pyc")
         fig1 = [solve_row(FIG1, s, args.repeat) for s in available_solvers()]
         out: dict = {"fig1": fig1, "import_numpy_cpu_s": yardstick(args.repeat)}
         exact = [s for s in solver_names("exact") if s in available_solvers()]
