@@ -16,7 +16,7 @@ import numpy as np
 from hare_opt.heuristics._kernels import jit as _jit  # numba with the on-disk cache
 
 
-@_jit
+@_jit(callee=True)
 def _type_min(free, tgpu, lo, hi):
     """Position in ``tgpu[lo:hi]`` of the GPU with the smallest (free time, index)."""
     best = lo

@@ -18,7 +18,7 @@ import numpy as np
 from hare_opt.heuristics._kernels import jit as _jit  # numba with the on-disk cache
 
 
-@_jit
+@_jit(callee=True)
 def _hpush(h, n, a, b):
     h[n, 0], h[n, 1] = a, b
     i = n
@@ -32,7 +32,7 @@ def _hpush(h, n, a, b):
     return n + 1
 
 
-@_jit
+@_jit(callee=True)
 def _hpop(h, n):
     n -= 1
     h[0, 0], h[0, 1] = h[n, 0], h[n, 1]
@@ -50,7 +50,7 @@ def _hpop(h, n):
         i = m
 
 
-@_jit
+@_jit(callee=True)
 def _idle_add(idl, icnt, tptr, k, g):
     lo = tptr[k]
     i = lo + icnt[k]
@@ -61,7 +61,7 @@ def _idle_add(idl, icnt, tptr, k, g):
     icnt[k] += 1
 
 
-@_jit
+@_jit(callee=True)
 def _idle_del(idl, icnt, tptr, k, pos):
     hi = tptr[k] + icnt[k] - 1
     for i in range(pos, hi):

@@ -47,7 +47,7 @@ jit = PinnedJit(earliest_start, "9382e7301981c6ae", __name__)
 _start = jit(earliest_start)
 
 
-@jit
+@jit(callee=True)
 def _count_free_by(free, srt, lo, hi, tie):
     """How many GPUs of the segment are free by ``tie`` (bisection on the sorted segment)."""
     a, b = lo, hi
@@ -60,7 +60,7 @@ def _count_free_by(free, srt, lo, hi, tie):
     return a - lo
 
 
-@jit
+@jit(callee=True)
 def _open_type(k, j, lo, hi, free, srt, own, rem, tie_n, step, r, o, b):
     """Start type k's two slot streams for job j (``2k + 1``: the GPUs that ran j last,
     no setup; ``2k``: the others): their sizes, the GPUs tied at their earliest start,
@@ -72,7 +72,7 @@ def _open_type(k, j, lo, hi, free, srt, own, rem, tie_n, step, r, o, b):
     step[2 * k] = 0
 
 
-@jit
+@jit(callee=True)
 def _next(sid, j, srt, lo, hi, last, tie_n, step, rem):
     """Next GPU of stream ``sid`` (-1 when exhausted): the first ``tie_n`` GPUs of the
     segment (their first slots tie) latest-freed first, then the rest by free time;
@@ -124,7 +124,7 @@ def _sift_down(h, n, i):
         i = c
 
 
-@jit
+@jit(callee=True)
 def _sift_up(h, i):
     """Restore the heap order after an entry was appended at ``h[i]``."""
     while i > 0:
@@ -135,7 +135,7 @@ def _sift_up(h, i):
         i = p
 
 
-@jit
+@jit(callee=True)
 def _push_block(buf, nb, j, rnd, task0, g, count, start):
     if nb == buf.shape[0]:
         bigger = np.empty((2 * nb + 16, buf.shape[1]), dtype=np.int64)
@@ -149,7 +149,7 @@ def _push_block(buf, nb, j, rnd, task0, g, count, start):
     return buf, nb + 1
 
 
-@jit
+@jit(callee=True)
 def _last_start(buf, q):
     """Start of the last round of run ``buf[q]`` (one round, or ``rounds`` a period apart)."""
     return buf[q, 5] + (buf[q, 7] - 1) * buf[q, 6]
@@ -178,7 +178,7 @@ def _move(free, srt, lo, hi, g, end):
     free[g] = end
 
 
-@jit
+@jit(callee=True)
 def _smallest_slots(cand, nc, count, cnt):
     """Tasks per candidate (rows: first slot end, p, gpu, start) so that the ``count``
     earliest slots are used: the least barrier T with ``count`` slots ending by T,
@@ -213,14 +213,14 @@ def _smallest_slots(cand, nc, count, cnt):
             surplus -= 1
 
 
-@jit(inline="always")
+@jit(callee=True, inline="always")
 def _tie(free, own):
     """A slot's second key, after its end: GPUs that ran the job last first (no setup,
     and the GPU stays with its job), then the one freed last (best fit)."""
     return -free - (_OWN if own else 0)
 
 
-@jit(inline="always")
+@jit(callee=True, inline="always")
 def _booked(g, j, free, last, guard, t):
     """Whether job j may not take a slot on GPU g now: g is still busy at clock t with a
     job that ranks before j in the dispatch (``guard[0]``) and has rounds left
@@ -230,7 +230,7 @@ def _booked(g, j, free, last, guard, t):
     return i >= 0 and i != j and free[g] > t and guard[1, i] > 0 and guard[0, i] < guard[0, j]
 
 
-@jit(inline="always")  # called per slot: a call with 17 arguments costs ~15% at 10^6 tasks
+@jit(callee=True, forceinline=True)  # per slot: a call with 17 arguments costs ~15% at 10^6 tasks
 def _head(
     heap,
     at,
@@ -404,7 +404,7 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
     return end_sync, buf, nb
 
 
-@jit
+@jit(callee=True)
 def _same_shape(buf, a0, a1, ba, b0, b1, bb):
     """Whether the last rounds of runs ``buf[a0:a1]`` and ``buf[b0:b1]`` (placed from
     barriers ``ba`` and ``bb``) are one shape: the same GPUs and counts in the same
@@ -423,7 +423,7 @@ def _same_shape(buf, a0, a1, ba, b0, b1, bb):
     return True
 
 
-@jit
+@jit(callee=True)
 def _round_keys(j, buf, s0, s1, sync_first, gtype, ptab, stab):
     """(span, dmax, phi, gmax) of job j's round ``buf[s0:s1]``, placed in the shape of the
     round before it from barrier b: the period, and the largest key the round takes,
@@ -444,7 +444,7 @@ def _round_keys(j, buf, s0, s1, sync_first, gtype, ptab, stab):
     return span, dmax, phi, gmax
 
 
-@jit
+@jit(callee=True)
 def _static_limit(
     j, buf, s0, s1, b, span, dmax, phi, gmax, sync_first, gtype, tptr, fix, ptab, stab, gst, mark
 ):
@@ -479,7 +479,7 @@ def _static_limit(
     return limit
 
 
-@jit
+@jit(callee=True)
 def _repeat_limit(j, buf, s0, s1, b, sync_first, gtype, tptr, fix, ptab, stab, gst, mark):
     """(period, last barrier): job j's round ``buf[s0:s1]``, placed from barrier ``b`` in
     the shape of the round before it (``_same_shape``), is placed again in that shape,
@@ -521,7 +521,7 @@ def _repeat_limit(j, buf, s0, s1, b, sync_first, gtype, tptr, fix, ptab, stab, g
     return span, limit
 
 
-@jit
+@jit(callee=True)
 def _repeat(j, n, s0, s1, span, gtype, tptr, ptab, gst, jst, buf):
     """Place job j's next ``n`` rounds in the shape of ``buf[s0:s1]`` (its last round,
     just placed), each at the previous round's barrier, ``span`` apart: what ``n`` calls
@@ -587,7 +587,7 @@ def _pop(h, n):
     return n
 
 
-@jit
+@jit(callee=True)
 def _wait(gheap, gptr, gsize, q, barrier, rank, j):
     """Job j waits for its next round in group q's heap (slice of ``gheap``)."""
     h = gheap[gptr[q] : gptr[q + 1]]
@@ -596,7 +596,7 @@ def _wait(gheap, gptr, gsize, q, barrier, rank, j):
     _sift_up(h, gsize[q] - 1)
 
 
-@jit
+@jit(callee=True)
 def _untouched(j, buf, s0, s1, gtype, ptab, gst):
     """Whether the GPUs of job j's last round ``buf[s0:s1]`` are as it left them (free at
     the end of its runs, j their last job): then its next round sees them as if it came
@@ -610,7 +610,7 @@ def _untouched(j, buf, s0, s1, gtype, ptab, gst):
     return True
 
 
-@jit
+@jit(callee=True)
 def _repeat_waiting(
     j,
     left,
@@ -669,7 +669,7 @@ def _repeat_waiting(
     return jst[0, j] - span
 
 
-@jit
+@jit(callee=True)
 def _least_multiple(d, m, lo, hi, stk):
     """Least x >= 0 with lo <= (x d) mod m <= hi, for 0 <= lo <= hi < m (_BIG: none).
 
@@ -709,7 +709,7 @@ def _first_hit(a, d, m, lo, hi, stk):
     return min(_least_multiple(d, m, x, m - 1, stk), _least_multiple(d, m, 0, y, stk))
 
 
-@jit
+@jit(callee=True)
 def _pair_horizon(
     j, b, span, dmax, k, kb, kspan, buf, s0, s1, sync_first, gtype, fix, ptab, stab, stk
 ):
@@ -745,7 +745,7 @@ def _pair_horizon(
     return first
 
 
-@jit
+@jit(callee=True)
 def _repeat_side_by_side(
     t,
     left,
@@ -895,7 +895,7 @@ def _repeat_side_by_side(
     return placed
 
 
-@jit
+@jit(callee=True)
 def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, guard, t):
     """The GPU of job j's first slot, the one ``place_round`` would take first: least
     (end (+ sync with ``sync_first``), -free, gpu) over the heads of j's streams. Uses
@@ -931,7 +931,7 @@ def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, guard, t):
     return best
 
 
-@jit
+@jit(callee=True)
 def _settled(until, left, group, gtypes, tptr, free, srt, barrier, tf):
     """Whether nothing placed from now on can start before ``until``: every job with
     rounds left has its barrier, or every GPU it may use, at ``until`` or later. (A

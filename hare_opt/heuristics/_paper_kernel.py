@@ -24,7 +24,7 @@ from hare_opt.heuristics._kernels import jit as _jit  # numba with the on-disk c
 _BIG = np.int64(1 << 62)
 
 
-@_jit
+@_jit(callee=True)
 def _better(a0, a1, a2, a3, b0, b1, b2, b3):
     """(a0, a1, a2, a3) < (b0, b1, b2, b3) lexicographically."""
     if a0 != b0:
@@ -36,7 +36,7 @@ def _better(a0, a1, a2, a3, b0, b1, b2, b3):
     return a3 < b3
 
 
-@_jit
+@_jit(callee=True)
 def _past(left, barrier, free, srt, tptr, elig, until):
     """``paper_step3.past``: no task of a job with positions left can start before
     ``until`` (its barrier and its types' earliest free GPUs are there or later)."""

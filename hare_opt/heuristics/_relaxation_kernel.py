@@ -28,13 +28,13 @@ jit = PinnedJit((), "e3b0c44298fc1c14", __name__)
 _TINY = 1e-12
 
 
-@jit
+@jit(callee=True)
 def _f(cap, amin, amean, gamma, m, load):
     """f_m(load), ``Machines.f``: the least 2 S + Q a machine-m load may have."""
     return load * load / cap[m] + max(2.0 * amin[m] * load, 2.0 * amean[m] * load + gamma[m])
 
 
-@jit
+@jit(callee=True)
 def _chain(n, gpu, jptr, rptr, p, d, rel, amin, bar, dr, x, a, lhs):
     """Job n at assignment ``gpu``: its earliest barriers ``bar`` and round lengths ``dr``
     (per round), every task's start ``x`` ending at its barrier (the latest starts that keep
@@ -65,7 +65,7 @@ def _chain(n, gpu, jptr, rptr, p, d, rel, amin, bar, dr, x, a, lhs):
     return prev
 
 
-@jit
+@jit(callee=True)
 def cover(a, g, w, delta, lam):
     """The covering LP by the dual simplex (rows scaled to right-hand side 1, Bland's rule:
     finite). Fills ``delta`` (per job) and ``lam`` (per machine, the row duals); returns the
@@ -194,7 +194,7 @@ def setup(
     return total, cover(work, g, w, delta, lam)
 
 
-@jit
+@jit(callee=True)
 def _suffix(n, gpu, jptr, rptr, p, d, suf, top1, top1i, top2):
     """Per round of job n: the work on each machine of its rounds from there on (``suf``),
     and its longest task (span, task) and second longest span."""
@@ -215,7 +215,7 @@ def _suffix(n, gpu, jptr, rptr, p, d, suf, top1, top1i, top2):
         top1[r], top1i[r], top2[r] = t1, i1, max(t2, 0.0)
 
 
-@jit
+@jit(callee=True)
 def _scan(
     tries,
     gpu,

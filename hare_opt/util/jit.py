@@ -32,6 +32,15 @@ Why each part:
 * **A cheaper compile.** numba hashes its compiler flags the slow way at every overload
   lookup, a tenth of a first run's compile; ``load()`` gives it the same hash computed
   once (``_hash_flags_once``; a test compares the two).
+* **Callees.** numba gives every compiled function a CPython wrapper (to be called from
+  Python) and a C wrapper (to be passed as a first-class function), each lowered,
+  optimised and turned into machine code. A helper that only kernels call needs neither:
+  ``@jit(callee=True)`` compiles it without them, and to LLVM IR only, which each
+  caller links in (as numba compiles its own internal subroutines): a fifth of a first
+  run's compile. Callees are not cached on disk (their callers are). Called from Python
+  once loaded, a callee raises ``TypeError`` (there is no wrapper to enter it by);
+  tests/test_jit_callees.py checks that no callee is named outside kernels, and that
+  every function only kernels name is a callee.
 """
 
 from __future__ import annotations
@@ -63,6 +72,8 @@ _loaded = False
 _interpreting = 0
 #: The plain-argument dispatcher class (``_plain_args_dispatcher``), once numba is imported.
 _PlainArgs: type | None = None
+#: The callees' dispatcher class (``_callee_dispatcher``), once numba is imported.
+_Callee: type | None = None
 #: Whether this thread is inside an interpreted kernel (``Kernel._interpret``).
 _inside = threading.local()
 
@@ -338,15 +349,92 @@ def _plain_args_dispatcher() -> type:
     return _PlainArgs
 
 
+def _link_only(library: Any) -> None:
+    """Make a code library finalize without machine code of its own: its LLVM IR is still
+    optimised and linked into each kernel that calls it (whose machine code holds it);
+    nothing ever asks for the library's own symbols (a callee has no wrapper to enter
+    by and is not cached)."""
+
+    def finalize_final_module() -> None:
+        library._finalize_dynamic_globals()
+        library._verify_declare_only_symbols()
+        library._finalized = True
+
+    library._finalize_final_module = finalize_final_module
+
+
+def _lowered_only() -> bool:
+    """Whether this numba has the internals a link-only callee uses (else callees are
+    compiled as numba's ``@overload`` implementations are: no wrappers, own machine code)."""
+    from numba.core.base import BaseContext
+    from numba.core.codegen import CPUCodeLibrary
+    from numba.core.compiler import CompileResult
+
+    need = ("_finalize_final_module", "_finalize_dynamic_globals", "_verify_declare_only_symbols")
+    return (
+        all(hasattr(CPUCodeLibrary, n) for n in need)
+        and hasattr(BaseContext, "insert_user_function")
+        and hasattr(CompileResult, "_replace")
+    )
+
+
+def _callee_dispatcher() -> type:
+    """The plain-argument dispatcher of a callee (``@jit(callee=True)``).
+
+    Compiled without the CPython and C wrappers and, as numba compiles its own internal
+    subroutines (``BaseContext.compile_subroutine``), only to LLVM IR (``no_compile``):
+    each caller links the IR in and makes the machine code. numba's dispatcher expects an
+    entry point to key the callee's implementation on, so the overload gets a key object
+    of its own. A call from Python would enter code that is not there: it raises."""
+    global _Callee
+    if _Callee is None:
+        lowered = _lowered_only()
+
+        class Callee(_plain_args_dispatcher()):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kws: Any) -> None:
+                super().__init__(*args, **kws)
+                if lowered:
+                    self._compiler._customize_flags = self._lower_only
+
+            @staticmethod
+            def _lower_only(flags: Any) -> Any:
+                flags.no_compile = True
+                return flags
+
+            def add_overload(self, cres: Any) -> None:
+                if not lowered:
+                    super().add_overload(cres)
+                    return
+                cres = cres._replace(entry_point=object())
+                self.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+                _link_only(cres.library)
+                self.overloads[tuple(cres.signature.args)] = cres
+
+            def __call__(self, *args: Any, **kws: Any) -> Any:
+                raise TypeError(
+                    f"{self.py_func.__module__}.{self.py_func.__qualname__} is compiled "
+                    "for calls from numba kernels only (@jit(callee=True)): call the "
+                    "kernel that uses it, or its .py_func"
+                )
+
+        _Callee = Callee
+    return _Callee
+
+
 def _compiled(fn: Callable[..., Any], cache: bool, options: dict[str, Any]) -> Any:
     """``njit(fn, cache=cache, **options)`` with the plain-argument dispatcher (as numba's
-    ``_jit`` builds one)."""
+    ``_jit`` builds one); a callee's without wrappers."""
     from numba.core import config
 
     if config.DISABLE_JIT:  # type: ignore[attr-defined]  # (set at run time, as numba does)
         return fn
+    options = dict(options)
+    kind = _plain_args_dispatcher()
+    if options.pop("callee", False):  # not cached: its callers' machine code holds it
+        options.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+        kind, cache = _callee_dispatcher(), False
     targetoptions = {"nopython": True, "boundscheck": None, **options}
-    disp = _plain_args_dispatcher()(py_func=fn, locals={}, targetoptions=targetoptions)
+    disp = kind(py_func=fn, locals={}, targetoptions=targetoptions)
     if cache:
         disp.enable_caching()
     return disp

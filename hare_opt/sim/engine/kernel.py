@@ -140,7 +140,7 @@ def _start_time(j, g, now, jfix, jst, gst):
     return max(e, floor)
 
 
-@jit
+@jit(callee=True)
 def _start_gang(j, chosen, ctl, jfix, proc, sync, jst, gst, heap, buf):
     """``Simulator.start_gang``: one round (per-round) or the lease's rounds on
     ``chosen``; returns the rounds placed."""
@@ -195,7 +195,7 @@ def _start_gang(j, chosen, ctl, jfix, proc, sync, jst, gst, heap, buf):
     return n
 
 
-@jit
+@jit(callee=True)
 def _best(j, cand, nc, pol, ctl, jfix, proc, sync, jst, gst, keys, chosen):
     """``GangPolicy.best`` over ``cand[:nc]`` (ascending): the K lowest keys (earliest
     finish; tiresias: none), ties by GPU index, into ``chosen``."""
@@ -213,7 +213,7 @@ def _best(j, cand, nc, pol, ctl, jfix, proc, sync, jst, gst, keys, chosen):
         chosen[i] = cand[order[i]]
 
 
-@jit
+@jit(callee=True)
 def _start_best(
     j, cand, nc, free, nfree, pol, ctl, jfix, proc, sync, jst, gst, heap, buf, keys, chosen
 ):
@@ -225,7 +225,7 @@ def _start_best(
     return n, _remove(free, nfree, chosen, jfix[K, j])
 
 
-@jit
+@jit(callee=True)
 def _idle(ctl, gst, idle):
     """Idle GPUs (free and not held) in ascending order; returns how many."""
     now, ni = ctl[NOW], 0
@@ -236,7 +236,7 @@ def _idle(ctl, gst, idle):
     return ni
 
 
-@jit
+@jit(callee=True)
 def _waiting(jst, w):
     nw = 0
     for j in range(jst.shape[1]):
@@ -246,7 +246,7 @@ def _waiting(jst, w):
     return nw
 
 
-@jit
+@jit(callee=True)
 def _remove(lst, n, chosen, k):
     """``lst[:n]`` without ``chosen[:k]``, order kept; returns the new length."""
     m = 0
@@ -263,7 +263,7 @@ def _remove(lst, n, chosen, k):
     return m
 
 
-@jit
+@jit(callee=True)
 def _eligible_idle(j, idle, ni, elig, cand):
     nc = 0
     for i in range(ni):
@@ -273,7 +273,7 @@ def _eligible_idle(j, idle, ni, elig, cand):
     return nc
 
 
-@jit
+@jit(callee=True)
 def _decide_gang(ctl, jfix, proc, sync, elig, thr, jst, gst, heap, buf, s):
     """``GangPolicy.decide`` (gavel-fifo blocking; srtf, tiresias backfilling)."""
     w, prim, sec, idle, cand, keys, chosen = s
@@ -337,7 +337,7 @@ def _decide_gang(ctl, jfix, proc, sync, elig, thr, jst, gst, heap, buf, s):
             )[1]
 
 
-@jit
+@jit(callee=True)
 def _free_by_type(ctl, gst, gtype, idle, freeg, nfree):
     """Idle GPUs per type, ascending (``GangPolicy.idle_by_type``)."""
     ni = _idle(ctl, gst, idle)
@@ -349,7 +349,7 @@ def _free_by_type(ctl, gst, gtype, idle, freeg, nfree):
     return ni
 
 
-@jit
+@jit(callee=True)
 def _start_on_type(j, t, ctl, jfix, proc, sync, jst, gst, heap, buf, freeg, nfree, keys, chosen):
     """``GangPolicy.start_on_type``: rounds started (0: it did not fit)."""
     if not jst[WAITING, j] or nfree[t] < jfix[K, j]:
@@ -375,7 +375,7 @@ def _start_on_type(j, t, ctl, jfix, proc, sync, jst, gst, heap, buf, freeg, nfre
     return n
 
 
-@jit
+@jit(callee=True)
 def _decide_las(
     ctl,
     jfix,
@@ -431,7 +431,7 @@ def _decide_las(
             received[j, t] += float(n * pbt[j, t])
 
 
-@jit
+@jit(callee=True)
 def _startable(ctl, jfix, fits, jst, gst, gtype, s, freeg, nfree):
     """Waiting jobs, if some (job, type) pair fits the idle GPUs now (else 0: a decision
     of allox starts nothing, whatever its assignment says)."""

@@ -146,7 +146,7 @@ def _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf):
         K._push(heap, ctl, jst[K.BARR, j], BARRIER, j)
 
 
-@jit
+@jit(callee=True)
 def _wake(ctl, heap, t):
     """``Simulator.wake_at``."""
     if t > ctl[K.NOW]:
@@ -154,7 +154,7 @@ def _wake(ctl, heap, t):
 
 
 # --- plan followers -------------------------------------------------------------------
-@jit
+@jit(callee=True)
 def _advance(r):
     """Run ``r`` (a row of ``qh``) moves on to its next task; False when it has none left."""
     if r[QN] + 1 < r[QCOUNT]:  # the round's next task
@@ -172,7 +172,7 @@ def _advance(r):
     return True
 
 
-@jit
+@jit(callee=True)
 def _next_task(h, n):
     """Drop the first task of the heap top's run; returns the heap's new size."""
     if not _advance(h[0]):
@@ -181,14 +181,14 @@ def _next_task(h, n):
     return n
 
 
-@jit
+@jit(callee=True)
 def _key(w, r):
     """Row ``w`` of a work-conserving heap (``wh``) keys run ``r``: the round of its next
     task, then that task's queue order (start, round in the plan x 2^32 + run index)."""
     w[0], w[1], w[2] = r[QRND], r[QSTART], (r[QKEY] << 32) + r[QSEQ]
 
 
-@jit
+@jit(callee=True)
 def _next_ready(w, n, qh):
     """``_next_task`` on a job's heap ``w`` of a work-conserving queue (runs in ``qh``)."""
     r = qh[w[0, 3]]
@@ -244,7 +244,7 @@ def load_ready(runs, seq, qh, wh, wlo, wn):
     return tasks
 
 
-@jit
+@jit(callee=True)
 def _start_on_idle(j, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, idle):
     """Start job j's next task on one of type k's ``ni`` idle GPUs (``idle``): one that
     ran j last, else the first; it leaves ``idle``. Returns ``INELIGIBLE`` if j cannot
@@ -264,7 +264,7 @@ def _start_on_idle(j, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, i
     return 0
 
 
-@jit
+@jit(callee=True)
 def _idle_of(k, now, gst, tptr, tgpu, idle):
     """Type k's idle GPUs into ``idle``, ascending; returns how many."""
     ni = 0
@@ -415,14 +415,14 @@ def _should_replan(ctl, jfix, jst, heap, puntil):
 
 
 # --- hlas -------------------------------------------------------------------------------
-@jit
+@jit(callee=True)
 def _hlas_class(j, jst, weight, min_task, q):
     """``HLASPolicy.job_class``: floor(log2(1 + service / (weight q))), the same floats."""
     service = jst[TASKS, j] * min_task[j]
     return int(math.log2(1 + service / (weight[j] * q)))
 
 
-@jit
+@jit(callee=True)
 def _hlas_ready(j, ctl, jfix, jst, rlist, weight, min_task, q):
     """Add job j (arrived or opened now) to the ready list, kept by (arrival, job)."""
     if jst[READY, j]:
@@ -441,7 +441,7 @@ def _hlas_ready(j, ctl, jfix, jst, rlist, weight, min_task, q):
     ctl[NREADY] = n + 1
 
 
-@jit
+@jit(callee=True)
 def _set_free(g, v, gtype, gpos, tree, toff):
     """GPU g's leaf in its type's min-tree of free times (``_best_gpu``) becomes ``v``."""
     k = gtype[g]
@@ -453,7 +453,7 @@ def _set_free(g, v, gtype, gpos, tree, toff):
         tree[base + at] = min(tree[base + 2 * at], tree[base + 2 * at + 1])
 
 
-@jit
+@jit(callee=True)
 def _leftmost(k, x, tree, toff):
     """The first GPU of type k (its position in the type) free by ``x``, or -1."""
     base, size = toff[k], (toff[k + 1] - toff[k]) // 2
@@ -465,7 +465,7 @@ def _leftmost(k, x, tree, toff):
     return at - size
 
 
-@jit
+@jit(callee=True)
 def _best_gpu(j, ctl, jfix, ptype, gtype, gpos, tptr, tgpu, gst, tree, toff, own):
     """argmin over GPUs of ``Simulator.finishes(j)`` (the first GPU at the minimum) for a
     ready job (arrived, barrier passed): its start on a GPU is then max(free, now), plus
@@ -506,7 +506,7 @@ def _best_gpu(j, ctl, jfix, ptype, gtype, gpos, tptr, tgpu, gst, tree, toff, own
     return at
 
 
-@jit
+@jit(callee=True)
 def _own(j, g, gst, own):
     """GPU g is about to run job j: move it to j's list of GPUs that ran it last."""
     x = gst[K.GLAST, g]
@@ -526,14 +526,14 @@ def _own(j, g, gst, own):
     own[0, j] = g
 
 
-@jit
+@jit(callee=True)
 def _finish(j, g, ctl, jfix, proc, gst):
     """``Simulator.finishes(j)[g]`` for a ready job (see ``_best_gpu``)."""
     setup = 0 if gst[K.GLAST, g] == j else jfix[K.OVH, j]
     return max(gst[K.GFREE, g], ctl[K.NOW]) + setup + proc[j, g]
 
 
-@jit
+@jit(callee=True)
 def _decide_hlas(
     ctl,
     jfix,
@@ -626,7 +626,7 @@ def _decide_hlas(
 
 
 # --- the loop ---------------------------------------------------------------------------
-@jit
+@jit(callee=True)
 def _serve(
     work,
     ctl,

@@ -36,7 +36,7 @@ def layout(n, m):
     return c, last, free, ready, bar, cost, cost + 1, cost + 2
 
 
-@jit
+@jit(callee=True)
 def _est(row, j, g, fix, n, m):
     """Earliest start of a task of job j on GPU g from this node (never before its time)."""
     _, lo_last, lo_free, lo_ready, _, _, lo_t, _ = layout(n, m)
@@ -152,7 +152,7 @@ def _load(q, w, v, s, nj):
     return total
 
 
-@jit
+@jit(callee=True)
 def child(row, out, j, g, proc, sync, fix, n, m):
     """``out`` = ``row`` with the next task of job j placed on GPU g; returns its start."""
     lo_c, lo_last, lo_free, lo_ready, lo_bar, lo_cost, lo_t, width = layout(n, m)
@@ -202,7 +202,7 @@ def canonical(row, out, groups, gptr, n, m):
                 y -= 1
 
 
-@jit
+@jit(callee=True)
 def _hash(row, nkey):
     h = np.uint64(1469598103934665603)
     for i in range(nkey):
@@ -210,7 +210,7 @@ def _hash(row, nkey):
     return h
 
 
-@jit
+@jit(callee=True)
 def dominated(key_row, head, nxt, labels, dead, count, n, m):
     """True when a stored label dominates ``key_row`` (same key, vector <= elementwise);
     else stored labels it dominates are marked dead and it is stored (in a dead label's
