@@ -32,11 +32,12 @@ def synthetic(num_tasks: int, num_gpus: int = 256, seed: int = 0) -> Instance:
     """Jobs of 4..20 rounds of 1..8 tasks on ``num_gpus`` GPUs until ``num_tasks`` is reached."""
     rng = np.random.default_rng(seed)
     gpus = tuple(GPU(f"g{i}", TYPES[i % len(TYPES)], f"n{i // BLOCK}") for i in range(num_gpus))
-    jobs, total = [], 0
+    jobs: list[Job] = []
+    total = 0
     while total < num_tasks:
         left = num_tasks - total
-        k = int(min(rng.integers(1, BLOCK + 1), left))
-        r = int(min(rng.integers(4, 21), left // k))
+        k = min(int(rng.integers(1, BLOCK + 1)), left)
+        r = min(int(rng.integers(4, 21)), left // k)
         base = int(rng.integers(5, 50))
         task_time = {t: base * (f + 1) for f, t in enumerate(TYPES)}
         sync = {t: int(rng.integers(0, 5)) for t in TYPES}
@@ -115,6 +116,8 @@ def main() -> None:
         rep = check(inst, sched)
         if not rep.feasible:
             raise SystemExit(f"layout is infeasible: {rep.violations[:3]}")
+        if rep.objective is None:
+            raise SystemExit("the checker found the layout feasible but gave no objective")
         secs = best_of(lambda inst=inst, sched=sched: check(inst, sched), args.repeat)
         save_s = load_s = None
         if n == max(args.sizes):  # file I/O once, on the largest schedule

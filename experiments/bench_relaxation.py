@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -131,7 +132,7 @@ def one_plan(gpus: int, jobs: int, *, pairs: int | None, milp: bool, relaxation:
         mean_interarrival=REGIMES["paper"].mean_interarrival(gpus),
     )
     inst = inst.with_jobs([replace(j, release=0) for j in inst.jobs])
-    limits = {"max_rounds": 1, "node_limit": 0} if milp else {}
+    limits: dict[str, Any] = {"max_rounds": 1, "node_limit": 0} if milp else {}
     planner = HarePaperPlanner(pairs=pairs, relaxation=relaxation, **limits)
     HarePaperPlanner(relaxation=relaxation).plan(inst.with_jobs(inst.jobs[:2]), None, 0)  # JIT
     t0 = time.process_time()

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import Any
 
 from hare_opt.generators import build_instance, paper_jobs, parse_cluster
 from hare_opt.sim import simulate
@@ -83,7 +84,7 @@ def paper_one(
         from hare_opt.sim.semantics import switching_for
 
         switching = switching_for(POLICIES.spec(policy).mode, semantics, "hare")
-        options = {"semantics": semantics}
+        options: dict[str, Any] = {"semantics": semantics}
     except ImportError:  # before semantics: per-round, Hare's switching
         switching, options = "hare", {}
     inst = paper_instance(
@@ -177,7 +178,7 @@ def paper(
     from hare_opt.sim import POLICIES
 
     for p in policies:  # the semantics concerns gang policies only
-        runs = [
+        runs: list[tuple[str | None, str, str]] = [
             (None, "this", s)
             for s in (semantics if POLICIES.spec(p).mode == "gang" else semantics[:1])
         ]

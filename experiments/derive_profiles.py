@@ -176,6 +176,8 @@ def derive() -> dict[str, str]:
         else:
             ms["V100"] = SWITCHING_MS[model][2] / GNN_HARE_SHARE
         if gproxy is not None:
+            if sproxy is None:
+                raise ValueError(f"{model}: a Gavel proxy needs a Sia proxy for T4 and A100")
             for t in ("K80", "P100"):
                 ms[t] = ms["V100"] * thr.loc[gproxy, "v100"] / thr.loc[gproxy, t.lower()]
             for t, cl in (("T4", "aws"), ("A100", "dgx")):
@@ -256,8 +258,8 @@ def derive() -> dict[str, str]:
         f"philly: {len(philly)} jobs hist; sia gaps mean {gaps.mean():.1f} s, "
         f"median {np.median(gaps):.0f} s"
     )
-    for n in notes:
-        print(n)
+    for note in notes:
+        print(note)
     return {
         "gpu_profiles.csv": prof.to_csv(index=False),
         "switching_ms.csv": sw.to_csv(index=False),

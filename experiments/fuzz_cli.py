@@ -47,6 +47,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -157,6 +158,8 @@ def execute(case: Case, root: Path, work: Path) -> Run:
             start_new_session=True,
             preexec_fn=_limit(case.mem_gb),
         )
+        if head.stdin is None:  # stdin=PIPE always gives one
+            raise RuntimeError("head -1 was started without a pipe on its standard input")
         head.stdin.close()
         head.stdin = None  # the command writes into it; communicate() must not flush it
     else:
@@ -1816,7 +1819,7 @@ def write_inputs(root: Path, w: Path) -> None:
         )
     # instances
     cap = 10**12
-    doc = {
+    doc: dict[str, Any] = {
         "format": "hare-opt/instance@1",
         "name": "cap",
         "time_unit": "s",
@@ -1926,7 +1929,7 @@ def write_review_inputs(root: Path, w: Path) -> None:
     }
     (w / "milp250k.json").write_text(json.dumps(doc))
     good = json.loads((root / "instances" / "fig1" / "c.schedule.json").read_text())
-    lies = {
+    lies: dict[str, dict[str, Any]] = {
         "unknown-with-tasks": {"status": "unknown", "objective": None},
         "wrong-objective": {"status": "feasible", "objective": 16},
         "bound-above": {"status": "feasible", "objective": 17, "lower_bound": 18},

@@ -308,14 +308,14 @@ def build(root: Path, w: Path) -> list[fz.Case]:
         ('fn = "arith"\nseeds = 1\n[grid]\nn = []\n', "an empty grid axis"),
         ("\x00\x01\x02", "binary junk"),
     ):
-        path = w / f"t-{len(cases)}.toml"
-        path.write_text(toml)
+        toml_file = w / f"t-{len(cases)}.toml"
+        toml_file.write_text(toml)
         add(
             g,
             f"sweep: {label}",
             [
                 "sweep",
-                str(path),
+                str(toml_file),
                 "--out",
                 str(w / f"sw-{len(cases)}"),
                 "--workers",

@@ -42,6 +42,7 @@ import dataclasses
 import json
 import time
 from pathlib import Path
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -53,9 +54,17 @@ from hare_opt.sim import simulate
 from hare_opt.sim.policy import policy_mode, policy_names
 from hare_opt.sim.semantics import DEFAULT_SEMANTICS, switching_for
 
-SETTINGS = {
-    "testbed": dict(n_jobs=40, cluster="V100:8,T4:4,K80:1,M60:2"),
-    "75": dict(n_jobs=100, cluster=cluster_of(75)),
+
+class Setting(TypedDict):
+    """A workload setting: ``cell_instance``'s keyword arguments besides seed and policy."""
+
+    n_jobs: int
+    cluster: str
+
+
+SETTINGS: dict[str, Setting] = {
+    "testbed": Setting(n_jobs=40, cluster="V100:8,T4:4,K80:1,M60:2"),
+    "75": Setting(n_jobs=100, cluster=cluster_of(75)),
 }
 SIZES = ((4, 3, 20), (6, 4, 30), (8, 5, 40))  # the ours-quality item's
 
@@ -191,7 +200,7 @@ def engine(seeds: list[int], first: list[int]) -> None:
     from hare_opt.heuristics.hare import fluid_order
     from hare_opt.heuristics.rounds import run_interleaved
 
-    sizes = {**SETTINGS, "160": dict(n_jobs=200, cluster=cluster_of(160))}
+    sizes = {**SETTINGS, "160": Setting(n_jobs=200, cluster=cluster_of(160))}
     for name, cell in sizes.items():
         for seed in seeds:
             inst, _ = cell_instance(seed=seed, policy="hare", **cell)
@@ -227,7 +236,7 @@ def offline(seeds: list[int], refs: str | None) -> None:
     ratios, on_opt = [], []
     for seed in seeds:
         for n, m, t in SIZES:
-            cell = dict(seed=seed, n_jobs=n, n_gpus=m, max_tasks=t, time_limit=30.0)
+            cell: dict[str, Any] = dict(seed=seed, n_jobs=n, n_gpus=m, max_tasks=t, time_limit=30.0)
             ref = known.get((seed, n))
             if ref is None:
                 ref = {**quality_cell(**cell, solver=REFERENCE)[0], "seed": seed, "n_jobs": n}

@@ -27,18 +27,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hare_opt.checker import check
 from hare_opt.model import Instance, Result, Schedule, Status
 
+if TYPE_CHECKING:  # an optional dependency, imported where a model is built
+    from pyjobshop import Model
+
 NAME = "pyjobshop"
 
 
 @dataclass
 class PeerModel:
-    model: object  # pyjobshop.Model
+    model: Model
     compute: list[tuple[int, int, int]]  # (job, round, task) of each compute task, in order
     index: list[int]  # PyJobShop task index of each compute task
     offset: int  # objective = PyJobShop's objective + offset
@@ -134,7 +138,7 @@ def solve_raw(inst: Instance, time_limit: float, *, threads: int = 2, seed: int 
     built = build(inst)
     left = max(0.1, time_limit - (time.perf_counter() - t0))
     res = built.model.solve(display=False, time_limit=left, num_workers=threads, random_seed=seed)
-    out = {
+    out: dict[str, Any] = {
         "stats": {
             **built.counts,
             "build_s": round(time.perf_counter() - t0 - res.runtime, 3),
@@ -208,7 +212,7 @@ def main() -> None:
 
     from hare_opt.io import load_instance
 
-    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0] if main.__doc__ else None)
     ap.add_argument("instance")
     ap.add_argument("--time-limit", type=float, default=30.0)
     args = ap.parse_args()

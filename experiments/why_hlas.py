@@ -41,6 +41,7 @@ from hare_opt.heuristics.hare import candidate_orders, fluid_order
 from hare_opt.heuristics.rounds import RoundEngine, _fixed, run_interleaved, run_serial
 from hare_opt.model import GPU, Instance, Job
 from hare_opt.model.planning import Warm
+from hare_opt.sim import Policy
 from hare_opt.sim.policies.plan import HarePolicy
 from hare_opt.sim.results import SimResult
 from hare_opt.sim.simulator import simulate
@@ -227,7 +228,11 @@ class NonIdlingHare(HarePolicy):
     def planning_instance(self, residual: Instance) -> Instance:
         return fast_types_only(residual) if self.fast_only else residual
 
-    def _plan(self, residual: Instance, planning: Instance, warm: Warm | None) -> np.ndarray:
+    def _plan(
+        self, residual: Instance, planning: Instance, warm: Warm | None, until: int | None = None
+    ) -> np.ndarray:
+        """The whole plan (``until`` only lets a planner stop early; the follower executes
+        the same)."""
         return run_nonidling(planning, fluid_order(planning), warm).blocks.copy()
 
 
@@ -238,12 +243,21 @@ class FastNonIdlingHare(NonIdlingHare):
 
 def variants(inst: Instance, label: str) -> None:
     for name, jobs in (("online", inst), ("offline", offline(inst))):
+        # Fresh policy objects per run. They are Policies, but mypy sees HarePolicy.mode as
+        # str (hare_opt infers it from ``mode = "relaxed"``), not the Protocol's Literal.
+        policies: tuple[str | Policy, ...] = (  # type: ignore[assignment]
+            "hare",
+            "hlas",
+            FastHare(),
+            NonIdlingHare(),
+            FastNonIdlingHare(),
+        )
         got = {
             str(p if isinstance(p, str) else p.name): simulate(jobs, p).metrics[
                 "total_weighted_jct"
             ]
             / 1e3
-            for p in ("hare", "hlas", FastHare(), NonIdlingHare(), FastNonIdlingHare())
+            for p in policies
         }
         print(
             f"{label} {name}: total weighted JCT (s) "
