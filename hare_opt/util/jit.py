@@ -36,8 +36,8 @@ Why each part:
   Python) and a C wrapper (to be passed as a first-class function), each lowered,
   optimised and turned into machine code. A helper that only kernels call needs neither:
   ``@jit(callee=True)`` compiles it without them, and to LLVM IR only, which each
-  caller links in (as numba compiles its own internal subroutines): a fifth of a first
-  run's compile. Callees are not cached on disk (their callers are). Called from Python
+  caller links in (as numba compiles its own internal subroutines): about a seventh of a
+  first run's compile. Callees are not cached on disk (their callers are). Called from Python
   once loaded, a callee raises ``TypeError`` (there is no wrapper to enter it by);
   tests/test_jit_callees.py checks that no callee is named outside kernels, and that
   every function only kernels name is a callee.
