@@ -350,6 +350,6 @@ def csv_text(df: pd.DataFrame) -> str:
         return json.dumps(value) if isinstance(value, (list, tuple, dict)) else value
 
     out = df.copy()
-    for col in out.select_dtypes(include="object").columns:
+    for col in [c for c in out.columns if out[c].dtype == object]:  # (a str column holds none)
         out[col] = out[col].map(cell)
     return out.to_csv(index=False)
