@@ -34,9 +34,7 @@ def _jit_options(node: ast.FunctionDef) -> dict[str, object] | None:
 def _kernels() -> dict[tuple[str, str], bool]:
     """(module path, function name) -> callee, for every module-level ``@jit`` function."""
     out = {}
-    for path in SOURCES:
-        if path.parts[-3:-1] == ("hare_opt", "tests") or "hare_opt" not in path.parts:
-            continue
+    for path in sorted((ROOT / "hare_opt").rglob("*.py")):
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.FunctionDef):
                 opts = _jit_options(node)
