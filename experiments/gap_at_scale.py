@@ -31,9 +31,8 @@ import time
 
 from hare_opt.bounds.strong import strong_bound
 from hare_opt.generators import TESTBED, paper_instance
-from hare_opt.heuristics.hare import search_hare
+from hare_opt.heuristics.hare import dispatch, search_hare
 from hare_opt.heuristics.paper_planning import coarsen
-from hare_opt.heuristics.rounds import DISPATCH, HOLD
 from hare_opt.model import Instance
 from hare_opt.solvers import solve
 
@@ -62,7 +61,7 @@ def one(inst: Instance, b: int, solvers: list[str], limit: float, order_search: 
     if order_search:
         t0 = time.process_time()
         found = search_hare(small, budget=10**9, deadline=time.perf_counter() + limit)
-        full = {**DISPATCH, **HOLD}[found.best.mode](inst, found.best.order).objective()
+        full = dispatch(inst, found.best.mode, found.best.order).objective()
         first = search_hare(inst).best.objective
         print(
             f"  b={b} order search ({found.evaluations} schedules, {found.best.mode}) replayed "

@@ -237,9 +237,8 @@ def _head(
     sid,
     j,
     k,
-    sync_first,
     ptab,
-    stab,
+    ktab,
     tptr,
     srt,
     free,
@@ -253,7 +252,7 @@ def _head(
     guard,
     t,
 ):
-    """Write stream ``sid``'s next GPU not ``_booked`` as heap row ``at``: (first slot end,
+    """Write stream ``sid``'s next GPU not ``_booked`` as heap row ``at``: (first slot key,
     tie key, gpu, start, sid); False when the stream is exhausted."""
     g = _next(sid, j, srt, tptr[k], tptr[k + 1], last, tie_n, step, rem)
     while g >= 0 and _booked(g, j, free, last, guard, t):
@@ -261,16 +260,20 @@ def _head(
     if g < 0:
         return False
     st = _start(free[g], sid & 1 == 1, r, o, b)
-    heap[at, 0] = st + ptab[j, k] + (stab[j, k] if sync_first else 0)
+    heap[at, 0] = st + ptab[j, k] + ktab[j, k]
     heap[at, 1], heap[at, 2], heap[at, 3], heap[at, 4] = _tie(free[g], sid & 1 == 1), g, st, sid
     return True
 
 
 @jit
-def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb, guard, t):
+def place_round(
+    j, sync_first, gtype, tptr, fix, ptab, stab, ktab, gst, jst, ws, heap, buf, nb, guard, t
+):
     """Place job j's next round (see ``RoundEngine.place_round``) at clock t, on GPUs not
-    ``_booked`` (``guard`` all zero: any GPU); returns (barrier, buf, nb). ``ws``
-    (6, M + 2T) and ``heap`` (M + 2T, 5) are scratch."""
+    ``_booked`` (``guard`` all zero: any GPU); returns (barrier, buf, nb). Slots are
+    ranked by end + ``ktab[j, k]`` (the sync when ranked sync first, plus the slot
+    penalty), the barrier uses ``stab``. ``ws`` (6, M + 2T) and ``heap`` (M + 2T, 5) are
+    scratch."""
     free, last, srt = gst[0], gst[1], gst[2]
     barrier, rnd, left, carry = jst[0], jst[1], jst[2], jst[3]
     K, b, r, o = left[j], barrier[j], fix[1, j], fix[2, j]
@@ -293,9 +296,8 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
                         sid,
                         j,
                         k,
-                        sync_first,
                         ptab,
-                        stab,
+                        ktab,
                         tptr,
                         srt,
                         free,
@@ -329,9 +331,8 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
                         sid,
                         j,
                         k,
-                        sync_first,
                         ptab,
-                        stab,
+                        ktab,
                         tptr,
                         srt,
                         free,
@@ -363,9 +364,8 @@ def place_round(j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap,
                 sid,
                 j,
                 k,
-                sync_first,
                 ptab,
-                stab,
+                ktab,
                 tptr,
                 srt,
                 free,
@@ -542,7 +542,22 @@ def _repeat(j, n, s0, s1, span, gtype, tptr, ptab, gst, jst, buf):
 
 @jit
 def run_serial(
-    order, rounds, repeat, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb
+    order,
+    rounds,
+    repeat,
+    sync_first,
+    gtype,
+    tptr,
+    fix,
+    ptab,
+    stab,
+    ktab,
+    gst,
+    jst,
+    ws,
+    heap,
+    buf,
+    nb,
 ):
     """Each job of ``order`` in turn, all its rounds; with ``repeat``, rounds that provably
     repeat the last one's shape are placed in one step (``_repeat_limit``: the same
@@ -555,7 +570,22 @@ def run_serial(
         while left:
             b, nb0 = jst[0, j], nb
             _, buf, nb = place_round(
-                j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb, anyone, 0
+                j,
+                sync_first,
+                gtype,
+                tptr,
+                fix,
+                ptab,
+                stab,
+                ktab,
+                gst,
+                jst,
+                ws,
+                heap,
+                buf,
+                nb,
+                anyone,
+                0,
             )
             left -= 1
             if (
@@ -896,9 +926,9 @@ def _repeat_side_by_side(
 
 
 @jit(callee=True)
-def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, guard, t):
+def _first_gpu(j, tptr, fix, ptab, ktab, gst, jst, ws, guard, t):
     """The GPU of job j's first slot, the one ``place_round`` would take first: least
-    (end (+ sync with ``sync_first``), -free, gpu) over the heads of j's streams. Uses
+    (end + ``ktab``, -free, gpu) over the heads of j's streams. Uses
     the stream scratch rows of ``ws`` (0, 1, 5) as ``place_round`` does, not ``cnt``."""
     free, last, srt = gst[0], gst[1], gst[2]
     b, r, o = jst[0, j], fix[1, j], fix[2, j]
@@ -908,10 +938,7 @@ def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, guard, t):
     for k in range(tptr.size - 1):
         # every slot of type k starts at >= max(its first free time, b): skip a type
         # that cannot tie the best slot found
-        if (
-            ptab[j, k] > 0
-            and max(free[srt[tptr[k]]], b) + ptab[j, k] + (stab[j, k] if sync_first else 0) <= be
-        ):
+        if ptab[j, k] > 0 and max(free[srt[tptr[k]]], b) + ptab[j, k] + ktab[j, k] <= be:
             lo, hi = tptr[k], tptr[k + 1]
             _open_type(k, j, lo, hi, free, srt, own, rem, tie_n, step, r, o, b)
             for sid in (2 * k + 1, 2 * k):
@@ -920,11 +947,7 @@ def _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, guard, t):
                     g = _next(sid, j, srt, lo, hi, last, tie_n, step, rem)
                 if g < 0:
                     continue
-                e = (
-                    _start(free[g], sid & 1 == 1, r, o, b)
-                    + ptab[j, k]
-                    + (stab[j, k] if sync_first else 0)
-                )
+                e = _start(free[g], sid & 1 == 1, r, o, b) + ptab[j, k] + ktab[j, k]
                 f = _tie(free[g], sid & 1 == 1)
                 if best < 0 or e < be or (e == be and (f < bf or (f == bf and g < best))):
                     best, be, bf = g, e, f
@@ -964,6 +987,7 @@ def run_interleaved(
     fix,
     ptab,
     stab,
+    ktab,
     gst,
     jst,
     ws,
@@ -1053,7 +1077,7 @@ def run_interleaved(
         j = r[0, 1]
         rsize[best] = _pop(r, rsize[best])
         if conserve:
-            g = _first_gpu(j, sync_first, tptr, fix, ptab, stab, gst, jst, ws, noguard, t)
+            g = _first_gpu(j, tptr, fix, ptab, ktab, gst, jst, ws, noguard, t)
             if free[g] > t:  # its first batch ends soonest on a GPU still busy: wait
                 _wait(gheap, gptr, gsize, best, free[g], rank[j], j)
                 waited += 1
@@ -1062,7 +1086,7 @@ def run_interleaved(
         was = repeat and _untouched(j, buf, prev[0, j], prev[1, j], gtype, ptab, gst)
         before = left[j]
         _, buf, nb = place_round(
-            j, sync_first, gtype, tptr, fix, ptab, stab, gst, jst, ws, heap, buf, nb, guard, t
+            j, sync_first, gtype, tptr, fix, ptab, stab, ktab, gst, jst, ws, heap, buf, nb, guard, t
         )
         left[j] -= 1
         if not left[j]:

@@ -113,7 +113,15 @@ def _fixed(inst: Instance) -> _Fixed:
 
 
 class RoundEngine:
-    """GPU free times, last jobs and job barriers as int64 arrays; runs recorded as blocks."""
+    """GPU free times, last jobs and job barriers as int64 arrays; runs recorded as blocks.
+
+    ``penalty`` (>= 0) ranks a slot as if it ended ``penalty x (p_jk - p_j,min)`` later
+    on a type slower than the job's fastest (the barrier and the schedule keep the true
+    times): an earliest-barrier round takes a slow GPU only when that saves the job more
+    than a share of the extra GPU time, leaving it to jobs that need it more. It helps
+    where the optimum confines a job to its fast type and another to the slow ones
+    (docs/theory.md (b), "Slot penalties"); 0 is the plain earliest barrier.
+    """
 
     def __init__(
         self,
@@ -122,6 +130,7 @@ class RoundEngine:
         sync_first: bool = True,
         warm: Warm | None = None,
         capacity: int = 64,
+        penalty: float = 0.0,
     ):
         self.inst = inst
         # False: rounds take the slots that free GPUs first, not those that sync first
@@ -141,7 +150,11 @@ class RoundEngine:
         self._jst = np.concatenate(
             [np.stack([inst.release, np.zeros(n, np.int64), left, carry]), own]
         ).astype(np.int64)
-        self._static = (fixed.gtype, fixed.tptr, fixed.fix, fixed.ptab, fixed.stab)
+        pmin = np.where(inst.eligible_by_type, fixed.ptab, np.iinfo(np.int64).max).min(axis=1)
+        ktab = (fixed.stab if self.sync_first else 0 * fixed.stab) + np.rint(
+            penalty * np.maximum(fixed.ptab - pmin[:, None], 0)
+        ).astype(np.int64)
+        self._static = (fixed.gtype, fixed.tptr, fixed.fix, fixed.ptab, fixed.stab, _i64(ktab))
         width = m + 2 * len(inst.gpu_types)
         self._ws = np.zeros((6, width), np.int64)  # per-round scratch of the kernels
         self._heap = np.zeros((width, 5), np.int64)
@@ -205,20 +218,31 @@ class RoundEngine:
         return expand_blocks(self.inst, self.blocks)
 
 
-def _engine(inst: Instance, sync_first: bool, warm: Warm | None) -> RoundEngine:
-    return RoundEngine(inst, sync_first=sync_first, warm=warm, capacity=_fixed(inst).runs)
+def _engine(
+    inst: Instance, sync_first: bool, warm: Warm | None, penalty: float = 0.0
+) -> RoundEngine:
+    return RoundEngine(
+        inst, sync_first=sync_first, warm=warm, capacity=_fixed(inst).runs, penalty=penalty
+    )
 
 
 def run_serial(
-    inst: Instance, order, *, sync_first: bool = True, warm: Warm | None = None, repeat: bool = True
+    inst: Instance,
+    order,
+    *,
+    sync_first: bool = True,
+    warm: Warm | None = None,
+    repeat: bool = True,
+    penalty: float = 0.0,
 ) -> RoundEngine:
     """Each job in turn, all its rounds, each round with the earliest barrier.
 
     ``repeat``: rounds that provably repeat the last one's shape are placed in one step
-    (``_kernels._repeat_limit``); the blocks are the same as without (tested)."""
-    eng = _engine(inst, sync_first, warm)
+    (``_kernels._repeat_limit``); the blocks are the same as without (tested). The proof
+    ranks slots by their times, so a ``penalty`` (``RoundEngine``) turns it off."""
+    eng = _engine(inst, sync_first, warm, penalty)
     eng._buf, eng._nb, eng.repeated = kern.run_serial(
-        _i64(order), _fixed(inst).rounds, repeat, *eng._args()
+        _i64(order), _fixed(inst).rounds, repeat and not penalty, *eng._args()
     )
     return eng
 
@@ -232,6 +256,7 @@ def run_interleaved(
     repeat: bool = True,
     conserve: bool = True,
     until: int | None = None,
+    penalty: float = 0.0,
 ) -> RoundEngine:
     """Round by round, work-conserving: the clock t is the earliest time any job with
     rounds left could start its next round (its barrier passed and an eligible GPU free
@@ -264,10 +289,17 @@ def run_interleaved(
     Jobs are grouped by the set of types they may use, each group two heaps (waiting by
     barrier, ready by rank), so a step costs O(groups x types + log N), not O(N).
     """
-    eng, fixed = _engine(inst, sync_first, warm), _fixed(inst)
+    eng, fixed = _engine(inst, sync_first, warm, penalty), _fixed(inst)
     stop = kern._BIG if until is None else int(until)
     eng._buf, eng._nb, eng.repeated, eng.waited = kern.run_interleaved(
-        _i64(order), fixed.rounds, repeat, conserve, fixed.group, fixed.gtypes, stop, *eng._args()
+        _i64(order),
+        fixed.rounds,
+        repeat and not penalty,
+        conserve,
+        fixed.group,
+        fixed.gtypes,
+        stop,
+        *eng._args(),
     )
     return eng
 
