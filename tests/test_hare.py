@@ -89,6 +89,13 @@ def test_a_penalty_changes_nothing_on_one_gpu_type(inst, penalty):
         assert np.array_equal(plain.blocks, pen.blocks)
 
 
+@given(inst=instances(max_jobs=5, max_tasks=20))
+def test_penalties_never_make_hare_worse(inst):
+    """The plain search keeps its whole budget; the penalised one only adds candidates."""
+    plain = solve(inst, "hare", penalties=False)
+    assert solve(inst, "hare").objective <= plain.objective
+
+
 def test_penalties_confine_a_job_to_its_fast_type():
     """Tuning instance ours-quality 2008 (4 jobs, 3 GPUs): the optimum (243) runs the short
     job 2 on the V100 alone and the heavy job 0 on the P100 and K80; the earliest
