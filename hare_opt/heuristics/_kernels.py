@@ -266,9 +266,7 @@ def _head(
 
 
 @jit
-def place_round(
-    j, sync_first, gtype, tptr, fix, ptab, stab, ktab, gst, jst, ws, heap, buf, nb, guard, t
-):
+def place_round(j, gtype, tptr, fix, ptab, stab, ktab, gst, jst, ws, heap, buf, nb, guard, t):
     """Place job j's next round (see ``RoundEngine.place_round``) at clock t, on GPUs not
     ``_booked`` (``guard`` all zero: any GPU); returns (barrier, buf, nb). Slots are
     ranked by end + ``ktab[j, k]`` (the sync when ranked sync first, plus the slot
@@ -571,7 +569,6 @@ def run_serial(
             b, nb0 = jst[0, j], nb
             _, buf, nb = place_round(
                 j,
-                sync_first,
                 gtype,
                 tptr,
                 fix,
@@ -1086,7 +1083,7 @@ def run_interleaved(
         was = repeat and _untouched(j, buf, prev[0, j], prev[1, j], gtype, ptab, gst)
         before = left[j]
         _, buf, nb = place_round(
-            j, sync_first, gtype, tptr, fix, ptab, stab, ktab, gst, jst, ws, heap, buf, nb, guard, t
+            j, gtype, tptr, fix, ptab, stab, ktab, gst, jst, ws, heap, buf, nb, guard, t
         )
         left[j] -= 1
         if not left[j]:

@@ -208,7 +208,7 @@ class RoundEngine:
         are not used (``_kernels._booked``; the work-conserving dispatch's rule).
         """
         guard = self._anyone if guard is None else _i64(guard).reshape(2, -1)
-        end, self._buf, self._nb = kern.place_round(j, *self._args(), guard, int(t))
+        end, self._buf, self._nb = kern.place_round(j, *self._args()[1:], guard, int(t))
         return int(end)
 
     def objective(self) -> int:
