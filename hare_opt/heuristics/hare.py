@@ -66,7 +66,7 @@ _DISPATCHERS = {**DISPATCH, **HOLD}
 #: Slot penalties (``rounds.RoundEngine``) the offline portfolio tries with every
 #: dispatcher and order, as ``"dispatcher@penalty"`` modes: on the tuning instances of
 #: ours-quality (seeds 2000-2009, the 14 with proved optima) the mean hare/OPT went from
-#: 1.0186 with none to 1.0130 with these (2.0 never gave the best schedule).
+#: 1.0186 with none to 1.0131 with these (2.0 never gave the best schedule).
 PENALTIES = (0.0, 0.5, 1.0)
 #: Budget of the penalised search, as a share of ``budget`` (which the plain one keeps
 #: whole, so that adding penalties never makes a schedule worse).
