@@ -253,7 +253,7 @@ def _portfolio(
         return
     for name, order in candidate_orders(searcher.inst).items():
         for mode in modes:
-            if mode in start and name == "fluid" or not searcher.can():
+            if (mode in start and name == "fluid") or not searcher.can():
                 continue
             value = searcher.eval(mode, order)
             if mode not in start or value < start[mode][0]:
