@@ -19,7 +19,7 @@ from hare_opt.bounds import (
 )
 from hare_opt.checker import check
 from hare_opt.generators import paper_instance, random_instance
-from hare_opt.heuristics.hare import search_hare
+from hare_opt.heuristics.hare import LEAVE, PENALTIES, PER_JOB, dispatch, search_hare
 from hare_opt.heuristics.listsched import ClusterState
 from hare_opt.heuristics.rounds import DISPATCH, HOLD, RoundEngine, run_serial
 from hare_opt.model import GPU, Instance, Job, Schedule
@@ -51,11 +51,13 @@ def test_hare_schedule_is_checked_and_within_guarantee(inst):
 @given(
     inst=instances(max_jobs=5, max_tasks=20),
     perm=st.randoms(use_true_random=False),
-    penalty=st.sampled_from([0.0, 0.5, 1.0, 3.0]),
+    penalty=st.sampled_from([0.0, 0.5, 1.0, 3.0, -0.25, "per-job"]),
 )
 def test_any_order_any_dispatch_is_feasible(inst, perm, penalty):
     order = list(range(inst.num_jobs))
     perm.shuffle(order)
+    if penalty == "per-job":  # one per job, as the descent sets them
+        penalty = np.array([perm.choice([-0.25, 0.0, 0.5, 1.0]) for _ in order])
     for run in (*DISPATCH.values(), *HOLD.values()):
         eng = run(inst, order, penalty=penalty)
         rep = check(inst, eng.schedule())
@@ -63,7 +65,7 @@ def test_any_order_any_dispatch_is_feasible(inst, perm, penalty):
         assert rep.objective == eng.objective()
 
 
-@given(inst=instances(max_jobs=5, max_tasks=20), penalty=st.sampled_from([0.5, 2.0]))
+@given(inst=instances(max_jobs=5, max_tasks=20), penalty=st.sampled_from([0.5, 2.0, -0.25]))
 def test_a_penalty_changes_nothing_on_one_gpu_type(inst, penalty):
     """The penalty only ranks slots on types slower than the job's fastest: a job with
     one eligible type, or a cluster of one type, is dispatched as without it."""
@@ -99,14 +101,32 @@ def test_penalties_never_make_hare_worse(inst):
 def test_penalties_confine_a_job_to_its_fast_type():
     """Tuning instance ours-quality 2008 (4 jobs, 3 GPUs): the optimum (243) runs the short
     job 2 on the V100 alone and the heavy job 0 on the P100 and K80; the earliest
-    barrier gives job 2 the P100 too (266 without penalties); with them hare finds 259."""
+    barrier gives job 2 the P100 too (266 without penalties). One penalty for every job
+    keeps job 2 off the P100 but job 0 off the K80 in its second round (259 at best);
+    the descent's penalty per job does both."""
     from hare_opt.sweeps.offline import quality_instance
 
     inst = quality_instance(2008, 4, 3, 20)
     plain = solve(inst, "hare", penalties=False)
     pen = solve(inst, "hare")
     assert pen.objective < plain.objective
-    assert "@" in pen.stats["dispatch"]
+    found = search_hare(inst, penalties=PENALTIES).best
+    assert found.mode.endswith(f"@{PER_JOB}") and found.objective == pen.objective
+    assert found.penalty is not None and len(set(found.penalty.tolist())) > 1
+    # the same schedule again from (mode, order, penalties); no shared penalty does as well
+    again = dispatch(inst, found.mode, found.order, found.penalty)
+    assert again.objective() == found.objective == check(inst, again.schedule()).objective
+    name = found.mode.partition("@")[0]
+    for p in (LEAVE, *PENALTIES):
+        assert dispatch(inst, f"{name}@{p:g}", found.order).objective() > found.objective
+
+
+def test_per_job_penalties_need_their_mode():
+    inst = random_instance(0, n_jobs=3, n_gpus=2)
+    with pytest.raises(ValueError, match="per-job"):
+        dispatch(inst, "serial", np.arange(3), np.zeros(3))
+    with pytest.raises(ValueError, match="per-job"):
+        dispatch(inst, f"serial@{PER_JOB}", np.arange(3))
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -80,6 +80,7 @@ class _Fixed:
     fix: np.ndarray  # (3, N) tasks per round, release, overhead
     ptab: np.ndarray  # (N, T) task time, 0: not eligible
     stab: np.ndarray  # (N, T) sync time
+    slower: np.ndarray  # (N, T) task time minus the job's fastest eligible one (slot penalties)
     rounds: np.ndarray  # (N,)
     group: np.ndarray  # (N,) group of jobs with the same eligible types
     gtypes: np.ndarray  # (G, T) those types
@@ -96,12 +97,15 @@ def _fixed(inst: Instance) -> _Fixed:
     if hit is not None and hit[0]() is inst:
         return hit[1]
     gtypes, group = np.unique(inst.eligible_by_type, axis=0, return_inverse=True)
+    ptab = _i64(inst.proc_by_type)
+    pmin = np.where(inst.eligible_by_type, ptab, np.iinfo(np.int64).max).min(axis=1)
     fixed = _Fixed(
         _i64(inst.gpu_type_index),
         _i64(np.concatenate([[0], np.cumsum(inst.type_count)])),
         _i64(np.stack([inst.tasks_per_round, inst.release, inst.overhead])),
-        _i64(inst.proc_by_type),
+        ptab,
         _i64(inst.sync_by_type),
+        np.maximum(ptab - pmin[:, None], 0),
         _i64(inst.rounds),
         _i64(group.ravel()),
         np.ascontiguousarray(gtypes),
@@ -115,12 +119,14 @@ def _fixed(inst: Instance) -> _Fixed:
 class RoundEngine:
     """GPU free times, last jobs and job barriers as int64 arrays; runs recorded as blocks.
 
-    ``penalty`` (>= 0) ranks a slot as if it ended ``penalty x (p_jk - p_j,min)`` later
-    on a type slower than the job's fastest (the barrier and the schedule keep the true
-    times): an earliest-barrier round takes a slow GPU only when that saves the job more
-    than a share of the extra GPU time, leaving it to jobs that need it more. It helps
-    where the optimum confines a job to its fast type and another to the slow ones
-    (docs/theory.md (b), "Slot penalties"); 0 is the plain earliest barrier.
+    ``penalty`` (one for all jobs, or an (N,) array: one per job) ranks a slot as if it
+    ended ``penalty x (p_jk - p_j,min)`` later on a type slower than the job's fastest
+    (the barrier and the schedule keep the true times): an earliest-barrier round takes
+    a slow GPU only when that saves the job more than a share of the extra GPU time,
+    leaving it to jobs that need it more. It helps where the optimum confines a job to
+    its fast type and another to the slow ones (docs/theory.md (b), "Slot penalties");
+    0 is the plain earliest barrier, and a negative penalty lets the job take a slow GPU
+    a little later than a fast one would end, leaving the fast one to others.
     """
 
     def __init__(
@@ -130,7 +136,7 @@ class RoundEngine:
         sync_first: bool = True,
         warm: Warm | None = None,
         capacity: int = 64,
-        penalty: float = 0.0,
+        penalty: float | np.ndarray = 0.0,
     ):
         self.inst = inst
         # False: rounds take the slots that free GPUs first, not those that sync first
@@ -150,11 +156,12 @@ class RoundEngine:
         self._jst = np.concatenate(
             [np.stack([inst.release, np.zeros(n, np.int64), left, carry]), own]
         ).astype(np.int64)
-        pmin = np.where(inst.eligible_by_type, fixed.ptab, np.iinfo(np.int64).max).min(axis=1)
-        ktab = (fixed.stab if self.sync_first else 0 * fixed.stab) + np.rint(
-            penalty * np.maximum(fixed.ptab - pmin[:, None], 0)
-        ).astype(np.int64)
-        self._static = (fixed.gtype, fixed.tptr, fixed.fix, fixed.ptab, fixed.stab, _i64(ktab))
+        ktab = fixed.stab if self.sync_first else np.zeros_like(fixed.stab)
+        if np.any(penalty):
+            pen = np.asarray(penalty, float)
+            pen = pen[:, None] if pen.ndim else pen
+            ktab = ktab + np.rint(pen * fixed.slower).astype(np.int64)
+        self._static = (fixed.gtype, fixed.tptr, fixed.fix, fixed.ptab, fixed.stab, ktab)
         width = m + 2 * len(inst.gpu_types)
         self._ws = np.zeros((6, width), np.int64)  # per-round scratch of the kernels
         self._heap = np.zeros((width, 5), np.int64)
@@ -219,7 +226,7 @@ class RoundEngine:
 
 
 def _engine(
-    inst: Instance, sync_first: bool, warm: Warm | None, penalty: float = 0.0
+    inst: Instance, sync_first: bool, warm: Warm | None, penalty: float | np.ndarray = 0.0
 ) -> RoundEngine:
     return RoundEngine(
         inst, sync_first=sync_first, warm=warm, capacity=_fixed(inst).runs, penalty=penalty
@@ -233,7 +240,7 @@ def run_serial(
     sync_first: bool = True,
     warm: Warm | None = None,
     repeat: bool = True,
-    penalty: float = 0.0,
+    penalty: float | np.ndarray = 0.0,
 ) -> RoundEngine:
     """Each job in turn, all its rounds, each round with the earliest barrier.
 
@@ -242,7 +249,7 @@ def run_serial(
     ranks slots by their times, so a ``penalty`` (``RoundEngine``) turns it off."""
     eng = _engine(inst, sync_first, warm, penalty)
     eng._buf, eng._nb, eng.repeated = kern.run_serial(
-        _i64(order), _fixed(inst).rounds, repeat and not penalty, *eng._args()
+        _i64(order), _fixed(inst).rounds, repeat and not np.any(penalty), *eng._args()
     )
     return eng
 
@@ -256,7 +263,7 @@ def run_interleaved(
     repeat: bool = True,
     conserve: bool = True,
     until: int | None = None,
-    penalty: float = 0.0,
+    penalty: float | np.ndarray = 0.0,
 ) -> RoundEngine:
     """Round by round, work-conserving: the clock t is the earliest time any job with
     rounds left could start its next round (its barrier passed and an eligible GPU free
@@ -294,7 +301,7 @@ def run_interleaved(
     eng._buf, eng._nb, eng.repeated, eng.waited = kern.run_interleaved(
         _i64(order),
         fixed.rounds,
-        repeat and not penalty,
+        repeat and not np.any(penalty),
         conserve,
         fixed.group,
         fixed.gtypes,
