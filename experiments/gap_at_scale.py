@@ -63,7 +63,7 @@ def one(
     if order_search:
         t0 = time.process_time()
         found = search_hare(small, budget=10**9, deadline=time.perf_counter() + limit)
-        full = dispatch(inst, found.best.mode, found.best.order).objective()
+        full = dispatch(inst, found.best.mode, found.best.order, found.best.penalty).objective()
         print(
             f"  b={b} order search ({found.evaluations} schedules, {found.best.mode}) replayed "
             f"on the full instance: {full:.0f}, {_gap(full, hare_full)} vs hare's "
