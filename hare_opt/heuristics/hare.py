@@ -19,7 +19,8 @@ Why it is built this way:
   GPUs for it through its syncs.
 * A bounded, seeded local search on the job order re-runs the dispatcher; offline,
   again with slot penalties (``rounds.RoundEngine``), then a descent on one penalty
-  per job from the best schedule (docs/theory.md (b), "Penalties per job").
+  per job from the best schedule (docs/theory.md (b), "Penalties per job"); small
+  instances' final schedules are then polished by single-task moves (``polish``).
 * The guarantee (docs/theory.md (b)): the serial schedule in the order of
   ``bounds.guarantee_plan`` provably scores at most U(instance); whenever the
   schedule found is worse than U, that serial schedule is built and returned
@@ -44,6 +45,7 @@ from hare_opt.bounds import lower_bound
 from hare_opt.bounds.combinatorial import cluster_work
 from hare_opt.bounds.guarantee import guarantee_plan, lp_order, solo_span
 from hare_opt.heuristics.geobatch import run_geobatch
+from hare_opt.heuristics.polish import polish
 from hare_opt.heuristics.rounds import DISPATCH, HOLD, RoundEngine
 from hare_opt.model import Instance, Result, Schedule, Status
 from hare_opt.model.options import Options, Run, option
@@ -136,6 +138,9 @@ class HareOptions(Options):
     )
     penalties: bool = option(
         True, doc="also try every dispatcher with slot penalties (PENALTIES, RoundEngine)"
+    )
+    polish: bool = option(
+        True, doc="then move single tasks while that helps (small instances; heuristics.polish)"
     )
 
 
@@ -392,7 +397,8 @@ def solve_hare(
     and the per-job descent a quarter), so the result does not depend on the machine's
     speed; the run's ``time_limit`` (default 60 s) is a second cap; its ``seed`` drives
     the search's random kicks. Instances with more rounds than the budget get just the
-    first schedule.
+    first schedule. ``options.polish``: the final schedule's single-task moves
+    (``polish.polish``, its own budget of task placements; small instances only).
     """
     run = run or Run()
     opts = options or HareOptions()
@@ -421,10 +427,18 @@ def solve_hare(
         eng = DISPATCH["serial"](inst, g_order)
         best, evaluations = Candidate(eng.objective(), "serial", g_order, eng), evaluations + 1
         objective, mode, schedule = best.objective, best.mode, best.schedule
+    final, moves = schedule(), 0
+    # last, so that it cannot lose the guarantee: it only keeps moves that lower the objective
+    polished = polish(inst, final) if opts.polish and opts.improve else None
+    if polished is not None and polished.moves:
+        final, objective, moves = polished.schedule, polished.objective, polished.moves
+        mode = f"{mode}+polish"
+    if polished is not None:
+        evaluations += polished.evaluations
     return Result(
         "hare",
         Status.FEASIBLE,
-        schedule(),
+        final,
         objective=objective,
         lower_bound=lower_bound(inst, lp=False),
         runtime_s=run.elapsed(),
@@ -434,6 +448,7 @@ def solve_hare(
             "dispatch": mode,
             "evaluations": evaluations,
             "first_objective": search.first,
+            "polish_moves": moves,
             "guarantee_bound": bound,
             "geobatch_objective": geo.objective,
             "approx_factor": geo.stats["factor"],
