@@ -358,3 +358,21 @@ def test_polish_skips_large_instances():
     assert inst.num_tasks > POLISH_TASKS
     res = solve(inst, "hare")
     assert polish(inst, res.schedule) is None and res.stats["polish_moves"] == 0
+
+
+def test_polish_stops_at_its_deadline():
+    """The run's time limit reaches the polish: past its deadline it evaluates nothing and
+    returns the schedule it was given (left-shifted)."""
+    import threading
+
+    from hare_opt.sweeps.offline import quality_instance
+
+    inst = quality_instance(2029, 4, 3, 20)
+    start = solve(inst, "hare", polish=False)
+    late = polish(inst, start.schedule, deadline=0.0)
+    stopped_ev = threading.Event()
+    stopped_ev.set()
+    stopped = polish(inst, start.schedule, stop=stopped_ev)
+    for found in (late, stopped):
+        assert found is not None and found.evaluations == found.moves == 0
+        assert found.objective <= start.objective

@@ -429,7 +429,11 @@ def solve_hare(
         objective, mode, schedule = best.objective, best.mode, best.schedule
     final, moves = schedule(), 0
     # last, so that it cannot lose the guarantee: it only keeps moves that lower the objective
-    polished = polish(inst, final) if opts.polish and opts.improve else None
+    polished = (
+        polish(inst, final, deadline=run.started + limit, stop=run.stop)
+        if opts.polish and opts.improve
+        else None
+    )
     if polished is not None and polished.moves:
         final, objective, moves = polished.schedule, polished.objective, polished.moves
         mode = f"{mode}+polish"

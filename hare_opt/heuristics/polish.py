@@ -13,6 +13,8 @@ placements, so that the result does not depend on the machine) runs out.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,9 +41,16 @@ class Polished:
     evaluations: int
 
 
-def polish(inst: Instance, schedule: Schedule, budget: int = POLISH_BUDGET) -> Polished | None:
+def polish(
+    inst: Instance,
+    schedule: Schedule,
+    budget: int = POLISH_BUDGET,
+    deadline: float = float("inf"),
+    stop: threading.Event | None = None,
+) -> Polished | None:
     """First-improvement single-task moves from ``schedule``; None (no polish tried) for an
-    instance of more than ``POLISH_TASKS`` tasks."""
+    instance of more than ``POLISH_TASKS`` tasks. ``deadline`` (``time.perf_counter``) and
+    ``stop`` end it early, with the best schedule so far (the run's time limit)."""
     n = len(schedule)
     if n == 0 or n > POLISH_TASKS:
         return None
@@ -58,6 +67,8 @@ def polish(inst: Instance, schedule: Schedule, budget: int = POLISH_BUDGET) -> P
                 for p in range(lo | 1, hi, 2):  # odd slots strictly between lo and hi
                     if g == plan.gpu[i] and abs(p - prio[i]) == 1:
                         continue  # next to itself on its own GPU: the same schedule
+                    if time.perf_counter() >= deadline or (stop is not None and stop.is_set()):
+                        budget = 0  # out of time: ends every loop below
                     if budget < n:
                         break
                     trial = Plan(plan.job, plan.rnd, plan.task, plan.gpu.copy(), prio.copy())
