@@ -54,7 +54,7 @@ def assert_gang(inst: Instance, run) -> None:
 
 def offline_twin(inst: Instance, solver: str, evals: int = PLAN_EVALS):
     """The offline run the policy's single plan must reproduce (hare: the planner's
-    dispatchers and budget)."""
+    dispatchers and budget, and no polish: online plans are not polished)."""
     if solver != "hare":
         return solve(inst, solver)
     return solve(
@@ -63,6 +63,7 @@ def offline_twin(inst: Instance, solver: str, evals: int = PLAN_EVALS):
         improve=evals > 1,
         hold_forms=False,
         budget=min(evals * int(inst.rounds.sum()), DEFAULT_BUDGET),
+        polish=False,
     )
 
 

@@ -68,7 +68,7 @@ class HarePlanner:
             budget=budget,
             work_conserving=self.work_conserving,
             hold_forms=self.hold_forms,
-            polish=False,  # a plan is re-made at the next arrival: not worth a second
+            polish=False,  # re-planned at the next arrival: not worth up to a second each
         )
 
     def plan(self, residual: Instance, warm: Warm | None, deadline: float) -> Schedule:

@@ -3,7 +3,7 @@
 Why: ``hare``'s dispatchers place whole rounds at their earliest barrier, and some optima
 put a task where no such rule would: one job's round inside another job's syncs, or a
 task on a slow GPU so that a job released later keeps the fast one. Here a schedule is a
-GPU per task and one list order of the tasks; ``lns.left_shift`` turns that into the
+GPU per task and one list order of the tasks; ``listshift.left_shift`` turns that into the
 earliest start times (the one left shift of the package). A move takes one task to
 another eligible GPU and/or list position, the position kept after every task of its
 job's previous round and before every task of its next; the first move that lowers the
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hare_opt.heuristics.listshift import Plan, left_shift, plan_objective
 from hare_opt.model import Instance, Schedule
-from hare_opt.solvers.lns import Plan, left_shift, plan_objective
 
 #: Task placements (one left shift costs one per task) the polish may spend, about a
 #: second of CPU: on the ours-quality tuning instances (seeds 2000-2029, 4-8 jobs, 20-40
