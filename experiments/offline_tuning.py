@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from hare_opt.solvers import solve
 from hare_opt.sweeps.offline import quality_instance
 
 SIZES = ((4, 3, 20), (6, 4, 30), (8, 5, 40))
-STEPS = {
+STEPS: dict[str, dict[str, Any]] = {
     "plain": {"penalties": False, "polish": False},
     "penalties": {"polish": False},
     "all": {},
