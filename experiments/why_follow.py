@@ -3,8 +3,8 @@
     python experiments/why_follow.py                       # testbed, seeds 3000-3002
     python experiments/why_follow.py --policies hare-paper --seeds 3000
 
-A strict follower (``follow="strict"``) serves each GPU type's queue head only. After
-every decision this script looks at each type's idle GPUs and at why its head did not
+A strict follower (``follow="strict"``) serves each GPU's queue head only. After
+every decision this script looks at each idle GPU and at why its head did not
 start: its planned time has not come (``planned``), its job still has tasks of an
 earlier round queued on another type (``blocked``), or the queue is empty (``empty``);
 the idle GPU-time until the next decision is booked to that reason, as a share of the
@@ -41,18 +41,15 @@ def instrument(policy):
         inner(sim, work)
         free, state = sim.state.free, sim.state
         idle = dict.fromkeys(REASONS, 0)
-        for k, gpus in enumerate(policy.of_type):
-            n = int((free[gpus] <= now).sum())
-            if not n:
-                continue
+        for g in (free <= now).nonzero()[0].tolist():
             # the first entry that is not stale (read only: the run must not change)
-            head = next((e for e in policy.queues[k] if int(state.round[e[1]]) <= e[2]), None)
+            head = next((e for e in policy.queues[g] if int(state.round[e[1]]) <= e[2]), None)
             if head is None:
-                idle["empty"] += n
+                idle["empty"] += 1
             elif int(state.round[head[1]]) < head[2]:
-                idle["blocked"] += n
+                idle["blocked"] += 1
             else:
-                idle["planned"] += n
+                idle["planned"] += 1
         last["t"], last["idle"] = now, idle
 
     policy._dispatch = dispatch

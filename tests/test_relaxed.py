@@ -146,9 +146,10 @@ def test_hare_paper_runs_compiled():
 def test_a_plan_on_a_gpu_the_job_cannot_use_is_refused(monkeypatch):
     make_plan = HarePolicy.make_plan
 
-    def wrong(self, sim):  # a buggy planner: every task on the first type
+    def wrong(self, sim):  # a buggy planner: every task on the first GPU
         plan = make_plan(self, sim)
         plan.gtype[:] = 0
+        plan.gpu[:] = 0
         return plan
 
     monkeypatch.setattr(HarePolicy, "make_plan", wrong)

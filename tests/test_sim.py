@@ -80,6 +80,20 @@ def test_plan_policy_reproduces_offline_heuristic(solver, evals, inst):
     assert run.result.stats["plans"] == 1
 
 
+@pytest.mark.parametrize(
+    "solver,evals", [("hare", PLAN_EVALS), ("hare", 1), ("wspt", None), ("eft", None)]
+)
+@given(inst=instances(max_jobs=5, max_gpus=3, max_tasks=14))
+def test_plan_policy_reproduces_offline_heuristic_with_setups(solver, evals, inst):
+    """All jobs at time 0, setups kept: the plan is executed GPU by GPU, each setup when
+    the plan starts it (ahead of the job's round when the plan does so), hence exactly.
+    Executed per GPU type, a plan paid setups it never priced."""
+    inst = inst.with_jobs([replace(j, release=0) for j in inst.jobs])
+    run = simulate(inst, "hare", planner=solver, plan_evals=evals)
+    assert run.result.objective == offline_twin(inst, solver, evals or 1).objective
+    assert run.result.stats["plans"] == 1
+
+
 def test_hare_policy_reproduces_offline_on_paper_like():
     from hare_opt.generators import paper_instance
 

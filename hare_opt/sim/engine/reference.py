@@ -212,6 +212,25 @@ class Simulator:
         self._check(job, gpu)
         return self._place(job, gpu, self.start_time(job, gpu))
 
+    def setup(self, job: int, gpu: int) -> int:
+        """Set an idle GPU up for the job now, ahead of its next task (relaxed); returns
+        when the GPU is free again. Its next task of the job then starts without one.
+
+        Why: a plan may set a GPU up for a job's next round while the job's current
+        round still has tasks to start elsewhere (a task can only be started once its
+        round's earlier tasks are), and a plan follower executes that setup on time.
+        """
+        if self.leases:
+            raise SimulationError(f"policy {self.policy.name!r} (gang) sets GPUs up in leases")
+        self._check(job, gpu)
+        s, setup = self.state, int(self.inst.overhead[job])
+        if s.last[gpu] == job or not setup:
+            return self.now
+        self.setup_time[job] += setup
+        s.free[gpu], s.last[gpu] = self.now + setup, job
+        heapq.heappush(self._heap, (self.now + setup, FREE, gpu))
+        return self.now + setup
+
     def start_gang(self, job: int, gpus: list[int] | np.ndarray) -> int:
         """Start a whole round on K distinct idle GPUs at one common time; returns it.
         Under leases: the lease's rounds, back to back on these GPUs."""

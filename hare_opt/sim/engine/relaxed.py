@@ -57,15 +57,15 @@ class _View:
 
 
 class _Queues:
-    """A plan's runs in the loop's per-type heaps, or per type and job for a
+    """A plan's runs in the loop's per-GPU heaps, or per type and job for a
     work-conserving follower (rows grow with the largest plan)."""
 
-    def __init__(self, types: int, jobs: int, conserving: bool):
+    def __init__(self, types: int, gpus: int, jobs: int, conserving: bool):
         self.conserving, self.jobs = conserving, jobs
         self.qh = np.zeros((0, RK.QCOLS), dtype=np.int64)
         self.wh = np.zeros((0, 4), dtype=np.int64)
-        self.qlo = np.zeros(types + 1, dtype=np.int64)
-        self.qn = np.zeros(types, dtype=np.int64)
+        self.qlo = np.zeros(gpus + 1, dtype=np.int64)
+        self.qn = np.zeros(gpus, dtype=np.int64)
         segs = types * jobs if conserving else 0
         self.wlo = np.zeros(segs + 1, dtype=np.int64)
         self.wn = np.zeros(segs, dtype=np.int64)
@@ -76,7 +76,7 @@ class _Queues:
         """Queue ``plan``; returns the tasks queued."""
         runs = np.stack(
             [
-                plan.gtype,
+                plan.gtype if self.conserving else plan.gpu,
                 plan.job,
                 plan.rnd,
                 plan.key,
@@ -91,7 +91,7 @@ class _Queues:
         if len(runs) > len(self.qh):
             self.qh = np.zeros((max(len(runs), len(self.qh) * 5 // 4), RK.QCOLS), np.int64)
         if not self.conserving:
-            self.qlo[1:] = np.cumsum(np.bincount(plan.gtype, minlength=len(self.qn)))
+            self.qlo[1:] = np.cumsum(np.bincount(plan.gpu, minlength=len(self.qn)))
             return int(RK.load_plan(runs, self.qh, self.qlo, self.qn))
         if len(runs) > len(self.wh):
             self.wh = np.zeros((len(self.qh), 4), np.int64)
@@ -159,7 +159,7 @@ def run(sim: Simulator, ks: RelaxedKernel, progress=None, t0: float | None = Non
         tree[leaves : leaves + inst.type_count[k]] = 0
         for at in range(size[k] - 1, 0, -1):
             tree[toff[k] + at] = min(tree[toff[k] + 2 * at], tree[toff[k] + 2 * at + 1])
-    queues = _Queues(nt, n, plan and ks.conserving)
+    queues = _Queues(nt, m, n, plan and ks.conserving)
     puntil = (
         ks.planned_until if plan and ks.planned_until is not None else np.zeros(n, dtype=np.int64)
     )

@@ -17,8 +17,8 @@ Layout beyond ``kernel.py``'s (built by ``relaxed.py``):
   placed, the types whose queue waits for the job's round (a bit mask), hlas's
   ready flag and class, and the busy GPU its next task waits for (``_decide_hlas``).
 * ``types``: GPU ``gtype`` (M,); type k's GPUs, ascending, are ``tgpu[tptr[k]:tptr[k + 1]]``.
-* A plan's queues: type k's runs are a heap in rows ``qlo[k]:qlo[k + 1]`` of ``qh``
-  (QCOLS columns, ordered by (start, round in the plan, run index)), ``qn[k]`` of
+* A plan's queues: GPU g's runs are a heap in rows ``qlo[g]:qlo[g + 1]`` of ``qh``
+  (QCOLS columns, ordered by (start, round in the plan, run index)), ``qn[g]`` of
   them; ``puntil`` (N,) is the policy's ``planned_until``. A work-conserving follower
   (``ctl[CONSERVING]``) keeps them by type and job instead: segment s = k N + j, rows
   ``wlo[s]:wlo[s + 1]`` of ``wh``, is a heap of ``wn[s]`` keys of runs in ``qh``,
@@ -147,6 +147,16 @@ def _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf):
 
 
 @jit(callee=True)
+def _set_up(j, g, setup, ctl, jst, gst, heap):
+    """``Simulator.setup``: idle GPU g set up for job j now, busy for ``setup``."""
+    t = ctl[K.NOW] + setup
+    jst[K.SETUP, j] += setup
+    gst[K.GFREE, g] = t
+    gst[K.GLAST, g] = j
+    K._push(heap, ctl, t, FREE, g)
+
+
+@jit(callee=True)
 def _wake(ctl, heap, t):
     """``Simulator.wake_at``."""
     if t > ctl[K.NOW]:
@@ -201,9 +211,9 @@ def _next_ready(w, n, qh):
 
 @jit
 def load_plan(runs, qh, qlo, qn):
-    """Queue a plan: ``runs`` (R, 9) rows (type, job, round, plan round, start, step,
-    count, period, rounds) in plan order into per-type heaps (``qh`` rows ``qlo[k]:``,
-    which the caller sized by type). Returns the tasks queued."""
+    """Queue a plan: ``runs`` (R, 9) rows (GPU, job, round, plan round, start, step,
+    count, period, rounds) in plan order into per-GPU heaps (``qh`` rows ``qlo[g]:``,
+    which the caller sized by GPU). Returns the tasks queued."""
     qn[:] = 0
     tasks = 0
     for i in range(runs.shape[0]):
@@ -214,7 +224,7 @@ def load_plan(runs, qh, qlo, qn):
         row[QLEFT], row[QROUND0], row[QPERIOD] = runs[i, 8], runs[i, 4], runs[i, 7]
         qn[k] += 1
         tasks += runs[i, 6] * runs[i, 8]
-    for k in range(qn.size):  # heapify each type's runs
+    for k in range(qn.size):  # heapify each GPU's runs
         h = qh[qlo[k] : qlo[k + 1]]
         for i in range(qn[k] // 2 - 1, -1, -1):
             R._sift_down(h, qn[k], i)
@@ -357,9 +367,10 @@ def _dispatch_ready(
 
 @jit
 def _dispatch(
-    work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo, qn, puntil, idle
+    work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo, qn, puntil
 ):
-    """``PlanPolicy._dispatch`` on the types in bit mask ``work``, lowest first; returns
+    """``PlanPolicy._dispatch`` on the types in bit mask ``work``, lowest first, each
+    type's GPUs ascending (GPU g's queue: rows ``qlo[g]:qlo[g + 1]`` of ``qh``); returns
     0, or ``INELIGIBLE`` if the plan put a job on a GPU it cannot run on."""
     now = ctl[K.NOW]
     while work:
@@ -367,35 +378,52 @@ def _dispatch(
         while not (work >> k) & 1:
             k += 1
         work &= ~(1 << k)
-        h = qh[qlo[k] : qlo[k + 1]]
-        ni = _idle_of(k, now, gst, tptr, tgpu, idle)
-        while qn[k] and ni:
-            j, rnd = h[0, QJOB], h[0, QRND]
-            cur = jst[K.RND, j]
-            if cur > rnd:  # stale: that round was completed elsewhere
-                qn[k] = _next_task(h, qn[k])
-                ctl[QUEUED] -= 1
+        wake = -1
+        for x in range(tptr[k], tptr[k + 1]):
+            g = tgpu[x]
+            if gst[K.GFREE, g] > now:
                 continue
-            if cur < rnd:  # wait until the previous round is fully started
-                jst[BLOCKED, j] |= 1 << k
+            h = qh[qlo[g] : qlo[g + 1]]
+            while qn[g]:
+                j, rnd = h[0, QJOB], h[0, QRND]
+                cur = jst[K.RND, j]
+                if cur > rnd:  # stale: that round was completed elsewhere
+                    qn[g] = _next_task(h, qn[g])
+                    ctl[QUEUED] -= 1
+                    continue
+                setup = 0 if gst[K.GLAST, g] == j else jfix[K.OVH, j]
+                if cur < rnd:  # wait until the previous round is fully started
+                    jst[BLOCKED, j] |= 1 << k
+                    if setup and now >= h[0, QSTART] - setup:  # its setup, as planned
+                        if not elig[j, g]:
+                            ctl[BAD_JOB], ctl[BAD_GPU] = j, g
+                            return INELIGIBLE
+                        _set_up(j, g, setup, ctl, jst, gst, heap)
+                    elif setup and (wake < 0 or h[0, QSTART] - setup < wake):
+                        wake = h[0, QSTART] - setup
+                    break
+                not_before = h[0, QSTART] - setup
+                if now < not_before:  # not before the plan says (its setup may run first)
+                    if wake < 0 or not_before < wake:
+                        wake = not_before
+                    break
+                qn[g] = _next_task(h, qn[g])
+                ctl[QUEUED] -= 1
+                if not elig[j, g]:
+                    ctl[BAD_JOB], ctl[BAD_GPU] = j, g
+                    return INELIGIBLE
+                _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf)
+                if jst[K.RND, j] != cur:
+                    work |= jst[BLOCKED, j]
+                    jst[BLOCKED, j] = 0
+                    if jst[K.RND, j] == puntil[j] and jst[K.RND, j] < jfix[K.ROUNDS, j]:
+                        ctl[NEWJOBS] = 1  # its planned horizon ran out
                 break
-            not_before = h[0, QSTART] - jfix[K.OVH, j]
-            if now < not_before:  # not before the plan says (its setup may run first)
-                _wake(ctl, heap, not_before)
-                ctl[WAITING_T] |= 1 << k
-                break
-            qn[k] = _next_task(h, qn[k])
-            ctl[QUEUED] -= 1
-            if _start_on_idle(j, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, idle):
-                return INELIGIBLE
-            ni -= 1
-            if jst[K.RND, j] != cur:
-                work |= jst[BLOCKED, j]
-                jst[BLOCKED, j] = 0
-                if jst[K.RND, j] == puntil[j] and jst[K.RND, j] < jfix[K.ROUNDS, j]:
-                    ctl[NEWJOBS] = 1  # its planned horizon ran out
-        if qn[k] == 0 and ni:
-            ctl[STARVED] |= 1 << k  # idle until the next plan
+            if qn[g] == 0 and gst[K.GFREE, g] <= now:
+                ctl[STARVED] |= 1 << k  # idle until the next plan
+        if wake >= 0:
+            _wake(ctl, heap, wake)
+            ctl[WAITING_T] |= 1 << k
     return 0
 
 
@@ -676,23 +704,7 @@ def _serve(
             idle,
         )
     return _dispatch(
-        work,
-        ctl,
-        jfix,
-        proc,
-        sync,
-        elig,
-        jst,
-        gst,
-        heap,
-        buf,
-        tptr,
-        tgpu,
-        qh,
-        qlo,
-        qn,
-        puntil,
-        idle,
+        work, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, tptr, tgpu, qh, qlo, qn, puntil
     )
 
 

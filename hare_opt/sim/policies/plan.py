@@ -15,16 +15,23 @@ make it cheap (docs/simulator.md has the full story):
 * Our heuristic tries its portfolio (``plan_evals`` schedules: 5 orders x 4
   dispatchers) and the plan with the lowest planned weighted completion time of
   the residual wins: a clairvoyant planner may compare its own plans.
-* The plan is executed as one queue of (job, round) per GPU *type*, in planned
-  order. ``follow="strict"`` (``hare``'s and ``hare-paper``'s default): the queue is
-  FIFO; its head starts on an idle GPU of its type, not before its planned time
-  minus its setup, and once the job's previous round is fully started, even if that
-  round's barrier is still ahead: the GPU is then held idle for it (reserved idle).
-  With all jobs at time 0 and no setups this reproduces the offline schedule's
-  objective exactly (tested). ``follow="work-conserving"`` (``sched-homo``'s
-  default): an idle GPU takes the first entry of its type's queue that can start
-  now (its job's previous round has synced; planned times are ignored), so no GPU
-  is held for a future barrier or a planned time; the plan gives the order only.
+* ``follow="strict"`` (``hare``'s and ``hare-paper``'s default): each GPU executes
+  the plan's tasks on it, in planned order (one FIFO queue of (job, round) per GPU).
+  Its head starts when the GPU is idle, not before its planned time less the setup
+  the GPU needs for it, and once the job's previous round is fully started, even if
+  that round's barrier is still ahead: the GPU is then held idle for it (reserved
+  idle). A setup the plan starts earlier, while the previous round still has tasks
+  to start elsewhere, is run then (``Simulator.setup``). With all jobs at time 0 this
+  reproduces the offline schedule's objective exactly, setups included (tested). Per
+  GPU, not per type: a type's queue served by whichever GPU of it is idle paid setups
+  the plan never priced (Table 3's ``default`` switching: 69,395 switches where the
+  plan had 136, docs/simulator.md). A planner that sees busy GPUs as stand-in jobs
+  (no warm start) plans on GPUs of the right type but not the right GPU; its plan is
+  mapped onto the real GPUs (``_onto_cluster``). ``follow="work-conserving"``
+  (``sched-homo``'s default): an idle GPU takes the first entry of its type's queue
+  that can start now (its job's previous round has synced; planned times are
+  ignored), so no GPU is held for a future barrier or a planned time; the plan gives
+  the order only.
   A plan is kept as runs of tasks, not task by task (``engine.plans.PlanRuns``);
   ``make_plan`` is the re-plan both engines share, and the compiled engine
   (``sim/engine/relaxed_kernel.py``, handed ``kernel_state()``) transcribes
@@ -192,7 +199,7 @@ class PlanPolicy:
         self.last_plan = -self.gap - 1
         self.types = inst.gpu_type_index
         self.of_type = [np.flatnonzero(self.types == k) for k in range(len(inst.gpu_types))]
-        self.queues: list[deque[tuple[int, int, int]]] = [deque() for _ in inst.gpu_types]
+        self.queues: list[deque[tuple[int, int, int]]] = [deque() for _ in inst.gpus]
         self.ready: list[dict[int, deque[tuple[int, int]]]] = [{} for _ in inst.gpu_types]
         self.blocked: dict[int, set[int]] = {}
         self.planned_until = np.zeros(inst.num_jobs, dtype=np.int64)
@@ -257,7 +264,7 @@ class PlanPolicy:
     def decide(self, sim: Simulator, events: Events) -> None:
         if events.arrived:
             self.new_jobs = True
-        every = range(len(self.queues))
+        every = range(len(self.of_type))
         if self.mode_ == "arrival" and (events.arrived or self.new_jobs):
             self._replan(sim)  # the paper's rule: re-plan before anything starts
             self._dispatch(sim, set(every))
@@ -285,40 +292,54 @@ class PlanPolicy:
         return self._unplanned(sim)
 
     def _dispatch(self, sim: Simulator, work: set[int]) -> None:
-        """Run queue heads on idle GPUs of their type, strictly in planned order.
+        """Each idle GPU of the types in ``work`` runs its queue's head, strictly in
+        planned order.
 
-        A type's queue is FIFO: starting a later entry early could take the GPU an
-        earlier one was planned on, and the plan would no longer be reproduced. Types
-        are served lowest first (a type blocked on another's round is served again
-        once that round is complete), so a run is a pure function of its input.
+        A GPU's queue is FIFO: starting a later entry early could delay an earlier one
+        planned on it, and the plan would no longer be reproduced. Types are served
+        lowest first, each type's GPUs ascending (a type blocked on another's round is
+        served again once that round is complete), so a run is a pure function of its
+        input. A type whose GPUs wait for planned times asks for one wake-up, at the
+        earliest of them.
         """
         if self.conserving:
             self._dispatch_ready(sim, work)
             return
-        state, now = sim.state, sim.now
+        state, now, overhead = sim.state, sim.now, sim.inst.overhead
         for k, idle in self._served(sim, work):
-            q = self.queues[k]
-            while q and len(idle):
-                not_before, job, rnd = q[0]
-                cur = int(state.round[job])
-                if cur > rnd:  # stale: that round was completed elsewhere
+            wake = None
+            for g in idle.tolist():
+                q = self.queues[g]
+                while q:
+                    start, job, rnd = q[0]
+                    cur = int(state.round[job])
+                    if cur > rnd:  # stale: that round was completed elsewhere
+                        q.popleft()
+                        self.queued -= 1
+                        continue
+                    setup = int(overhead[job]) if state.last[g] != job else 0
+                    if cur < rnd:  # wait until the previous round is fully started
+                        self.blocked.setdefault(job, set()).add(k)
+                        if setup and now >= start - setup:  # its setup, as planned
+                            sim.setup(job, g)
+                        elif setup:
+                            wake = start - setup if wake is None else min(wake, start - setup)
+                        break
+                    not_before = start - setup
+                    if now < not_before:  # not before the plan says (its setup may run first)
+                        wake = not_before if wake is None else min(wake, not_before)
+                        break
                     q.popleft()
                     self.queued -= 1
-                    continue
-                if cur < rnd:  # wait until the previous round is fully started
-                    self.blocked.setdefault(job, set()).add(k)
+                    _, completed = self._start_task(sim, job, idle[idle == g])
+                    if completed:
+                        work.update(self.blocked.pop(job, ()))
                     break
-                if now < not_before:  # not before the plan says (its setup may run first)
-                    sim.wake_at(not_before)
-                    self.waiting.add(k)
-                    break
-                q.popleft()
-                self.queued -= 1
-                idle, completed = self._start_task(sim, job, idle)
-                if completed:
-                    work.update(self.blocked.pop(job, ()))
-            if not q and len(idle):
-                self.starved.add(k)  # idle until the next plan
+                else:
+                    self.starved.add(k)  # idle until the next plan
+            if wake is not None:
+                sim.wake_at(wake)
+                self.waiting.add(k)
 
     def _served(self, sim: Simulator, work: set[int]) -> Iterator[tuple[int, np.ndarray]]:
         """The types of ``work``, lowest first (``work`` may grow meanwhile), each with its
@@ -385,9 +406,9 @@ class PlanPolicy:
     def _replan(self, sim: Simulator) -> None:
         plan = self.make_plan(sim)
         if self.conserving:
-            self.ready = plan.job_queues(len(self.queues))
+            self.ready = plan.job_queues(len(self.of_type))
         else:
-            self.queues = plan.queues(sim.inst.overhead, len(self.queues))
+            self.queues = plan.queues(len(self.queues))
         self.queued = plan.tasks
 
     def make_plan(self, sim: Simulator) -> PlanRuns:
@@ -447,9 +468,10 @@ class PlanPolicy:
         planning = self.planning_instance(residual)
         runs = self._plan(residual, planning, warm, None if cut else self._until(sim))
         self.num_plans += 1
+        gpu = runs[:, 3] if warm is not None else self._onto_cluster(sim, runs, len(rows))
         row = runs[:, 0]  # residual row; stand-ins: >= len(rows)
-        runs = runs[row < len(rows)]
-        row, gtype = runs[:, 0], self.types[runs[:, 3]]
+        gpu, runs = gpu[row < len(rows)], runs[row < len(rows)]
+        row, gtype = runs[:, 0], self.types[gpu]
         return PlanRuns(
             rows[row],
             firsts[row] + runs[:, 1],
@@ -460,7 +482,29 @@ class PlanPolicy:
             runs[:, 4].copy(),
             runs[:, 6].copy(),
             runs[:, 7].copy(),
+            gpu.astype(np.int64),
         )
+
+    def _onto_cluster(self, sim: Simulator, runs: np.ndarray, real: int) -> np.ndarray:
+        """The real GPU of each run of a plan made with stand-ins for busy GPUs
+        (``_busy_jobs``): a GPU the plan gave a stand-in of (type, time left) is one of
+        the GPUs busy for that time; the other GPUs of each type map onto the type's
+        other GPUs in ascending order (the plan cannot tell them apart)."""
+        m = sim.inst.num_gpus
+        busy = np.flatnonzero(sim.state.free > sim.now)
+        groups = self._busy_groups(sim, busy, self.gap).values()
+        pool = {real + i: list(gpus) for i, gpus in enumerate(groups)}  # row -> busy GPUs
+        onto = np.full(m, -1, dtype=np.int64)
+        taken = np.zeros(m, dtype=bool)
+        for row, g in zip(runs[:, 0].tolist(), runs[:, 3].tolist()):
+            if row >= real and onto[g] < 0 and pool.get(row):
+                onto[g] = pool[row].pop(0)
+                taken[onto[g]] = True
+        for gpus in self.of_type:
+            left = gpus[~taken[gpus]]
+            free_plan = gpus[onto[gpus] < 0]
+            onto[free_plan] = left[: len(free_plan)]
+        return onto[runs[:, 3]]
 
     def _until(self, sim: Simulator) -> int | None:
         """In ``arrival`` mode, a time from which nothing the plan holds can start before
@@ -538,24 +582,31 @@ class PlanPolicy:
         with ``grid`` > 1 busy times are first rounded up to a multiple of it (fewer,
         slightly pessimistic stand-ins).
         """
-        inst, now, free = sim.inst, sim.now, sim.state.free
-        busy = np.flatnonzero(free > now)
-        left = free[busy] - now
-        if grid > 1:
-            left = -(-left // grid) * grid
-        groups: dict[tuple[int, int], int] = {}
-        for k, d in zip(self.types[busy].tolist(), left.tolist()):
-            groups[k, d] = groups.get((k, d), 0) + 1
+        inst, now = sim.inst, sim.now
+        busy = np.flatnonzero(sim.state.free > now)
         return [
             Job(
                 f"{BUSY}{k}-{d}",
                 {inst.gpu_types[k]: d},
-                tasks_per_round=c,
+                tasks_per_round=len(gpus),
                 weight=MAX_COUNT,
                 release=now,
             )
-            for (k, d), c in groups.items()
+            for (k, d), gpus in self._busy_groups(sim, busy, grid).items()
         ]
+
+    def _busy_groups(
+        self, sim: Simulator, busy: np.ndarray, grid: int
+    ) -> dict[tuple[int, int], list[int]]:
+        """The ``busy`` GPUs by (type, busy time left, rounded up to ``grid``), in the
+        order of their first GPU: one stand-in job each."""
+        left = sim.state.free[busy] - sim.now
+        if grid > 1:
+            left = -(-left // grid) * grid
+        groups: dict[tuple[int, int], list[int]] = {}
+        for g, k, d in zip(busy.tolist(), self.types[busy].tolist(), left.tolist()):
+            groups.setdefault((k, d), []).append(g)
+        return groups
 
 
 class HarePolicy(PlanPolicy):
