@@ -77,3 +77,29 @@ def test_sched_homo_holds_no_gpu_on_a_paper_regime_testbed():
     ready = simulate(inst, "sched-homo").metrics
     assert strict["reserved_idle_share"] > 0.3 and ready["reserved_idle_share"] == 0
     assert ready["total_weighted_jct"] < 0.9 * strict["total_weighted_jct"]
+
+
+def test_a_plan_made_with_stand_ins_is_mapped_onto_the_busy_gpus():
+    """A planner without a warm start sees busy GPUs as stand-in jobs of their type, on
+    whichever GPU of the type it likes; a strict follower runs the plan GPU by GPU, so
+    the GPU given a stand-in must be the one that is busy that long (else a job planned
+    on a free GPU would wait behind a busy one)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    m = Model()
+    m.add_gpus("A", 3)
+    m.add_gpus("B", 1)
+    m.add_job({"A": 2, "B": 2}, id="j")
+    inst = m.build("stand-ins")
+    pol = get_policy("hare", planner="wspt")
+    pol.types = inst.gpu_type_index
+    pol.of_type = [np.flatnonzero(pol.types == k) for k in range(len(inst.gpu_types))]
+    pol.gap = 0
+    # A-0 busy for 4 more, A-2 for 15; the residual has 2 real rows, the stand-ins follow
+    sim = SimpleNamespace(now=5, inst=inst, state=SimpleNamespace(free=np.array([9, 0, 20, 0])))
+    runs = np.zeros((4, 8), dtype=np.int64)
+    runs[:, 0] = [2, 3, 0, 1]  # residual rows: stand-in (A, 4), stand-in (A, 15), 2 jobs
+    runs[:, 3] = [1, 0, 2, 3]  # the plan's GPUs
+    assert pol._onto_cluster(sim, runs, 2).tolist() == [0, 2, 1, 3]
