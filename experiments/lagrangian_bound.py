@@ -36,7 +36,7 @@ import time
 import numba as nb
 import numpy as np
 
-from hare_opt.model import Instance
+from hare_opt.model import Instance, Result
 from hare_opt.solvers import solve
 
 BIG = 1e30
@@ -103,20 +103,20 @@ def _cheapest_plan(tasks, rounds, w, start, p, s, ok, price, nxt, rest, plan):
     return value[0, start]
 
 
-def lagrangian_bound(inst: Instance, grid: int, iters: int, upper: float) -> float:
+def lagrangian_bound(inst: Instance, grid: int, iters: int, hare: Result) -> float:
     """The best Lagrangian value in ``iters`` subgradient steps (a lower bound on OPT);
-    ``upper``: hare's objective (the step target and, through its makespan, the horizon)."""
+    ``hare``: its schedule (its objective is the step target, its makespan sets the
+    horizon)."""
     n, nt = inst.num_jobs, len(inst.gpu_types)
     ok = inst.eligible_by_type
     p = (np.where(ok, inst.proc_by_type, 0) // grid).astype(np.int64)
     s = (np.where(ok, inst.sync_by_type, 0) // grid).astype(np.int64)
     start = ((inst.release + inst.overhead) // grid).astype(np.int64)
     m = inst.type_count.astype(float)
-    makespan = float(solve(inst, "hare").schedule.end.max())
-    horizon = max(1, math.ceil(1.5 * makespan / grid))
+    horizon = max(1, math.ceil(1.5 * float(hare.schedule.end.max()) / grid))
     dmin = np.array([min(p[j, k] + s[j, k] for k in range(nt) if ok[j, k]) for j in range(n)])
     lam = np.zeros((nt, horizon))
-    best, theta, target = -math.inf, 1.0, upper / grid
+    best, theta, target = -math.inf, 1.0, hare.objective / grid
     for it in range(iters):
         total = -float(lam.sum(axis=1) @ m)
         use = np.zeros((nt, horizon))
@@ -161,7 +161,7 @@ def main() -> None:
             opt = solve(inst, "cpsat", time_limit=20)
             if opt.status.value != "optimal":
                 continue
-            lb = lagrangian_bound(inst, 1, 300, opt.objective)
+            lb = lagrangian_bound(inst, 1, 300, solve(inst, "hare"))
             worst = max(worst, lb / opt.objective)
             print(f"random {seed}: OPT {opt.objective:.0f}, bound {lb:.1f}", flush=True)
             assert lb <= opt.objective + 1e-6, "not a lower bound"
@@ -171,10 +171,11 @@ def main() -> None:
 
     for seed in a.seeds:
         inst = paper_instance(seed, 40, TESTBED, switching="hare", regime="compressed")
-        hare = solve(inst, "hare").objective
-        lp = strong(inst)
+        run = solve(inst, "hare")
+        hare = run.objective
+        lp = strong(inst)  # what ``bound --strong`` prints
         t = time.process_time()
-        lb = lagrangian_bound(inst, a.grid, a.iters, hare)
+        lb = lagrangian_bound(inst, a.grid, a.iters, run)
         lp_gap = f"{hare / lp - 1:.2%}" if lp else "-"
         print(
             f"seed {seed}: hare {hare:.0f}; strong LP {lp or 0:.0f} (gap {lp_gap}); "

@@ -67,28 +67,18 @@ def offline_twin(inst: Instance, solver: str, evals: int = PLAN_EVALS):
     )
 
 
+@pytest.mark.parametrize("setups", [False, True], ids=["no-setups", "setups"])
 @pytest.mark.parametrize(
     "solver,evals",
     [("hare", PLAN_EVALS), ("hare", 1), ("wspt", None), ("eft", None), ("fifo", None)],
 )
 @given(inst=instances(max_jobs=5, max_gpus=3, max_tasks=14))
-def test_plan_policy_reproduces_offline_heuristic(solver, evals, inst):
-    """All jobs at time 0, no setups: one plan, executed exactly as the offline heuristic."""
-    inst = at_zero(inst)
-    run = simulate(inst, "hare", planner=solver, plan_evals=evals)
-    assert run.result.objective == offline_twin(inst, solver, evals or 1).objective
-    assert run.result.stats["plans"] == 1
-
-
-@pytest.mark.parametrize(
-    "solver,evals", [("hare", PLAN_EVALS), ("hare", 1), ("wspt", None), ("eft", None)]
-)
-@given(inst=instances(max_jobs=5, max_gpus=3, max_tasks=14))
-def test_plan_policy_reproduces_offline_heuristic_with_setups(solver, evals, inst):
-    """All jobs at time 0, setups kept: the plan is executed GPU by GPU, each setup when
-    the plan starts it (ahead of the job's round when the plan does so), hence exactly.
-    Executed per GPU type, a plan paid setups it never priced."""
-    inst = inst.with_jobs([replace(j, release=0) for j in inst.jobs])
+def test_plan_policy_reproduces_offline_heuristic(solver, evals, setups, inst):
+    """All jobs at time 0: one plan, executed exactly as the offline heuristic. With
+    setups too: the plan is executed GPU by GPU, each setup when the plan starts it
+    (ahead of the job's round when the plan does so); executed per GPU type, a plan
+    paid setups it never priced."""
+    inst = inst.with_jobs([replace(j, release=0) for j in inst.jobs]) if setups else at_zero(inst)
     run = simulate(inst, "hare", planner=solver, plan_evals=evals)
     assert run.result.objective == offline_twin(inst, solver, evals or 1).objective
     assert run.result.stats["plans"] == 1
