@@ -96,10 +96,10 @@ def test_a_plan_made_with_stand_ins_is_mapped_onto_the_busy_gpus():
     pol = get_policy("hare", planner="wspt")
     pol.types = inst.gpu_type_index
     pol.of_type = [np.flatnonzero(pol.types == k) for k in range(len(inst.gpu_types))]
-    pol.gap = 0
     # A-0 busy for 4 more, A-2 for 15; the residual has 2 real rows, the stand-ins follow
     sim = SimpleNamespace(now=5, inst=inst, state=SimpleNamespace(free=np.array([9, 0, 20, 0])))
+    busy = pol._busy_groups(sim, 0)
     runs = np.zeros((4, 8), dtype=np.int64)
     runs[:, 0] = [2, 3, 0, 1]  # residual rows: stand-in (A, 4), stand-in (A, 15), 2 jobs
     runs[:, 3] = [1, 0, 2, 3]  # the plan's GPUs
-    assert pol._onto_cluster(sim, runs, 2).tolist() == [0, 2, 1, 3]
+    assert pol._onto_cluster(runs, 2, busy).tolist() == [0, 2, 1, 3]

@@ -54,6 +54,7 @@ make it cheap (docs/simulator.md has the full story):
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from collections import deque
@@ -307,7 +308,7 @@ class PlanPolicy:
             return
         state, now, overhead = sim.state, sim.now, sim.inst.overhead
         for k, idle in self._served(sim, work):
-            wake = None
+            wake = math.inf  # the earliest time one of the type's GPUs waits for
             for g in idle.tolist():
                 q = self.queues[g]
                 while q:
@@ -318,16 +319,16 @@ class PlanPolicy:
                         self.queued -= 1
                         continue
                     setup = int(overhead[job]) if state.last[g] != job else 0
+                    due = start - setup  # when the plan has its setup (or task) begin
                     if cur < rnd:  # wait until the previous round is fully started
                         self.blocked.setdefault(job, set()).add(k)
-                        if setup and now >= start - setup:  # its setup, as planned
+                        if setup and now >= due:  # its setup, as planned
                             sim.setup(job, g)
                         elif setup:
-                            wake = start - setup if wake is None else min(wake, start - setup)
+                            wake = min(wake, due)
                         break
-                    not_before = start - setup
-                    if now < not_before:  # not before the plan says (its setup may run first)
-                        wake = not_before if wake is None else min(wake, not_before)
+                    if now < due:  # not before the plan says
+                        wake = min(wake, due)
                         break
                     q.popleft()
                     self.queued -= 1
@@ -337,8 +338,8 @@ class PlanPolicy:
                     break
                 else:
                     self.starved.add(k)  # idle until the next plan
-            if wake is not None:
-                sim.wake_at(wake)
+            if wake < math.inf:
+                sim.wake_at(int(wake))
                 self.waiting.add(k)
 
     def _served(self, sim: Simulator, work: set[int]) -> Iterator[tuple[int, np.ndarray]]:
@@ -456,7 +457,9 @@ class PlanPolicy:
         for j, f, keep, _ in chosen:
             self.planned_until[j] = f + keep
         warm = self._warm(sim, rows.tolist()) if self.planner.warm else None
-        extra = [] if warm is not None else self._busy_jobs(sim, self.gap)
+        # without a warm start busy GPUs are stand-in jobs, by (type, time left)
+        busy = None if warm is not None else self._busy_groups(sim, self.gap)
+        extra = [] if busy is None else self._busy_jobs(sim, busy)
         residual = inst.residual(
             rows.tolist(),
             [keep for _, _, keep, _ in chosen],
@@ -468,7 +471,7 @@ class PlanPolicy:
         planning = self.planning_instance(residual)
         runs = self._plan(residual, planning, warm, None if cut else self._until(sim))
         self.num_plans += 1
-        gpu = runs[:, 3] if warm is not None else self._onto_cluster(sim, runs, len(rows))
+        gpu = runs[:, 3] if busy is None else self._onto_cluster(runs, len(rows), busy)
         row = runs[:, 0]  # residual row; stand-ins: >= len(rows)
         gpu, runs = gpu[row < len(rows)], runs[row < len(rows)]
         row, gtype = runs[:, 0], self.types[gpu]
@@ -485,15 +488,16 @@ class PlanPolicy:
             gpu.astype(np.int64),
         )
 
-    def _onto_cluster(self, sim: Simulator, runs: np.ndarray, real: int) -> np.ndarray:
-        """The real GPU of each run of a plan made with stand-ins for busy GPUs
-        (``_busy_jobs``): a GPU the plan gave a stand-in of (type, time left) is one of
-        the GPUs busy for that time; the other GPUs of each type map onto the type's
-        other GPUs in ascending order (the plan cannot tell them apart)."""
-        m = sim.inst.num_gpus
-        busy = np.flatnonzero(sim.state.free > sim.now)
-        groups = self._busy_groups(sim, busy, self.gap).values()
-        pool = {real + i: list(gpus) for i, gpus in enumerate(groups)}  # row -> busy GPUs
+    def _onto_cluster(
+        self, runs: np.ndarray, real: int, busy: dict[tuple[int, int], list[int]]
+    ) -> np.ndarray:
+        """The real GPU of each run of a plan made with stand-ins for the ``busy`` GPUs
+        (``_busy_jobs``; the residual's rows from ``real`` on): a GPU the plan gave a
+        stand-in of (type, time left) is one of the GPUs busy for that time; the other
+        GPUs of each type map onto the type's other GPUs in ascending order (the plan
+        cannot tell them apart)."""
+        m = len(self.types)
+        pool = {real + i: list(gpus) for i, gpus in enumerate(busy.values())}  # row -> GPUs
         onto = np.full(m, -1, dtype=np.int64)
         taken = np.zeros(m, dtype=bool)
         for row, g in zip(runs[:, 0].tolist(), runs[:, 3].tolist()):
@@ -570,21 +574,18 @@ class PlanPolicy:
             carry=state.round_end[rows].tolist(),
         )
 
-    def _busy_jobs(self, sim: Simulator, grid: int) -> list[Job]:
-        """Stand-ins for the GPUs still busy: one task per busy GPU lasting its remaining
-        busy time on that GPU type, released now, of overwhelming weight so the planner
-        puts them first.
+    def _busy_jobs(self, sim: Simulator, busy: dict[tuple[int, int], list[int]]) -> list[Job]:
+        """Stand-ins for the GPUs still busy (``_busy_groups``): one task per busy GPU
+        lasting its remaining busy time on that GPU type, released now, of overwhelming
+        weight so the planner puts them first.
 
         An instance cannot say "GPU g is busy until t", but each stand-in task occupies
         one GPU of the type from now on, so the plan sees each type's real availability;
         which GPU of the type the plan puts a stand-in on is mapped back onto the busy
-        GPU (``_onto_cluster``).
-        GPUs of a type busy for the same time share one stand-in (K = their number);
-        with ``grid`` > 1 busy times are first rounded up to a multiple of it (fewer,
-        slightly pessimistic stand-ins).
+        GPU (``_onto_cluster``). GPUs of a type busy for the same time share one stand-in
+        (K = their number).
         """
         inst, now = sim.inst, sim.now
-        busy = np.flatnonzero(sim.state.free > now)
         return [
             Job(
                 f"{BUSY}{k}-{d}",
@@ -593,14 +594,14 @@ class PlanPolicy:
                 weight=MAX_COUNT,
                 release=now,
             )
-            for (k, d), gpus in self._busy_groups(sim, busy, grid).items()
+            for (k, d), gpus in busy.items()
         ]
 
-    def _busy_groups(
-        self, sim: Simulator, busy: np.ndarray, grid: int
-    ) -> dict[tuple[int, int], list[int]]:
-        """The ``busy`` GPUs by (type, busy time left, rounded up to ``grid``), in the
-        order of their first GPU: one stand-in job each."""
+    def _busy_groups(self, sim: Simulator, grid: int) -> dict[tuple[int, int], list[int]]:
+        """The GPUs busy now by (type, busy time left), in the order of their first GPU:
+        one stand-in job each. With ``grid`` > 1 busy times are first rounded up to a
+        multiple of it (fewer, slightly pessimistic stand-ins)."""
+        busy = np.flatnonzero(sim.state.free > sim.now)
         left = sim.state.free[busy] - sim.now
         if grid > 1:
             left = -(-left // grid) * grid
