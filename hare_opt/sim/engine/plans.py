@@ -65,14 +65,14 @@ class PlanRuns:
         nth = np.arange(len(run)) - np.repeat(np.cumsum(size) - size, size)
         r, n = nth // self.count[run], nth % self.count[run]  # round, task within it
         start = self.start[run] + r * self.period[run] + n * self.step[run]
-        job, typ, key, rnd = self.job[run], by[run], self.key[run] + r, self.rnd[run] + r
-        order = np.lexsort((key, start, typ))  # ties: position in the plan (see above)
-        return typ, start, job, rnd, order
+        job, queue, key, rnd = self.job[run], by[run], self.key[run] + r, self.rnd[run] + r
+        order = np.lexsort((key, start, queue))  # ties: position in the plan (see above)
+        return queue, start, job, rnd, order
 
     def queues(self, gpus: int) -> list[deque[tuple[int, int, int]]]:
         """Per GPU, the deque of its tasks (planned start, job, round) in queue order."""
-        typ, start, job, rnd, order = self._tasks(self.gpu)
-        bounds = np.searchsorted(typ[order], np.arange(gpus + 1))
+        gpu, start, job, rnd, order = self._tasks(self.gpu)
+        bounds = np.searchsorted(gpu[order], np.arange(gpus + 1))
         return [
             deque(zip(start[sel].tolist(), job[sel].tolist(), rnd[sel].tolist()))
             for sel in (order[a:b] for a, b in zip(bounds[:-1], bounds[1:]))

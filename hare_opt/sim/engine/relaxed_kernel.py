@@ -255,6 +255,15 @@ def load_ready(runs, seq, qh, wh, wlo, wn):
 
 
 @jit(callee=True)
+def _ineligible(j, g, elig, ctl):
+    """Whether job j cannot run on GPU g; if so the pair is kept for the error message."""
+    if elig[j, g]:
+        return False
+    ctl[BAD_JOB], ctl[BAD_GPU] = j, g
+    return True
+
+
+@jit(callee=True)
 def _start_on_idle(j, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, idle):
     """Start job j's next task on one of type k's ``ni`` idle GPUs (``idle``): one that
     ran j last, else the first; it leaves ``idle``. Returns ``INELIGIBLE`` if j cannot
@@ -265,8 +274,7 @@ def _start_on_idle(j, k, ni, ctl, jfix, proc, sync, elig, jst, gst, heap, buf, i
             at = i
             break
     g = idle[at]
-    if not elig[j, g]:
-        ctl[BAD_JOB], ctl[BAD_GPU] = j, g
+    if _ineligible(j, g, elig, ctl):
         return INELIGIBLE
     _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf)
     for i in range(at, ni - 1):
@@ -392,25 +400,23 @@ def _dispatch(
                     ctl[QUEUED] -= 1
                     continue
                 setup = 0 if gst[K.GLAST, g] == j else jfix[K.OVH, j]
+                due = h[0, QSTART] - setup  # not before the plan says (its setup first)
                 if cur < rnd:  # wait until the previous round is fully started
                     jst[BLOCKED, j] |= 1 << k
-                    if setup and now >= h[0, QSTART] - setup:  # its setup, as planned
-                        if not elig[j, g]:
-                            ctl[BAD_JOB], ctl[BAD_GPU] = j, g
+                    if setup and now >= due:  # its setup, as planned
+                        if _ineligible(j, g, elig, ctl):
                             return INELIGIBLE
                         _set_up(j, g, setup, ctl, jst, gst, heap)
-                    elif setup and (wake < 0 or h[0, QSTART] - setup < wake):
-                        wake = h[0, QSTART] - setup
+                    elif setup and (wake < 0 or due < wake):
+                        wake = due
                     break
-                not_before = h[0, QSTART] - setup
-                if now < not_before:  # not before the plan says (its setup may run first)
-                    if wake < 0 or not_before < wake:
-                        wake = not_before
+                if now < due:
+                    if wake < 0 or due < wake:
+                        wake = due
                     break
                 qn[g] = _next_task(h, qn[g])
                 ctl[QUEUED] -= 1
-                if not elig[j, g]:
-                    ctl[BAD_JOB], ctl[BAD_GPU] = j, g
+                if _ineligible(j, g, elig, ctl):
                     return INELIGIBLE
                 _place(j, g, ctl, jfix, proc, sync, jst, gst, heap, buf)
                 if jst[K.RND, j] != cur:
