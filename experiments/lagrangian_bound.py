@@ -3,6 +3,7 @@ the certified gap? (A research measurement; ``hare-opt bound`` does not use it.)
 
     python experiments/lagrangian_bound.py --seeds 3108 --grid 10 --iters 400
     python experiments/lagrangian_bound.py --check 25        # <= OPT on small instances
+    python experiments/lagrangian_bound.py --method colgen --iters 130 --seeds 3108
 
 Relaxation. Round every task time, sync, release and setup *down* to a multiple of the
 grid g: that only lowers OPT, and with all data on the grid some optimal schedule has
@@ -21,6 +22,12 @@ of the price from the barrier on need looking at). Beyond a horizon T (1.5 x har
 makespan) multipliers are 0 and a round ending there is charged its least completion,
 a lower estimate. The multipliers follow subgradient steps (Polyak, hare's objective as
 the target); the best value seen is the bound, times g.
+
+``--method colgen`` reaches the same relaxation's optimum by column generation instead:
+an LP master (HiGHS) over the plans found so far, a convex combination per job under the
+capacities, whose duals are the next multipliers; it prints the best Lagrangian value
+(a bound) and the master's value, which is never below the relaxation's optimum: no
+multipliers, found by any method, prove more than it.
 
 Why: the bucketed LP behind ``bound --strong`` lets a job's work spread fluidly inside a
 bucket; here a task holds its GPU type for its whole length. Prints, per seed, the
@@ -103,39 +110,69 @@ def _cheapest_plan(tasks, rounds, w, start, p, s, ok, price, nxt, rest, plan):
     return value[0, start]
 
 
+class _Grid:
+    """The instance on the grid: task times, syncs and starts rounded down, the horizon
+    (1.5 x hare's makespan), each job's shortest round (the tail's lower estimate)."""
+
+    def __init__(self, inst: Instance, grid: int, hare: Result):
+        self.inst, self.grid = inst, grid
+        ok = inst.eligible_by_type
+        self.p = (np.where(ok, inst.proc_by_type, 0) // grid).astype(np.int64)
+        self.s = (np.where(ok, inst.sync_by_type, 0) // grid).astype(np.int64)
+        self.start = ((inst.release + inst.overhead) // grid).astype(np.int64)
+        self.m = inst.type_count.astype(float)
+        self.horizon = max(1, math.ceil(1.5 * float(hare.schedule.end.max()) / grid))
+        nt = len(inst.gpu_types)
+        self.dmin = np.array(
+            [
+                min(self.p[j, k] + self.s[j, k] for k in range(nt) if ok[j, k])
+                for j in range(inst.num_jobs)
+            ]
+        )
+
+    def cheapest(self, lam: np.ndarray) -> tuple[float, list[tuple[float, np.ndarray, np.ndarray]]]:
+        """The Lagrangian value at ``lam`` (a lower bound, in grid units) and per job its
+        cheapest plan: (w_j C_j, rows k * horizon + t of its tasks' windows, tasks there)."""
+        inst, total, out = self.inst, -float(lam.sum(axis=1) @ self.m), []
+        for j in range(inst.num_jobs):
+            price, nxt = _windows(lam, self.p[j])
+            rounds, w = int(inst.rounds[j]), float(inst.weight[j])
+            rest = self.dmin[j] * (rounds - np.arange(rounds + 1)).astype(np.float64)
+            plan = np.zeros((rounds, 2), dtype=np.int64)
+            k_j = float(inst.tasks_per_round[j])
+            total += _cheapest_plan(
+                k_j, rounds, w, self.start[j], self.p[j], self.s[j], inst.eligible_by_type[j],
+                price, nxt, rest, plan,
+            )  # fmt: skip
+            cost, rows, end = None, [], self.start[j]
+            for r, (k, u) in enumerate(plan):
+                if k < 0:  # ends past the horizon: charged its lower estimate, no windows
+                    cost = w * (self.horizon + 1 + rest[r])
+                    break
+                rows.append(k * self.horizon + np.arange(u, u + self.p[j, k]))
+                end = u + self.p[j, k] + self.s[j, k]
+            idx, n = np.unique(
+                np.concatenate(rows) if rows else np.zeros(0, np.int64), return_counts=True
+            )
+            out.append((w * end if cost is None else cost, idx, k_j * n))
+        return total, out
+
+
 def lagrangian_bound(inst: Instance, grid: int, iters: int, hare: Result) -> float:
     """The best Lagrangian value in ``iters`` subgradient steps (a lower bound on OPT);
     ``hare``: its schedule (its objective is the step target, its makespan sets the
     horizon)."""
-    n, nt = inst.num_jobs, len(inst.gpu_types)
-    ok = inst.eligible_by_type
-    p = (np.where(ok, inst.proc_by_type, 0) // grid).astype(np.int64)
-    s = (np.where(ok, inst.sync_by_type, 0) // grid).astype(np.int64)
-    start = ((inst.release + inst.overhead) // grid).astype(np.int64)
-    m = inst.type_count.astype(float)
-    horizon = max(1, math.ceil(1.5 * float(hare.schedule.end.max()) / grid))
-    dmin = np.array([min(p[j, k] + s[j, k] for k in range(nt) if ok[j, k]) for j in range(n)])
-    lam = np.zeros((nt, horizon))
+    g = _Grid(inst, grid, hare)
+    nt = len(inst.gpu_types)
+    lam = np.zeros((nt, g.horizon))
     best, theta, target = -math.inf, 1.0, hare.objective / grid
     for it in range(iters):
-        total = -float(lam.sum(axis=1) @ m)
-        use = np.zeros((nt, horizon))
-        for j in range(n):
-            price, nxt = _windows(lam, p[j])
-            rounds = int(inst.rounds[j])
-            rest = dmin[j] * (rounds - np.arange(rounds + 1)).astype(np.float64)
-            plan = np.zeros((rounds, 2), dtype=np.int64)
-            k_j = float(inst.tasks_per_round[j])
-            total += _cheapest_plan(
-                k_j, rounds, float(inst.weight[j]), start[j], p[j], s[j], ok[j], price, nxt,
-                rest, plan,
-            )  # fmt: skip
-            for k, u in plan:
-                if k < 0:
-                    break
-                use[k, u : u + p[j, k]] += k_j
+        total, plans = g.cheapest(lam)
+        use = np.zeros(nt * g.horizon)
+        for _, idx, n in plans:
+            use[idx] += n
         best = max(best, total)
-        grad = use - m[:, None]
+        grad = use.reshape(nt, g.horizon) - g.m[:, None]
         norm = float((grad**2).sum())
         if norm == 0:
             break
@@ -145,13 +182,66 @@ def lagrangian_bound(inst: Instance, grid: int, iters: int, hare: Result) -> flo
     return best * grid
 
 
+def colgen_bound(inst: Instance, grid: int, iters: int, hare: Result) -> tuple[float, float]:
+    """Column generation on the same relaxation: (the best Lagrangian value at the master's
+    duals, a lower bound on OPT; the restricted master's value). The master picks a convex
+    combination of plans per job under each type's capacity per instant; its value never
+    falls below the relaxation's optimum (the best any multipliers give), so it is a
+    ceiling on what this relaxation can prove, whatever the method."""
+    import highspy
+
+    g, n, nt = _Grid(inst, grid, hare), inst.num_jobs, len(inst.gpu_types)
+    ncap, inf = nt * g.horizon, highspy.kHighsInf
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    no = np.zeros(0, np.int32)
+    h.addRows(ncap, np.full(ncap, -inf), np.repeat(g.m, g.horizon), 0, no, no, np.zeros(0))
+    h.addRows(n, np.ones(n), np.ones(n), 0, no, no, np.zeros(0))  # one plan per job
+
+    def add(j: int, cost: float, idx: np.ndarray, val: np.ndarray) -> None:
+        rows = np.r_[idx, ncap + j].astype(np.int32)
+        h.addCol(float(cost), 0.0, inf, len(rows), rows, np.r_[val, 1.0])
+
+    for j, (cost, idx, val) in enumerate(g.cheapest(np.zeros((nt, g.horizon)))[1]):
+        add(j, cost, idx, val)
+    for j in range(n):  # every job past the horizon: the master is always feasible
+        rest = g.dmin[j] * int(inst.rounds[j])
+        add(j, inst.weight[j] * (max(g.horizon + 1, g.start[j]) + rest), no, np.zeros(0))
+    best = master = -math.inf
+    for _ in range(iters):
+        h.run()
+        master = h.getInfo().objective_function_value
+        dual = np.asarray(h.getSolution().row_dual)
+        lam = np.maximum(0.0, -dual[:ncap]).reshape(nt, g.horizon)
+        total, plans = g.cheapest(lam)
+        best = max(best, total)
+        new = [
+            j
+            for j, (cost, idx, val) in enumerate(plans)
+            if cost + lam.reshape(-1)[idx] @ val < dual[ncap + j] - 1e-6 * max(1.0, abs(cost))
+        ]
+        if not new:  # no plan prices out: the master is the relaxation's optimum
+            best = max(best, master)
+            break
+        for j in new:
+            add(j, *plans[j])
+    return best * grid, master * grid
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", nargs="+", type=int, default=[3108])
+    ap.add_argument("--seeds", nargs="*", type=int, default=[3108])
     ap.add_argument("--grid", type=int, default=10)
-    ap.add_argument("--iters", type=int, default=400)
+    ap.add_argument("--iters", type=int, default=400, help="subgradient steps / pricing rounds")
+    ap.add_argument("--method", choices=("subgradient", "colgen"), default="subgradient")
     ap.add_argument("--check", type=int, default=0, help="small random instances vs OPT")
     a = ap.parse_args()
+
+    def bound(inst: Instance, grid: int, iters: int, hare: Result) -> tuple[float, float | None]:
+        if a.method == "colgen":
+            return colgen_bound(inst, grid, iters, hare)
+        return lagrangian_bound(inst, grid, iters, hare), None
+
     if a.check:
         from hare_opt.generators import random_instance
 
@@ -161,7 +251,7 @@ def main() -> None:
             opt = solve(inst, "cpsat", time_limit=20)
             if opt.status.value != "optimal":
                 continue
-            lb = lagrangian_bound(inst, 1, 300, solve(inst, "hare"))
+            lb = bound(inst, 1, 300, solve(inst, "hare"))[0]
             worst = max(worst, lb / opt.objective)
             print(f"random {seed}: OPT {opt.objective:.0f}, bound {lb:.1f}", flush=True)
             assert lb <= opt.objective + 1e-6, "not a lower bound"
@@ -175,12 +265,13 @@ def main() -> None:
         hare = run.objective
         lp = strong(inst)  # what ``bound --strong`` prints
         t = time.process_time()
-        lb = lagrangian_bound(inst, a.grid, a.iters, run)
+        lb, ceiling = bound(inst, a.grid, a.iters, run)
         lp_gap = f"{hare / lp - 1:.2%}" if lp else "-"
+        top = f"; master {ceiling:.0f} (gap {hare / ceiling - 1:.2%})" if ceiling else ""
         print(
             f"seed {seed}: hare {hare:.0f}; strong LP {lp or 0:.0f} (gap {lp_gap}); "
-            f"Lagrangian {lb:.0f} (gap {hare / lb - 1:.2%}, grid {a.grid}, {a.iters} steps, "
-            f"{time.process_time() - t:.0f} CPU s)",
+            f"Lagrangian {lb:.0f} (gap {hare / lb - 1:.2%}, grid {a.grid}, {a.iters} "
+            f"{a.method} rounds{top}, {time.process_time() - t:.0f} CPU s)",
             flush=True,
         )
 
