@@ -140,21 +140,20 @@ class _Grid:
             rest = self.dmin[j] * (rounds - np.arange(rounds + 1)).astype(np.float64)
             plan = np.zeros((rounds, 2), dtype=np.int64)
             k_j = float(inst.tasks_per_round[j])
-            total += _cheapest_plan(
+            value = _cheapest_plan(
                 k_j, rounds, w, self.start[j], self.p[j], self.s[j], inst.eligible_by_type[j],
                 price, nxt, rest, plan,
             )  # fmt: skip
-            cost, rows, end = None, [], self.start[j]
-            for r, (k, u) in enumerate(plan):
-                if k < 0:  # ends past the horizon: charged its lower estimate, no windows
-                    cost = w * (self.horizon + 1 + rest[r])
-                    break
-                rows.append(k * self.horizon + np.arange(u, u + self.p[j, k]))
-                end = u + self.p[j, k] + self.s[j, k]
+            total += value
+            rows = [
+                k * self.horizon + np.arange(u, u + self.p[j, k]) for k, u in plan if k >= 0
+            ]  # the rounds before the first past the horizon (type -1) hold windows
             idx, n = np.unique(
                 np.concatenate(rows) if rows else np.zeros(0, np.int64), return_counts=True
             )
-            out.append((w * end if cost is None else cost, idx, k_j * n))
+            # the plan's own cost, as the programme priced it (the tail's lower estimate
+            # included): its value less the multipliers over its windows
+            out.append((value - float(lam.reshape(-1)[idx] @ (k_j * n)), idx, k_j * n))
         return total, out
 
 
@@ -204,9 +203,10 @@ def colgen_bound(inst: Instance, grid: int, iters: int, hare: Result) -> tuple[f
 
     for j, (cost, idx, val) in enumerate(g.cheapest(np.zeros((nt, g.horizon)))[1]):
         add(j, cost, idx, val)
-    for j in range(n):  # every job past the horizon: the master is always feasible
+    for j in range(n):  # every job past the horizon (the programme's estimate): feasible
         rest = g.dmin[j] * int(inst.rounds[j])
-        add(j, inst.weight[j] * (max(g.horizon + 1, g.start[j]) + rest), no, np.zeros(0))
+        late = g.start[j] + rest if g.start[j] > g.horizon else g.horizon + 1 + rest - g.dmin[j]
+        add(j, inst.weight[j] * late, no, np.zeros(0))
     best = master = -math.inf
     for _ in range(iters):
         h.run()
