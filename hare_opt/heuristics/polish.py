@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,38 +58,45 @@ def polish(
     plan = left_shift(inst, Plan.of(inst, schedule))
     best = plan_objective(inst, plan)
     prio = 2 * _ranks(plan.start)  # list positions; a move goes to an odd slot between them
+    around = _rounds_around(plan)
     evals = moves = 0
-    while budget >= n:
-        found = False
-        for i in range(n):
-            lo, hi = _window(plan, prio, i)
-            j = int(plan.job[i])
-            for g in np.flatnonzero(inst.proc[j] > 0).tolist():
-                for p in range(lo | 1, hi, 2):  # odd slots strictly between lo and hi
-                    if g == plan.gpu[i] and abs(p - prio[i]) == 1:
-                        continue  # next to itself on its own GPU: the same schedule
-                    if time.perf_counter() >= deadline or (stop is not None and stop.is_set()):
-                        budget = 0  # out of time: ends every loop below
-                    if budget < n:
-                        break
-                    trial = Plan(plan.job, plan.rnd, plan.task, plan.gpu.copy(), prio.copy())
-                    trial.gpu[i], trial.start[i] = g, p
-                    shifted = left_shift(inst, trial)
-                    budget -= n
-                    evals += 1
-                    value = plan_objective(inst, shifted)
-                    if value < best:
-                        best, plan, found = value, shifted, True
-                        prio = 2 * _ranks(trial.start)
-                        moves += 1
-                        break
-                if found or budget < n:
-                    break
-            if found or budget < n:
+    improved = True
+    while improved:
+        improved = False
+        gpu = plan.gpu.copy()
+        for i, g, p in _moves(inst, plan, prio, around):
+            if (
+                budget < n
+                or time.perf_counter() >= deadline
+                or (stop is not None and stop.is_set())
+            ):
+                return Polished(plan.schedule(inst), best, moves, evals)
+            kept = gpu[i], prio[i]
+            gpu[i], prio[i] = g, p  # the move in place, undone below unless it is kept
+            shifted = left_shift(inst, Plan(plan.job, plan.rnd, plan.task, gpu, prio))
+            budget -= n
+            evals += 1
+            value = plan_objective(inst, shifted)
+            if value < best:
+                best, plan, improved = value, shifted, True
+                prio = 2 * _ranks(prio)
+                moves += 1
                 break
-        if not found:
-            break
+            gpu[i], prio[i] = kept
     return Polished(plan.schedule(inst), best, moves, evals)
+
+
+def _moves(
+    inst: Instance, plan: Plan, prio: np.ndarray, around: list[tuple[np.ndarray, np.ndarray]]
+) -> Iterator[tuple[int, int, int]]:
+    """Every single-task move (task, GPU, odd list slot) in scan order, but the ones that
+    leave the schedule as it is (the task next to itself on its own GPU)."""
+    for i in range(len(prio)):
+        lo, hi = _window(prio, *around[i])
+        for g in np.flatnonzero(inst.proc[plan.job[i]] > 0).tolist():
+            for p in range(lo | 1, hi, 2):  # odd slots strictly between lo and hi
+                if g != plan.gpu[i] or abs(p - prio[i]) != 1:
+                    yield i, g, p
 
 
 def _ranks(keys: np.ndarray) -> np.ndarray:
@@ -98,12 +106,24 @@ def _ranks(keys: np.ndarray) -> np.ndarray:
     return out
 
 
-def _window(plan: Plan, prio: np.ndarray, i: int) -> tuple[int, int]:
-    """Open interval of list positions task i may move to: after its job's previous round,
-    before its next (positions of other tasks are even, so any odd one inside is free)."""
-    mine = plan.job == plan.job[i]
-    before = prio[mine & (plan.rnd == plan.rnd[i] - 1)]
-    after = prio[mine & (plan.rnd == plan.rnd[i] + 1)]
-    lo = int(before.max()) if len(before) else -1
-    hi = int(after.min()) if len(after) else 2 * len(prio) + 1
+def _rounds_around(plan: Plan) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per task, the rows of its job's previous and next round (moves never change them)."""
+    rows: dict[tuple[int, int], list[int]] = {}
+    for i, key in enumerate(zip(plan.job.tolist(), plan.rnd.tolist())):
+        rows.setdefault(key, []).append(i)
+    return [
+        (
+            np.asarray(rows.get((j, r - 1), []), np.int64),
+            np.asarray(rows.get((j, r + 1), []), np.int64),
+        )
+        for j, r in zip(plan.job.tolist(), plan.rnd.tolist())
+    ]
+
+
+def _window(prio: np.ndarray, before: np.ndarray, after: np.ndarray) -> tuple[int, int]:
+    """Open interval of list positions a task may move to: after its job's previous round
+    (rows ``before``), before its next (``after``); positions of other tasks are even, so
+    any odd one inside is free."""
+    lo = int(prio[before].max()) if len(before) else -1
+    hi = int(prio[after].min()) if len(after) else 2 * len(prio) + 1
     return lo, hi

@@ -156,7 +156,8 @@ class RoundEngine:
         self._jst = np.concatenate(
             [np.stack([inst.release, np.zeros(n, np.int64), left, carry]), own]
         ).astype(np.int64)
-        ktab = fixed.stab if self.sync_first else np.zeros_like(fixed.stab)
+        # a copy: the kernels get the memoised stab too, and ktab is this engine's own
+        ktab = fixed.stab.copy() if self.sync_first else np.zeros_like(fixed.stab)
         if np.any(penalty):
             pen = np.asarray(penalty, float)
             pen = pen[:, None] if pen.ndim else pen

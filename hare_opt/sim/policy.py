@@ -23,7 +23,8 @@ from typing import Any, ClassVar, Literal
 
 from hare_opt.model import HareOptError, OptionError
 from hare_opt.model.options import Options, UnknownOptionError, parse_spec
-from hare_opt.sim.engine.reference import Mode, Policy
+from hare_opt.sim.engine.reference import Policy
+from hare_opt.sim.semantics import Mode
 from hare_opt.util.registry import Registry, resolve
 
 __all__ = [

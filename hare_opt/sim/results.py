@@ -23,6 +23,7 @@ import pandas as pd
 from hare_opt.checker import verify
 from hare_opt.io.output import atomic_path
 from hare_opt.model import Instance, Result, Schedule, Status
+from hare_opt.sim.semantics import Mode
 
 JOB_COLUMNS = (
     "policy",
@@ -76,7 +77,7 @@ class SimResult:
         cls,
         inst: Instance,
         name: str,
-        mode: str,
+        mode: Mode,
         stats: dict[str, Any],
         rec: RunRecord,
         semantics: str,

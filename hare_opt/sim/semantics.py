@@ -23,11 +23,14 @@ its own overheads are used.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from hare_opt.model import Instance, OptionError
 from hare_opt.model.units import unit_seconds
 
+#: A policy's mode: ``relaxed`` places single tasks, ``gang`` whole rounds at once (and
+#: holds leases under ``lease``).
+Mode = Literal["relaxed", "gang"]
 SEMANTICS = ("lease", "per-round")
 DEFAULT_SEMANTICS = "lease"
 #: Table 3 column the gang policies' setups come from under leases (generated workloads).
@@ -45,13 +48,13 @@ def check_semantics(value: Any, owner: str = "simulate") -> str:
     return str(value)
 
 
-def holds_leases(mode: str, semantics: str) -> bool:
+def holds_leases(mode: Mode, semantics: str) -> bool:
     """Whether a policy of ``mode`` holds GPUs for leases under ``semantics``."""
     return mode == "gang" and check_semantics(semantics) == "lease"
 
 
 def switching_for(
-    mode: str, semantics: str, switching: str, lease_switching: str | None = None
+    mode: Mode, semantics: str, switching: str, lease_switching: str | None = None
 ) -> str:
     """The Table 3 column a policy of ``mode`` runs a generated workload with: the
     lease column for gang policies under leases, ``switching`` otherwise."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from hare_opt.sim.events import (
 from hare_opt.sim.results import RunRecord, SimResult
 from hare_opt.sim.semantics import (
     DEFAULT_SEMANTICS,
+    Mode,
     check_semantics,
     holds_leases,
     lease_of,
@@ -49,8 +50,6 @@ from hare_opt.sim.semantics import (
 )
 
 __all__ = ["Mode", "Policy", "Simulator"]
-
-Mode = Literal["relaxed", "gang"]
 
 
 class Policy(Protocol):

@@ -29,7 +29,7 @@ from hare_opt.sim.policies.gavel import (
     round_state,
 )
 from hare_opt.sim.policy import PolicyOptions
-from hare_opt.sim.semantics import LEASE_S
+from hare_opt.sim.semantics import LEASE_S, Mode
 
 if TYPE_CHECKING:
     from hare_opt.sim.engine.reference import Simulator
@@ -95,7 +95,7 @@ class GangPolicy:
     """
 
     name = "gang"
-    mode = "gang"
+    mode: Mode = "gang"
     blocking = False
     Options: ClassVar[type[GangOptions]] = GangOptions
 

@@ -33,6 +33,7 @@ from hare_opt.model.options import option
 from hare_opt.sim.engine.state import RelaxedKernel, keeps_rules
 from hare_opt.sim.events import Events
 from hare_opt.sim.policy import PolicyOptions
+from hare_opt.sim.semantics import Mode
 
 if TYPE_CHECKING:
     from hare_opt.sim.engine.reference import Simulator
@@ -46,7 +47,7 @@ class HLASOptions(PolicyOptions):
 
 class HLASPolicy:
     name = "hlas"
-    mode = "relaxed"
+    mode: Mode = "relaxed"
 
     Options: ClassVar[type[HLASOptions]] = HLASOptions
 

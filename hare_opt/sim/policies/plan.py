@@ -72,6 +72,7 @@ from hare_opt.sim.engine.plans import PlanRuns
 from hare_opt.sim.engine.state import RelaxedKernel, keeps_rules
 from hare_opt.sim.events import Events, SimulationError
 from hare_opt.sim.policy import PolicyOptions
+from hare_opt.sim.semantics import Mode
 from hare_opt.solvers.planners import get_planner
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class PlanPolicy:
     keyword arguments are the planner's options (a solver's options for a solver)."""
 
     name = "plan"
-    mode = "relaxed"
+    mode: Mode = "relaxed"
     planner_name = "hare"
     Options: ClassVar[type[PlanOptions]] = PlanOptions
 
