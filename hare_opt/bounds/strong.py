@@ -30,6 +30,8 @@ buckets + patterns).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -124,6 +126,35 @@ def strong_bound(
     """The LP's value (a float: round it with ``model.ceil_bound``), None if HiGHS gives no
     optimum in time. ``upper``: a proved upper bound on OPT (it caps every completion and
     so the horizon)."""
+    lp = strong_lp(inst, upper, buckets=buckets, time_limit=time_limit)
+    return lp.value if lp is not None and math.isfinite(lp.value) else None
+
+
+@dataclass(frozen=True)
+class StrongLP:
+    """The LP's optimum: its value (``math.inf``: no schedule in the branch scores at most
+    ``upper``), each job's completion C_j and completion shares X_jl, the bucket ends."""
+
+    value: float
+    completion: np.ndarray
+    share: np.ndarray
+    ends: np.ndarray
+
+
+def strong_lp(
+    inst: Instance,
+    upper: int,
+    *,
+    buckets: int = 400,
+    time_limit: float | None = 60.0,
+    completion: Mapping[int, tuple[float, float]] | None = None,
+) -> StrongLP | None:
+    """``strong_bound``'s LP and its solution; None if HiGHS gives no optimum in time.
+
+    ``completion``: job -> (lo, hi), the schedules in which job j completes within
+    [lo, hi] only (a branch: C_j >= lo, nothing of X_j before lo, all of it from hi on),
+    so that the least value over branches that cover every schedule is a bound too.
+    """
     from scipy.optimize import linprog  # SciPy loads only when a bound needs it
 
     n, types = inst.num_jobs, len(inst.gpu_types)
@@ -168,6 +199,10 @@ def strong_bound(
         lb[xc(j)[hi >= late[j]]] = 1.0  # done by its latest completion
         ub[wc(j)] = tasks[j]
     lb[cc : cc + n] = cp
+    for j, (c_lo, c_hi) in (completion or {}).items():
+        lb[cc + j], ub[cc + j] = max(lb[cc + j], c_lo), min(ub[cc + j], c_hi)
+        ub[xc(j)[hi < c_lo]] = 0.0  # not complete before lo
+        lb[xc(j)[hi >= c_hi]] = 1.0  # complete by hi
     cost = np.zeros(ncol)
     cost[cc : cc + n] = w
 
@@ -221,6 +256,9 @@ def strong_bound(
         method="highs",
         options=options,
     )
+    if res.status == 2:  # infeasible: the branch holds no schedule scoring <= upper
+        return StrongLP(math.inf, np.zeros(0), np.zeros((0, L)), hi)
     if res.status != 0 or not math.isfinite(res.fun):
         return None
-    return float(res.fun)
+    x = res.x
+    return StrongLP(float(res.fun), x[cc : cc + n], x[ny : ny + n * L].reshape(n, L), hi)
