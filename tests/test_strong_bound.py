@@ -10,7 +10,7 @@ from hypothesis import given
 from strategies import instances
 
 from hare_opt.bounds import critical_path_bound, lower_bound, strong_bound
-from hare_opt.bounds.strong import max_task_rate, round_patterns
+from hare_opt.bounds.strong import max_task_rate, round_patterns, strong_lp
 from hare_opt.io import load_instance
 from hare_opt.model import GPU, Instance, Job, ceil_bound
 from hare_opt.solvers import solve
@@ -25,6 +25,25 @@ def test_below_the_optimum(inst):
         assert value is not None
         assert ceil_bound(value) <= opt.objective
         assert value >= critical_path_bound(inst) - 1e-6 * critical_path_bound(inst)
+
+
+@given(instances(max_tasks=8))
+def test_a_completion_window_that_holds_the_optimum_keeps_the_lp_below_it(inst):
+    """Branching on completion times is sound: with every job's completion fixed to the
+    optimum's own that schedule is still in the LP, so its value stays <= OPT; the whole
+    window's solution completes each job there, and a window no schedule can meet is
+    infeasible (value inf: nothing to search)."""
+    opt = solve(inst, "bnb", special=False, time_limit=30)
+    assert opt.status == "optimal" and opt.report is not None
+    done = np.asarray(opt.report.completion, float)
+    lp = strong_lp(
+        inst, int(opt.objective), buckets=50, completion=dict(enumerate(zip(done, done)))
+    )
+    assert lp is not None and ceil_bound(lp.value) <= opt.objective
+    assert np.allclose(lp.completion, done)
+    far = float(opt.objective) + 1  # no job completes after OPT (weights are >= 1)
+    gone = strong_lp(inst, int(opt.objective), buckets=50, completion={0: (far, far)})
+    assert gone is not None and gone.value == float("inf")
 
 
 def test_a_loaded_cluster_lifts_it_above_the_critical_path():
