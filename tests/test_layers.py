@@ -178,22 +178,23 @@ def test_no_import_cycle():
     assert not found, f"import cycles: {found[:5]}"
 
 
-#: Layers inside the simulator, lowest first: what a run records, the engines (the
-#: reference loop and the compiled cores, which import no policy and no registry), the
-#: registry (which names policies by string and imports no compiled core), the
-#: policies, the entry point that picks an engine, and what builds workloads for it or
+#: Layers inside the simulator, lowest first: the terms a run is under (a policy's mode,
+#: what a gang start holds) and its events, what a run records (in those terms), the
+#: engines (the reference loop and the compiled cores, which import no policy and no
+#: registry), the registry (which names policies by string and imports no compiled core),
+#: the policies, the entry point that picks an engine, and what builds workloads for it or
 #: runs it once to load its compiled engines (``warm``). The package's ``__init__`` is its
 #: facade.
 SIM_LAYERS = {
     "events": 0,
     "semantics": 0,
-    "results": 0,
-    "engine": 1,
-    "policy": 2,
-    "policies": 3,
-    "simulator": 4,
-    "workload": 5,
-    "warm": 5,
+    "results": 1,
+    "engine": 2,
+    "policy": 3,
+    "policies": 4,
+    "simulator": 5,
+    "workload": 6,
+    "warm": 6,
 }
 SIM = PACKAGE / "sim"
 

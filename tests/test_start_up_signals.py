@@ -206,3 +206,51 @@ def test_a_forked_child_does_not_inherit_the_guard():
         [sys.executable, "-c", FORKED], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert out.stdout.strip() == "0", out.stdout + out.stderr
+
+
+TEAR_DOWN = """
+import sys
+from pathlib import Path
+
+import hare_opt.cli.main as cli
+
+mark = Path(sys.argv[1])
+
+
+class TornDown:
+    def __del__(self):  # runs in the interpreter's tear-down, and only there
+        mark.write_text("torn down")
+
+
+keep = TornDown()
+
+
+def run(argv):
+    if sys.argv[2] == "interrupt":
+        raise KeyboardInterrupt
+    return 0
+
+
+cli._run = run
+sys.exit(cli.main())
+"""
+
+
+@pytest.mark.parametrize("how, code, torn", [("interrupt", 130, False), ("done", 0, True)])
+def test_an_interrupted_command_skips_the_interpreter_s_tear_down(tmp_path, how, code, torn):
+    """A C extension cut short in its import can crash the tear-down (exit -6 after the
+    interrupt's line, seen once 0.35 s into ``reproduce``), and after an interrupt it has
+    nothing left to finish: the process ends without it; a command that ends normally
+    keeps it."""
+    mark = tmp_path / "mark"
+    out = subprocess.run(
+        [sys.executable, "-c", TEAR_DOWN, str(mark), how],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == code, out.stderr[-800:]
+    assert mark.exists() == torn
+    if how == "interrupt":
+        assert out.stderr.splitlines()[-1] == "hare-opt: interrupted by SIGINT"

@@ -180,7 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = _flush(code)
     if argv is None:
         interrupt.end_process(code)
-        if _skip_teardown[0]:
+        # after an interrupt the interpreter's tear-down has nothing left to finish and
+        # can crash: a C extension cut short in its import (matplotlib's, 0.35 s into
+        # ``reproduce``) once aborted it (exit -6, after the interrupt's line)
+        if _skip_teardown[0] or code == interrupt.EXIT_INTERRUPTED:
             _leave(code)
     return code
 

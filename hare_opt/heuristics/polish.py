@@ -89,7 +89,7 @@ def polish(
 def _moves(
     inst: Instance, plan: Plan, prio: np.ndarray, around: list[tuple[np.ndarray, np.ndarray]]
 ) -> Iterator[tuple[int, int, int]]:
-    """Every single-task move (task, GPU, odd list slot) in scan order, but the ones that
+    """Every single-task move (task, GPU, odd list slot) in scan order, except those that
     leave the schedule as it is (the task next to itself on its own GPU)."""
     for i in range(len(prio)):
         lo, hi = _window(prio, *around[i])
