@@ -238,10 +238,10 @@ sys.exit(cli.main())
 
 @pytest.mark.parametrize("how, code, torn", [("interrupt", 130, False), ("done", 0, True)])
 def test_an_interrupted_command_skips_the_interpreter_s_tear_down(tmp_path, how, code, torn):
-    """A C extension cut short in its import can crash the tear-down (exit -6 after the
-    interrupt's line, seen once 0.35 s into ``reproduce``), and after an interrupt it has
-    nothing left to finish: the process ends without it; a command that ends normally
-    keeps it."""
+    """The tear-down can crash after an interrupt (exit -6, a fatal error after the
+    interrupt's line, seen once 0.35 s into ``reproduce`` while its imports ran) and has
+    nothing left to finish then: the process ends without it; a command that ends
+    normally keeps it."""
     mark = tmp_path / "mark"
     out = subprocess.run(
         [sys.executable, "-c", TEAR_DOWN, str(mark), how],

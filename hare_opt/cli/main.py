@@ -181,8 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         interrupt.end_process(code)
         # after an interrupt the interpreter's tear-down has nothing left to finish and
-        # can crash: a C extension cut short in its import (matplotlib's, 0.35 s into
-        # ``reproduce``) once aborted it (exit -6, after the interrupt's line)
+        # can crash: once, 0.35 s into ``reproduce`` (its imports, C extensions among
+        # them, under way), it aborted (exit -6, a fatal error after the interrupt's line)
         if _skip_teardown[0] or code == interrupt.EXIT_INTERRUPTED:
             _leave(code)
     return code
