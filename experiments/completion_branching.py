@@ -7,7 +7,9 @@ Every schedule completes job j either by t or after it, so splitting a node into
 "C_j <= t" and "C_j >= t + 1" (``bounds.strong.strong_lp``'s completion windows) keeps
 every schedule in some open node, and the least LP value over the open nodes is a lower
 bound. A node branches on the job whose completion share X_j is most spread out (weight
-x the time from its first share to its last), at the time its share passes one half.
+x the time from its first share to its last), at the time its share passes one half
+(or halfway through the spread when that is the end of the job's window: both sides
+are then narrower than the node by more than a unit).
 Prints the bound every five nodes, then hare's gap to it, and the CPU seconds.
 
 Why: the strong LP lets a large job be "complete" a share at a time, while a schedule
@@ -31,18 +33,29 @@ from hare_opt.solvers import solve
 Branch = dict[int, tuple[float, float]]
 
 
-def branch_job(inst: Instance, lp: StrongLP) -> tuple[int, float] | None:
-    """The job whose completion share is most spread, and where it passes one half."""
-    best: tuple[float, int, float] | None = None
+def branch_job(inst: Instance, lp: StrongLP, branch: Branch) -> tuple[int, int] | None:
+    """The job whose completion share is most spread, and where to split it: where its
+    share passes one half, kept inside the job's window so that both sides are narrower
+    than the node (no node is split into itself)."""
+    best: tuple[float, int, int] | None = None
     for j in range(inst.num_jobs):
+        lo, hi = branch.get(j, (0.0, math.inf))
+        if hi - lo < 1:
+            continue
         share = lp.share[j]
         first = lp.ends[np.argmax(share > 1e-6)]
         last = lp.ends[np.argmax(share > 1 - 1e-6)]
         if last - first < 1:
             continue
+        # where the share passes one half; if that is the window's end (the share jumps
+        # to 1 there), halfway through the spread instead: splitting off the window's
+        # last unit would leave the same node less one unit, again and again
+        a, b = max(lo, float(first)), min(hi, float(last))
+        t_half = float(lp.ends[np.argmax(share >= 0.5)])
+        t = int(min(max(math.floor(t_half if a <= t_half < b else (a + b) / 2), lo), hi - 1))
         score = float(inst.weight[j]) * float(last - first)
         if best is None or score > best[0]:
-            best = (score, j, float(lp.ends[np.argmax(share >= 0.5)]))
+            best = (score, j, t)
     return None if best is None else (best[1], best[2])
 
 
@@ -57,13 +70,13 @@ def branch_and_bound(inst: Instance, upper: int, nodes: int) -> float:
     print(f"  root {root.value:.0f}", flush=True)
     for done in range(1, nodes + 1):
         value, _, branch, lp = heap[0]
-        pick = branch_job(inst, lp) if math.isfinite(value) else None
+        pick = branch_job(inst, lp, branch) if math.isfinite(value) else None
         if pick is None:  # nothing left to split: this node's value stands
             break
         heapq.heappop(heap)
         j, t = pick
         lo, hi = branch.get(j, (0.0, math.inf))
-        for window in ((lo, min(hi, math.floor(t))), (max(lo, math.floor(t) + 1), hi)):
+        for window in ((lo, float(t)), (float(t + 1), hi)):
             child = strong_lp(inst, upper, completion={**branch, j: window})
             if child is None:
                 raise SystemExit("a node's LP has no optimum in time")
