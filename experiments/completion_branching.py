@@ -33,10 +33,10 @@ from hare_opt.solvers import solve
 Branch = dict[int, tuple[float, float]]
 
 
-def branch_job(inst: Instance, lp: StrongLP, branch: Branch) -> tuple[int, int] | None:
-    """The job whose completion share is most spread, and where to split it: where its
-    share passes one half, kept inside the job's window so that both sides are narrower
-    than the node (no node is split into itself)."""
+def branch_job(inst: Instance, lp: StrongLP, branch: Branch) -> tuple[Branch, Branch] | None:
+    """The node's two children: the job whose completion share is most spread, split where
+    its share passes one half, kept inside the job's window so that both sides are
+    narrower than the node (no node is split into itself)."""
     best: tuple[float, int, int] | None = None
     for j in range(inst.num_jobs):
         lo, hi = branch.get(j, (0.0, math.inf))
@@ -56,7 +56,11 @@ def branch_job(inst: Instance, lp: StrongLP, branch: Branch) -> tuple[int, int] 
         score = float(inst.weight[j]) * float(last - first)
         if best is None or score > best[0]:
             best = (score, j, t)
-    return None if best is None else (best[1], best[2])
+    if best is None:
+        return None
+    _, j, t = best
+    lo, hi = branch.get(j, (0.0, math.inf))
+    return {**branch, j: (lo, float(t))}, {**branch, j: (float(t + 1), hi)}
 
 
 def branch_and_bound(inst: Instance, upper: int, nodes: int) -> float:
@@ -74,14 +78,12 @@ def branch_and_bound(inst: Instance, upper: int, nodes: int) -> float:
         if pick is None:  # nothing left to split: this node's value stands
             break
         heapq.heappop(heap)
-        j, t = pick
-        lo, hi = branch.get(j, (0.0, math.inf))
-        for window in ((lo, float(t)), (float(t + 1), hi)):
-            child = strong_lp(inst, upper, completion={**branch, j: window})
+        for side in pick:
+            child = strong_lp(inst, upper, completion=side)
             if child is None:
                 raise SystemExit("a node's LP has no optimum in time")
             made += 1
-            heapq.heappush(heap, (child.value, made, {**branch, j: window}, child))
+            heapq.heappush(heap, (child.value, made, side, child))
         if done % 5 == 0:
             print(
                 f"  nodes {done}: bound {heap[0][0]:.0f}, {len(heap)} open, "

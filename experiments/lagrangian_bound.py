@@ -203,10 +203,12 @@ def colgen_bound(inst: Instance, grid: int, iters: int, hare: Result) -> tuple[f
 
     for j, (cost, idx, val) in enumerate(g.cheapest(np.zeros((nt, g.horizon)))[1]):
         add(j, cost, idx, val)
-    for j in range(n):  # every job past the horizon (the programme's estimate): feasible
-        rest = g.dmin[j] * int(inst.rounds[j])
-        late = g.start[j] + rest if g.start[j] > g.horizon else g.horizon + 1 + rest - g.dmin[j]
-        add(j, inst.weight[j] * late, no, np.zeros(0))
+    # every job past the horizon, so that the master is always feasible: the programme's
+    # plan when every window costs more than any plan's tail estimate
+    dear = float(inst.weight.max()) * (g.horizon + 2 + g.start.max() + g.dmin @ inst.rounds)
+    for j, (cost, idx, _) in enumerate(g.cheapest(np.full((nt, g.horizon), dear))[1]):
+        assert len(idx) == 0, "a window was cheaper than the horizon's tail"
+        add(j, cost, no, np.zeros(0))
     best = master = -math.inf
     for _ in range(iters):
         h.run()
