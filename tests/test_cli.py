@@ -244,6 +244,49 @@ def test_solve_shows_hare_papers_relaxation():
     assert code == 0 and "relaxation  objective" in out and "(optimal)" in out
 
 
+def _starters() -> list[str]:
+    from hare_opt.cli.commands.solve import STARTS_FROM
+    from hare_opt.solvers import SOLVERS
+
+    return SOLVERS.names(lambda s: s.kind in STARTS_FROM)
+
+
+@pytest.mark.parametrize("solver", _starters())
+def test_solve_continues_from_a_schedule_file(solver):
+    # fig1's schedule (a) totals 21: every solver that takes a start says it began
+    # from the file's schedule and returns one at least as good
+    code, out, err = run(
+        ["solve", str(FIG1), "--solver", solver, "--start", fig1_schedule("a")]
+        + ["--time-limit", "20", "--json"]
+    )
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["stats"]["start"] == "given" and got["stats"]["start_objective"] == 21
+    assert got["objective"] <= 21 and (got["lower_bound"] or 0) <= got["objective"]
+    code, out, err = run(["solve", str(FIG1), "--solver", solver, "--start", fig1_schedule("c")])
+    assert code == 0 and "start       17 0.5s (= 8.5 s) (from " in out, err
+
+
+def test_solve_start_refusals_name_the_option_and_the_file(tmp_path):
+    a_file = fig1_schedule("a")
+    line = one_line_error(["solve", str(FIG1), "--start", a_file], command="solve")
+    assert "option '--start': solver 'hare' builds its own schedule" in line
+    assert all(name in line for name in _starters())
+    # a schedule of another instance: checked before any work, the file named
+    other = tmp_path / "other.json"
+    other.write_text(dumps_instance(Instance((GPU("g", "A"),), (Job("j", {"A": 3}),))))
+    line = one_line_error(["solve", str(other), "--solver", "cpsat", "--start", a_file], "solve")
+    assert f"option '--start': {a_file}: not a feasible schedule for this instance" in line
+    line = one_line_error(["solve", str(FIG1), "--solver", "lns", "--start", str(FIG1)], "solve")
+    assert "expected 'hare-opt/schedule@1'" in line
+    line = one_line_error(
+        ["solve", str(FIG1), "--solver", "lns", "--start", a_file, "--out", a_file], "solve"
+    )
+    assert "'--out'" in line and "also an input" in line
+    line = one_line_error(["solve", str(FIG1), "--option", "hint=x"], "solve")
+    assert "option 'hint': is set with --start" in line
+
+
 @pytest.mark.parametrize("name", ["fig1.json", "tiny/tiny-00.json", "small/small-03.json"])
 def test_bound_text_output_prints_every_line(name):
     path = Path(__file__).parents[1] / "instances" / name

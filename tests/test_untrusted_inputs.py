@@ -466,6 +466,7 @@ PATH_OPTIONS = {
     ("plot", "schedule"): "input",
     ("plot", "out"): "output",
     ("solve", "instance"): "input",
+    ("solve", "start"): "input",
     ("solve", "out"): "output",
     ("bound", "instance"): "input",
     ("simulate", "instance"): "input",
@@ -509,6 +510,7 @@ def test_every_path_option_is_an_input_or_a_declared_output():
     "argv",
     [
         ["solve", "{inst}", "--solver", "hare", "--out", "{inst}"],
+        ["solve", "{inst}", "--solver", "lns", "--start", "{sched}", "--out", "{sched}"],
         ["simulate", "--instance", "{inst}", "--policies", "gavel-fifo", "--out", "{inst}"],
         ["plot", "{inst}", "{sched}", "--out", "{inst}"],
         ["plot", "{inst}", "{sched}", "--out", "{sched}"],
@@ -517,6 +519,7 @@ def test_every_path_option_is_an_input_or_a_declared_output():
     ],
     ids=[
         "solve",
+        "solve-start",
         "simulate",
         "plot-instance",
         "plot-schedule",

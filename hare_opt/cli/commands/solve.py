@@ -1,4 +1,4 @@
-"""``hare-opt solve INSTANCE --solver NAME [--time-limit S] [--out FILE] [--json] ...``."""
+"""``hare-opt solve INSTANCE --solver NAME [--time-limit S] [--start FILE] [--out FILE] ...``."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 
 from hare_opt.cli import args as a
 from hare_opt.cli.clock import process_age
-from hare_opt.io import load_instance, save_result
-from hare_opt.model import OptionError
+from hare_opt.io import load_instance, load_result, save_result
+from hare_opt.model import Instance, OptionError, Result
 from hare_opt.model.units import fmt_number, fmt_time
-from hare_opt.solvers import SOLVERS, solve, solver_names
+from hare_opt.solvers import SOLVERS, check_hint, solve, solver_names
 from hare_opt.solvers.kernels import LOADER
 from hare_opt.util import progress
 
@@ -25,7 +25,11 @@ HELP = "solve an instance with an exact solver or a heuristic; the schedule is c
 #: The process ends without the interpreter's tear-down (``cli.main._leave``).
 SKIP_TEARDOWN = True
 #: Shared options that have their own flag (or are not for the command line).
-RESERVED = {"time_limit": "--time-limit", "hint": None, "verify_result": None, "stop": None}
+RESERVED = {"time_limit": "--time-limit", "hint": "--start", "verify_result": None, "stop": None}
+#: Kinds whose solvers continue from a given schedule (``--start``, the library's
+#: ``hint``): an exact solver takes it as its first incumbent (``exact.best_start``), an
+#: improver as the schedule it improves; the others build their own and would ignore it.
+STARTS_FROM = ("exact", "improver")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,6 +43,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="SECONDS",
         help="wall-clock limit for solvers that search (default: none)",
+    )
+    p.add_argument(
+        "--start",
+        type=a.path,
+        metavar="FILE",
+        help="a schedule file to continue from (e.g. an earlier --out): checked against "
+        "the instance first, then the first incumbent of an exact solver or the schedule "
+        "lns improves",
     )
     p.add_argument(
         "--out",
@@ -95,6 +107,14 @@ def _options(pairs: list[str]) -> dict:
     return out
 
 
+def _start(inst: Instance, path: str) -> Result:
+    """The schedule file as a checked start, or an error that names the file and why."""
+    try:
+        return check_hint(inst, load_result(path))
+    except OptionError as exc:
+        raise OptionError(f"{path}: {exc.reason}", option="--start", owner="solve") from None
+
+
 def bound_label(result) -> str:
     """What the printed lower bound is, so that it is not mistaken for another one."""
     if result.status == "optimal":
@@ -117,9 +137,19 @@ def run(args: argparse.Namespace) -> int:
     spec = SOLVERS.spec(args.solver)  # an unknown name fails before the file is read
     options = _options(args.option)
     spec.parse_options({k: v for k, v in options.items() if k not in ("seed", "threads", "log")})
+    if args.start and spec.kind not in STARTS_FROM:
+        takers = ", ".join(SOLVERS.names(lambda s: s.kind in STARTS_FROM))
+        raise OptionError(
+            f"solver {args.solver!r} builds its own schedule and would ignore it; "
+            f"solvers that continue from one: {takers}",
+            option="--start",
+            owner="solve",
+        )
     if args.out:
-        a.check_output(args.out, [args.instance], owner="solve")
+        a.check_output(args.out, [args.instance, args.start], owner="solve")
     inst = load_instance(args.instance)
+    if args.start:
+        options["hint"] = _start(inst, args.start)
     forced = os.environ.get("HARE_OPT_PROGRESS") == "1"  # e.g. for logs and tests
     show = not args.no_progress and (forced or (not args.json and sys.stderr.isatty()))
     unit = inst.time_unit
@@ -151,6 +181,9 @@ def run(args: argparse.Namespace) -> int:
         f"{inst.name}: solver {args.solver}, status {s['status']}"
         + (f" (stopped early: {stopped})" if stopped else "")
     ]
+    if args.start:
+        given = options["hint"].objective
+        lines.append(f"  start       {fmt_time(given, unit)} (from {args.start})")
     if s["objective"] is not None:
         lines.append(f"  objective   {fmt_time(s['objective'], unit)}")
     if s["lower_bound"] is not None:
