@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -85,6 +85,18 @@ class _Fixed:
     group: np.ndarray  # (N,) group of jobs with the same eligible types
     gtypes: np.ndarray  # (G, T) those types
     runs: int  # most runs a whole dispatch can make: min(K, eligible GPUs) a round
+
+    def __post_init__(self) -> None:
+        # memoised and shared by every engine on the instance: read-only views, so that a
+        # kernel that wrote to one would not compile (numba types them read-only) rather
+        # than corrupt every later dispatch; views, so the instance's own arrays stay as
+        # they are
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                view = value.view()
+                view.flags.writeable = False
+                object.__setattr__(self, f.name, view)
 
 
 _fixed_memo: dict[int, tuple[weakref.ref, _Fixed]] = {}
@@ -156,7 +168,8 @@ class RoundEngine:
         self._jst = np.concatenate(
             [np.stack([inst.release, np.zeros(n, np.int64), left, carry]), own]
         ).astype(np.int64)
-        # a copy: the kernels get the memoised stab too, and ktab is this engine's own
+        # writable and this engine's own (the memoised stab is read-only): every call
+        # of a kernel then has the same argument types, one compiled version
         ktab = fixed.stab.copy() if self.sync_first else np.zeros_like(fixed.stab)
         if np.any(penalty):
             pen = np.asarray(penalty, float)
