@@ -4,6 +4,7 @@ the certified gap? (A research measurement; ``hare-opt bound`` does not use it.)
     python experiments/lagrangian_bound.py --seeds 3108 --grid 10 --iters 400
     python experiments/lagrangian_bound.py --check 25        # <= OPT on small instances
     python experiments/lagrangian_bound.py --method colgen --iters 130 --seeds 3108
+    python experiments/lagrangian_bound.py --method colgen --iters 140 --seeds 3108 --capped
 
 Relaxation. Round every task time, sync, release and setup *down* to a multiple of the
 grid g: that only lowers OPT, and with all data on the grid some optimal schedule has
@@ -28,6 +29,16 @@ an LP master (HiGHS) over the plans found so far, a convex combination per job u
 capacities, whose duals are the next multipliers; it prints the best Lagrangian value
 (a bound) and the master's value, which is never below the relaxation's optimum: no
 multipliers, found by any method, prove more than it.
+
+``--capped`` makes each round's plan respect the type's GPU count: a round puts q_k of its
+K tasks on type k and lasts at least ceil(q_k / m_k) p_k + s_k from the barrier before
+(one GPU of the type runs that many of them back to back), each task priced at the
+cheapest window of its type inside the round; the uncapped plan lets all K tasks run at
+once on a type with fewer than K GPUs. Still a relaxation: a real round, read as its
+split q and its two barriers, is such a plan and costs at least as much. The programme
+looks at the barriers where the round's cost can fall (a cheaper window becomes
+available, or a type may run one more wave) and fills the K tasks cheapest type first,
+up to m_k per wave (``_capped_plan``).
 
 Why: the bucketed LP behind ``bound --strong`` lets a job's work spread fluidly inside a
 bucket; here a task holds its GPU type for its whole length. Prints, per seed, the
@@ -110,12 +121,90 @@ def _cheapest_plan(tasks, rounds, w, start, p, s, ok, price, nxt, rest, plan):
     return value[0, start]
 
 
+@nb.njit(cache=True)
+def _capped_plan(tasks, rounds, w, start, p, s, ok, m, price, nxt, rest, plan):
+    """``_cheapest_plan`` with rounds that respect the GPU counts ``m`` (``--capped``):
+    per round in ``plan`` its barrier, then per type the window start (-1: unused) and
+    the tasks there (barrier -1: the round ends past the horizon)."""
+    nt, horizon = price.shape[0], price.shape[1] - 1
+    value = np.empty((rounds + 1, horizon + 1))
+    arg_e = np.full((rounds, horizon + 1), -1, dtype=np.int64)
+    arg = np.zeros((rounds, horizon + 1, 2 * nt), dtype=np.int64)
+    for b in range(horizon + 1):
+        value[rounds, b] = w * b
+    waves = np.zeros(nt, dtype=np.int64)
+    for k in range(nt):
+        if ok[k]:
+            waves[k] = (tasks + m[k] - 1) // m[k]
+    ptr = np.empty(nt, dtype=np.int64)  # the next window of the chain not yet available
+    cur = np.empty(nt, dtype=np.int64)  # the cheapest window available (-1: none yet)
+    nw = np.empty(nt, dtype=np.int64)  # waves the round's length allows so far
+    order = np.empty(nt, dtype=np.int64)
+    q = np.zeros(nt, dtype=np.int64)
+    for r in range(rounds - 1, -1, -1):
+        tail = w * (horizon + 1 + rest[r + 1])
+        for b in range(horizon + 1):
+            best, be = tail, -1
+            for k in range(nt):
+                ptr[k] = b if ok[k] and b + p[k] + s[k] <= horizon else -1
+                cur[k], nw[k] = -1, 0
+            while True:
+                e = horizon + 1  # the next barrier where the round's cost can fall
+                for k in range(nt):
+                    if ptr[k] >= 0:
+                        e = min(e, ptr[k] + p[k] + s[k])
+                    if cur[k] >= 0 and nw[k] < waves[k]:
+                        e = min(e, b + (nw[k] + 1) * p[k] + s[k])
+                if e > horizon or value[r + 1, e] >= best:
+                    break  # later barriers cost the rest of the job at least as much
+                n = 0
+                for k in range(nt):
+                    while ptr[k] >= 0 and ptr[k] + p[k] + s[k] <= e:
+                        cur[k] = ptr[k]
+                        nx = nxt[k, ptr[k]]
+                        ptr[k] = nx if nx >= 0 and nx + p[k] + s[k] <= horizon else -1
+                    if cur[k] >= 0:
+                        nw[k] = min(waves[k], (e - b - s[k]) // max(p[k], 1))
+                        order[n] = k
+                        n += 1
+                for i in range(1, n):  # the available types, cheapest window first
+                    x, y = order[i], i - 1
+                    while y >= 0 and price[order[y], cur[order[y]]] > price[x, cur[x]]:
+                        order[y + 1] = order[y]
+                        y -= 1
+                    order[y + 1] = x
+                left, cost = tasks, 0.0
+                q[:] = 0
+                for i in range(n):
+                    k = order[i]
+                    q[k] = min(left, m[k] * nw[k])
+                    cost += q[k] * price[k, cur[k]]
+                    left -= q[k]
+                if left == 0 and cost + value[r + 1, e] < best:
+                    best, be = cost + value[r + 1, e], e
+                    for k in range(nt):
+                        arg[r, b, k] = cur[k] if q[k] > 0 else -1
+                        arg[r, b, nt + k] = q[k]
+            value[r, b], arg_e[r, b] = best, be
+    plan[:, 0] = -1
+    if start > horizon:
+        return w * (start + rest[0])
+    b = start
+    for r in range(rounds):
+        if arg_e[r, b] < 0:
+            break
+        plan[r, 0] = arg_e[r, b]
+        plan[r, 1:] = arg[r, b]
+        b = arg_e[r, b]
+    return value[0, start]
+
+
 class _Grid:
     """The instance on the grid: task times, syncs and starts rounded down, the horizon
     (1.5 x hare's makespan), each job's shortest round (the tail's lower estimate)."""
 
-    def __init__(self, inst: Instance, grid: int, hare: Result):
-        self.inst, self.grid = inst, grid
+    def __init__(self, inst: Instance, grid: int, hare: Result, capped: bool = False):
+        self.inst, self.grid, self.capped = inst, grid, capped
         ok = inst.eligible_by_type
         self.p = (np.where(ok, inst.proc_by_type, 0) // grid).astype(np.int64)
         self.s = (np.where(ok, inst.sync_by_type, 0) // grid).astype(np.int64)
@@ -136,32 +225,52 @@ class _Grid:
         inst, total, out = self.inst, -float(lam.sum(axis=1) @ self.m), []
         for j in range(inst.num_jobs):
             price, nxt = _windows(lam, self.p[j])
-            rounds, w = int(inst.rounds[j]), float(inst.weight[j])
+            rounds = int(inst.rounds[j])
             rest = self.dmin[j] * (rounds - np.arange(rounds + 1)).astype(np.float64)
-            plan = np.zeros((rounds, 2), dtype=np.int64)
-            k_j = float(inst.tasks_per_round[j])
-            value = _cheapest_plan(
-                k_j, rounds, w, self.start[j], self.p[j], self.s[j], inst.eligible_by_type[j],
-                price, nxt, rest, plan,
-            )  # fmt: skip
+            value, held = self._plan(j, price, nxt, rest)
             total += value
-            rows = [
-                k * self.horizon + np.arange(u, u + self.p[j, k]) for k, u in plan if k >= 0
-            ]  # the rounds before the first past the horizon (type -1) hold windows
-            idx, n = np.unique(
-                np.concatenate(rows) if rows else np.zeros(0, np.int64), return_counts=True
+            # the rounds before the first past the horizon hold windows: (type, start, tasks)
+            rows = [k * self.horizon + np.arange(u, u + self.p[j, k]) for k, u, _ in held]
+            idx, inv = np.unique(
+                np.concatenate(rows) if rows else np.zeros(0, np.int64), return_inverse=True
             )
+            n = np.zeros(len(idx))
+            if rows:
+                np.add.at(n, inv, np.repeat([c for *_, c in held], [len(x) for x in rows]))
             # the plan's own cost, as the programme priced it (the tail's lower estimate
             # included): its value less the multipliers over its windows
-            out.append((value - float(lam.reshape(-1)[idx] @ (k_j * n)), idx, k_j * n))
+            out.append((value - float(lam.reshape(-1)[idx] @ n), idx, n))
         return total, out
 
+    def _plan(self, j: int, price, nxt, rest) -> tuple[float, list[tuple[int, int, float]]]:
+        """Job j's cheapest plan: its value and its windows (type, start, tasks there)."""
+        inst, nt = self.inst, len(self.inst.gpu_types)
+        rounds, w, k_j = int(inst.rounds[j]), float(inst.weight[j]), inst.tasks_per_round[j]
+        args = (self.start[j], self.p[j], self.s[j], inst.eligible_by_type[j])
+        if not self.capped:
+            plan = np.zeros((rounds, 2), dtype=np.int64)
+            value = _cheapest_plan(float(k_j), rounds, w, *args, price, nxt, rest, plan)
+            return value, [(k, u, float(k_j)) for k, u in plan.tolist() if k >= 0]
+        plan = np.zeros((rounds, 1 + 2 * nt), dtype=np.int64)
+        m = self.inst.type_count.astype(np.int64)
+        value = _capped_plan(int(k_j), rounds, w, *args, m, price, nxt, rest, plan)
+        held = [
+            (k, row[1 + k], float(row[1 + nt + k]))
+            for row in plan.tolist()
+            if row[0] >= 0
+            for k in range(nt)
+            if row[1 + nt + k] > 0
+        ]
+        return value, held
 
-def lagrangian_bound(inst: Instance, grid: int, iters: int, hare: Result) -> float:
+
+def lagrangian_bound(
+    inst: Instance, grid: int, iters: int, hare: Result, capped: bool = False
+) -> float:
     """The best Lagrangian value in ``iters`` subgradient steps (a lower bound on OPT);
     ``hare``: its schedule (its objective is the step target, its makespan sets the
     horizon)."""
-    g = _Grid(inst, grid, hare)
+    g = _Grid(inst, grid, hare, capped)
     nt = len(inst.gpu_types)
     lam = np.zeros((nt, g.horizon))
     best, theta, target = -math.inf, 1.0, hare.objective / grid
@@ -181,7 +290,9 @@ def lagrangian_bound(inst: Instance, grid: int, iters: int, hare: Result) -> flo
     return best * grid
 
 
-def colgen_bound(inst: Instance, grid: int, iters: int, hare: Result) -> tuple[float, float]:
+def colgen_bound(
+    inst: Instance, grid: int, iters: int, hare: Result, capped: bool = False
+) -> tuple[float, float]:
     """Column generation on the same relaxation: (the best Lagrangian value at the master's
     duals, a lower bound on OPT; the restricted master's value). The master picks a convex
     combination of plans per job under each type's capacity per instant; its value never
@@ -189,7 +300,7 @@ def colgen_bound(inst: Instance, grid: int, iters: int, hare: Result) -> tuple[f
     ceiling on what this relaxation can prove, whatever the method."""
     import highspy
 
-    g, n, nt = _Grid(inst, grid, hare), inst.num_jobs, len(inst.gpu_types)
+    g, n, nt = _Grid(inst, grid, hare, capped), inst.num_jobs, len(inst.gpu_types)
     ncap, inf = nt * g.horizon, highspy.kHighsInf
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -237,19 +348,22 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=400, help="subgradient steps / pricing rounds")
     ap.add_argument("--method", choices=("subgradient", "colgen"), default="subgradient")
     ap.add_argument("--check", type=int, default=0, help="small random instances vs OPT")
+    ap.add_argument("--capped", action="store_true", help="rounds respect the GPU counts")
     a = ap.parse_args()
 
     def bound(inst: Instance, grid: int, iters: int, hare: Result) -> tuple[float, float | None]:
         if a.method == "colgen":
-            return colgen_bound(inst, grid, iters, hare)
-        return lagrangian_bound(inst, grid, iters, hare), None
+            return colgen_bound(inst, grid, iters, hare, a.capped)
+        return lagrangian_bound(inst, grid, iters, hare, a.capped), None
 
     if a.check:
         from hare_opt.generators import random_instance
 
         worst = 0.0
         for seed in range(a.check):
-            inst = random_instance(seed, n_jobs=4, n_gpus=3, rounds=(1, 3), tasks_per_round=(1, 2))
+            # up to 3 tasks a round with --capped: rounds wider than a type's GPU count
+            width = (1, 3) if a.capped else (1, 2)
+            inst = random_instance(seed, n_jobs=4, n_gpus=3, rounds=(1, 3), tasks_per_round=width)
             opt = solve(inst, "cpsat", time_limit=20)
             if opt.status.value != "optimal":
                 continue
