@@ -164,7 +164,8 @@ def _capped_plan(tasks, rounds, w, start, p, s, ok, m, price, nxt, rest, plan):
                         nx = nxt[k, ptr[k]]
                         ptr[k] = nx if nx >= 0 and nx + p[k] + s[k] <= horizon else -1
                     if cur[k] >= 0:
-                        nw[k] = min(waves[k], (e - b - s[k]) // max(p[k], 1))
+                        # a task rounded to length 0 on the grid takes no time: no wave limit
+                        nw[k] = min(waves[k], (e - b - s[k]) // p[k]) if p[k] > 0 else waves[k]
                         order[n] = k
                         n += 1
                 for i in range(1, n):  # the available types, cheapest window first
