@@ -211,6 +211,7 @@ class _Grid:
         self.s = (np.where(ok, inst.sync_by_type, 0) // grid).astype(np.int64)
         self.start = ((inst.release + inst.overhead) // grid).astype(np.int64)
         self.m = inst.type_count.astype(float)
+        self.counts = inst.type_count.astype(np.int64)
         self.horizon = max(1, math.ceil(1.5 * float(hare.schedule.end.max()) / grid))
         nt = len(inst.gpu_types)
         self.dmin = np.array(
@@ -225,36 +226,34 @@ class _Grid:
         cheapest plan: (w_j C_j, rows k * horizon + t of its tasks' windows, tasks there)."""
         inst, total, out = self.inst, -float(lam.sum(axis=1) @ self.m), []
         for j in range(inst.num_jobs):
-            price, nxt = _windows(lam, self.p[j])
-            rounds = int(inst.rounds[j])
-            rest = self.dmin[j] * (rounds - np.arange(rounds + 1)).astype(np.float64)
-            value, held = self._plan(j, price, nxt, rest)
+            value, held = self._plan(j, *_windows(lam, self.p[j]))
             total += value
             # the rounds before the first past the horizon hold windows: (type, start, tasks)
-            rows = [k * self.horizon + np.arange(u, u + self.p[j, k]) for k, u, _ in held]
-            idx, inv = np.unique(
-                np.concatenate(rows) if rows else np.zeros(0, np.int64), return_inverse=True
+            rows = np.concatenate(
+                [np.zeros(0, np.int64)]
+                + [k * self.horizon + np.arange(u, u + self.p[j, k]) for k, u, _ in held]
             )
-            n = np.zeros(len(idx))
-            if rows:
-                np.add.at(n, inv, np.repeat([c for *_, c in held], [len(x) for x in rows]))
+            tasks = np.concatenate([np.zeros(0)] + [np.full(self.p[j, k], c) for k, _, c in held])
+            idx, inv = np.unique(rows, return_inverse=True)
+            n = np.bincount(inv, weights=tasks, minlength=len(idx))
             # the plan's own cost, as the programme priced it (the tail's lower estimate
             # included): its value less the multipliers over its windows
             out.append((value - float(lam.reshape(-1)[idx] @ n), idx, n))
         return total, out
 
-    def _plan(self, j: int, price, nxt, rest) -> tuple[float, list[tuple[int, int, float]]]:
-        """Job j's cheapest plan: its value and its windows (type, start, tasks there)."""
+    def _plan(self, j: int, price, nxt) -> tuple[float, list[tuple[int, int, float]]]:
+        """Job j's cheapest plan at window prices ``price``: its value and its windows
+        (type, start, tasks there)."""
         inst, nt = self.inst, len(self.inst.gpu_types)
         rounds, w, k_j = int(inst.rounds[j]), float(inst.weight[j]), inst.tasks_per_round[j]
+        rest = self.dmin[j] * (rounds - np.arange(rounds + 1)).astype(np.float64)
         args = (self.start[j], self.p[j], self.s[j], inst.eligible_by_type[j])
         if not self.capped:
             plan = np.zeros((rounds, 2), dtype=np.int64)
             value = _cheapest_plan(float(k_j), rounds, w, *args, price, nxt, rest, plan)
             return value, [(k, u, float(k_j)) for k, u in plan.tolist() if k >= 0]
         plan = np.zeros((rounds, 1 + 2 * nt), dtype=np.int64)
-        m = self.inst.type_count.astype(np.int64)
-        value = _capped_plan(int(k_j), rounds, w, *args, m, price, nxt, rest, plan)
+        value = _capped_plan(int(k_j), rounds, w, *args, self.counts, price, nxt, rest, plan)
         held = [
             (k, row[1 + k], float(row[1 + nt + k]))
             for row in plan.tolist()
