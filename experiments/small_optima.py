@@ -161,20 +161,26 @@ def _checked(inst: Instance, schedule: Schedule) -> int:
     return int(report.objective)
 
 
-def _check(count: int, seconds: float, workers: int) -> None:
+def check_instance(seed: int) -> Instance:
+    """A small random instance of ``--check`` (and of the tests): no setups (the
+    generator's default), syncs, releases, and types with two or more GPUs."""
     from hare_opt.generators import random_instance
 
+    return random_instance(
+        seed,
+        n_jobs=4,
+        n_gpus=5,
+        rounds=(1, 3),
+        tasks_per_round=(1, 4),
+        sync=(0, 3),
+        release_spread=10,
+    )
+
+
+def _check(count: int, seconds: float, workers: int) -> None:
     agree = 0
     for seed in range(count):
-        inst = random_instance(
-            seed,
-            n_jobs=4,
-            n_gpus=5,
-            rounds=(1, 3),
-            tasks_per_round=(1, 4),
-            sync=(0, 3),
-            release_spread=10,
-        )  # no setups (the generator's default), two or more GPUs of a type
+        inst = check_instance(seed)
         ref = solve(inst, "cpsat", time_limit=seconds)
         name, sched, _ = by_type(inst, None, None, seconds, workers)
         if ref.status.value != "optimal" or name != "OPTIMAL" or sched is None:

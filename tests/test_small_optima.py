@@ -17,7 +17,8 @@ from hare_opt.solvers import solve
 SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "small_optima.py"
 
 
-def _script():
+@pytest.fixture(scope="module")
+def script():
     spec = importlib.util.spec_from_file_location("small_optima", SCRIPT)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
@@ -26,28 +27,20 @@ def _script():
 
 
 @pytest.mark.parametrize("seed", [0, 3, 7])
-def test_same_optimum_as_cpsat(seed: int) -> None:
-    inst = random_instance(
-        seed,
-        n_jobs=4,
-        n_gpus=5,
-        rounds=(1, 3),
-        tasks_per_round=(1, 4),
-        sync=(0, 3),
-        release_spread=10,
-    )
+def test_same_optimum_as_cpsat(script, seed: int) -> None:
+    inst = script.check_instance(seed)
     assert not (inst.overhead > 0).any() and (np.bincount(inst.gpu_type_index) >= 2).any()
     ref = solve(inst, "cpsat", time_limit=30)
     assert ref.status.value == "optimal"
-    name, schedule, bound = _script().by_type(inst, None, None, 30.0, 2)
+    name, schedule, bound = script.by_type(inst, None, None, 30.0, 2)
     assert name == "OPTIMAL" and schedule is not None
     report = check(inst, schedule)
     assert report.feasible, report
     assert report.objective == ref.objective == bound
 
 
-def test_refuses_setups() -> None:
+def test_refuses_setups(script) -> None:
     inst = random_instance(1, n_jobs=3, n_gpus=3, switch_overhead=(1, 4))
     assert (inst.overhead > 0).any()
     with pytest.raises(ValueError, match="overhead"):
-        _script().by_type(inst, None, None, 5.0, 1)
+        script.by_type(inst, None, None, 5.0, 1)
