@@ -234,7 +234,7 @@ def main() -> None:
     if ratios:
         print(
             f"{len(ratios)} of {len(a.seeds)} proved: hare/OPT mean {np.mean(ratios):.4f}, "
-            f"worst {max(ratios):.4f}; OPT over the best bound mean {np.mean(loose):.4f}, "
+            f"worst {max(ratios):.4f}; OPT / max(strong LP, ceiling) mean {np.mean(loose):.4f}, "
             f"worst {max(loose):.4f}"
         )
 
