@@ -58,7 +58,15 @@ def by_type(inst: Instance, upper: int | None, hint: Schedule | None, seconds: f
     """Solve the type-aggregated model; returns (status name, schedule or None, best bound)."""
     if (inst.overhead > 0).any():
         raise ValueError("the type-aggregated model needs every overhead 0 (no setups)")
-    if not np.array_equal(inst.proc, inst.proc_by_type[:, inst.gpu_type_index]):
+    alike = [
+        np.array_equal(a, b[:, inst.gpu_type_index])
+        for a, b in (
+            (inst.proc, inst.proc_by_type),
+            (inst.sync, inst.sync_by_type),
+            (inst.eligible, inst.eligible_by_type),
+        )
+    ]
+    if not all(alike):
         raise ValueError("the type-aggregated model needs the GPUs of a type to be alike")
     p, s, ok, ntypes = (
         inst.proc_by_type,
