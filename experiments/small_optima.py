@@ -2,6 +2,7 @@
 
     python experiments/small_optima.py --jobs 8 --seeds $(seq 5200 5211)
     python experiments/small_optima.py --check 20      # the model against `solve --solver cpsat`
+    python experiments/small_optima.py --files instances/paper/paper-0[0124].json --colgen 0
 
 On 40-job paper-like instances nothing proves the optimum, so a certified gap (hare over the
 highest bound) cannot say whether the schedule or the bound is loose. Smaller instances of
@@ -205,6 +206,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--seeds", nargs="*", type=int, default=list(range(5200, 5212)))
+    ap.add_argument("--files", nargs="*", default=[], help="instance files instead of seeds")
     ap.add_argument("--seconds", type=float, default=120.0, help="CP-SAT's limit per instance")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--colgen", type=int, default=300, help="pricing rounds (0: skip)")
@@ -215,11 +217,24 @@ def main() -> None:
         return
     from hare_opt.cli.commands.bound import strong
     from hare_opt.generators import TESTBED, paper_instance
+    from hare_opt.io import load_instance
 
     colgen = _colgen() if a.colgen else None
     ratios, loose = [], []
-    for seed in a.seeds:
-        inst = paper_instance(seed, a.jobs, TESTBED, switching="hare", regime="compressed")
+    cases = [(f, lambda f=f: load_instance(f)) for f in a.files] or [
+        (
+            f"seed {seed}",
+            lambda seed=seed: paper_instance(
+                seed, a.jobs, TESTBED, switching="hare", regime="compressed"
+            ),
+        )
+        for seed in a.seeds
+    ]
+    for label, make in cases:
+        inst = make()
+        if (inst.overhead > 0).any():
+            print(f"{label}: has switching setups, which the model does not cover; skipped")
+            continue
         hare = solve(inst, "hare")
         t0 = time.process_time()
         name, sched, bound = by_type(inst, int(hare.objective), hare.schedule, a.seconds, a.workers)
@@ -229,7 +244,7 @@ def main() -> None:
         ceiling = colgen(inst, 1, a.colgen, hare, True)[1] if colgen and name == "OPTIMAL" else None
         what = f"OPT {best}" if name == "OPTIMAL" else f"best {best} (bound {bound:.0f})"
         line = (
-            f"seed {seed}: {inst.num_tasks} tasks, hare {hare.objective:.0f}, {what} "
+            f"{label}: {inst.num_tasks} tasks, hare {hare.objective:.0f}, {what} "
             f"({t1 - t0:.0f} CPU s), strong LP {lp:.0f}"
         )
         if name == "OPTIMAL":
@@ -241,7 +256,7 @@ def main() -> None:
         print(line, flush=True)
     if ratios:
         print(
-            f"{len(ratios)} of {len(a.seeds)} proved: hare/OPT mean {np.mean(ratios):.4f}, "
+            f"{len(ratios)} of {len(cases)} proved: hare/OPT mean {np.mean(ratios):.4f}, "
             f"worst {max(ratios):.4f}; OPT / max(strong LP, ceiling) mean {np.mean(loose):.4f}, "
             f"worst {max(loose):.4f}"
         )
