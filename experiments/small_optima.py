@@ -33,7 +33,7 @@ without setups the model's proved optimum equals `solve --solver cpsat`'s.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import sys
 import time
 from pathlib import Path
 
@@ -43,16 +43,15 @@ from ortools.sat.python import cp_model
 from hare_opt.checker import check
 from hare_opt.model import Instance, Schedule
 from hare_opt.solvers import solve
+from hare_opt.solvers.cpsat.model import barrier_lower_bounds, serial_horizon
 
 
 def _colgen():
     """``lagrangian_bound.colgen_bound`` (a sibling script, not a package module)."""
-    path = Path(__file__).with_name("lagrangian_bound.py")
-    spec = importlib.util.spec_from_file_location("lagrangian_bound", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.colgen_bound
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from lagrangian_bound import colgen_bound
+
+    return colgen_bound
 
 
 def by_type(inst: Instance, upper: int | None, hint: Schedule | None, seconds: float, workers: int):
@@ -76,16 +75,15 @@ def by_type(inst: Instance, upper: int | None, hint: Schedule | None, seconds: f
         len(inst.type_count),
     )
     m = cp_model.CpModel()
-    horizon = int(inst.release.max() + (np.where(ok, p + s, 0).max(axis=1) * inst.num_tasks).sum())
+    horizon, earliest, nxt = serial_horizon(inst), barrier_lower_bounds(inst), inst.round_time_next
     start_at = _hint_starts(inst, hint) if hint is not None else {}
     per_type: list[list[cp_model.IntervalVar]] = [[] for _ in range(ntypes)]
     tasks, completion = [], []
     for j in range(inst.num_jobs):
-        shortest = int(np.where(ok[j], p[j] + s[j], np.iinfo(np.int64).max).min())
-        before = int(inst.release[j])  # the previous barrier (the release for round 0)
+        before = int(inst.release[j])  # the previous barrier's earliest (round 0: release)
         prev = None
         for r in range(int(inst.rounds[j])):
-            bar = m.new_int_var(before + shortest, horizon, f"B{j}_{r}")
+            bar = m.new_int_var(earliest[j][r], horizon, f"B{j}_{r}")
             keys = []
             for i in range(int(inst.tasks_per_round[j])):
                 st = m.new_int_var(before, horizon, f"s{j}_{r}_{i}")
@@ -111,8 +109,8 @@ def by_type(inst: Instance, upper: int | None, hint: Schedule | None, seconds: f
             for a, b in zip(keys, keys[1:]):  # identical tasks: one order of them
                 m.add(a <= b)
             if prev is not None:
-                m.add(bar >= prev + shortest)
-            prev, before = bar, int(before + shortest)
+                m.add(bar >= prev + int(nxt[j]))
+            prev, before = bar, earliest[j][r]
         assert prev is not None  # every job has a round
         completion.append(int(inst.weight[j]) * prev)
     for k in range(ntypes):
@@ -139,12 +137,12 @@ def by_type(inst: Instance, upper: int | None, hint: Schedule | None, seconds: f
 def _hint_starts(inst: Instance, hint: Schedule) -> dict[tuple[int, int, int], tuple[int, int]]:
     """(job, round, task) -> (start, type) of a schedule, tasks renumbered in the model's
     order within each round."""
-    jobs = {str(x): i for i, x in enumerate(inst.job_ids)}
-    gpus = {str(x): i for i, x in enumerate(inst.gpu_ids)}
     rounds: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    for job, r, g, st in zip(hint.job, hint.round, hint.gpu, hint.start):
-        k = int(inst.gpu_type_index[gpus[str(g)]])
-        rounds.setdefault((jobs[str(job)], int(r)), []).append((int(st), k))
+    types = inst.gpu_type_index[hint.gpu_indices(inst)].tolist()
+    for j, r, st, k in zip(
+        hint.job_indices(inst).tolist(), hint.round.tolist(), hint.start.tolist(), types
+    ):
+        rounds.setdefault((j, r), []).append((st, k))
     return {(j, r, i): v for (j, r), lst in rounds.items() for i, v in enumerate(sorted(lst))}
 
 
