@@ -137,6 +137,7 @@ CPSAT_VARIANTS = [
     dict(relax_setups=0),
     dict(time_indexed=5000),
     dict(set_times=True),
+    dict(pool="gpus"),
 ]
 
 
@@ -171,6 +172,63 @@ def test_cpsat_accepts_every_feasible_schedule_as_hint(case):
     solver.parameters.num_workers = 1
     assert solver.solve(b.model) == cp_model.OPTIMAL
     assert solver.objective_value == objective
+
+
+@pytest.mark.slow
+@given(instances(max_tasks=7))
+def test_cpsat_pooled_model_agrees_with_per_gpu_model(inst):
+    # Without setups GPUs of a type are interchangeable: a type per task and a cumulative
+    # per type must give the per-GPU model's optimum (its schedule, coloured onto GPUs,
+    # passes the checker inside ``solve``), with and without its optional parts.
+    inst = inst.without_setups()
+    opt = _optimal(inst, "cpsat", pool="gpus")
+    for options in (dict(), dict(symmetry=False), dict(cumulative=True), dict(time_indexed=5000)):
+        result = solve(inst, "cpsat", time_limit=LIMIT, pool="types", special=False, **options)
+        assert result.status == "optimal" and result.objective == opt, options
+
+
+@given(feasible_schedules(max_tasks=8))
+def test_cpsat_pooled_model_accepts_every_feasible_schedule_as_hint(case):
+    inst, schedule = case
+    inst = inst.without_setups()
+    objective = check(inst, schedule).objective
+    b = build(inst, Features(pooled=True), upper_bound=objective)
+    add_hint(b, inst, schedule)
+    solver = cp_model.CpSolver()
+    solver.parameters.fix_variables_to_their_hinted_value = True
+    solver.parameters.num_workers = 1
+    assert solver.solve(b.model) == cp_model.OPTIMAL
+    assert solver.objective_value == objective
+    # and the solution coloured back onto GPUs is a schedule as good as the hint
+    starts = np.array([solver.value(v) for v in b.start], dtype=np.int64)
+    gpu = b.gpus(inst, starts, solver.boolean_value)
+    assert (inst.gpu_type_index[gpu] == inst.gpu_type_index[b.tasks.canonical(schedule)[1]]).all()
+
+
+def test_cpsat_time_indexed_budget_counts_time_units():
+    # The budget bounds memory: one entry per (literal, time unit of the task), not one
+    # per literal, so a budget between the two counts leaves the relaxation out.
+    inst = load_instance(INSTANCES / "fig1.json")
+    upper = solve(inst, "wspt").objective
+    b = build(inst, Features(time_indexed=10**9), upper_bound=upper)
+    entries = b.stats["time_indexed"]
+    literals = sum((hi - lo + 1) * len(lits) for (lo, hi), lits in zip(b.window, b.assign))
+    assert literals < entries
+    assert (
+        build(inst, Features(time_indexed=entries - 1), upper_bound=upper).stats["time_indexed"]
+        == 0
+    )
+
+
+def test_cpsat_pool_option():
+    inst = load_instance(INSTANCES / "small" / "small-03.json")  # with setups
+    assert solve(inst, "cpsat", time_limit=2, special=False).stats["model"] == "gpus"
+    plain = inst.without_setups()
+    assert solve(plain, "cpsat", time_limit=2, special=False).stats["model"] == "types"
+    with pytest.raises(ValueError, match="pool.*setups"):
+        solve(inst, "cpsat", pool="types")
+    with pytest.raises(ValueError, match="pool.*auto, types, gpus"):
+        solve(inst, "cpsat", pool="type")
 
 
 def test_cpsat_rejects_bad_input():

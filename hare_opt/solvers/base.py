@@ -138,7 +138,7 @@ for _spec in (
         portfolio_quick=True,
         portfolio_options={"interleave_search": True},
         fits="hare_opt.solvers.cpsat.size:fits",
-        description="OR-Tools CP-SAT model (interval variables per GPU)",
+        description="OR-Tools CP-SAT model (intervals per GPU, or per GPU type without setups)",
     ),
     SolverSpec(
         "milp",

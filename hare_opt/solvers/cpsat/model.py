@@ -6,16 +6,24 @@ per GPU; a circuit per GPU for sequence-dependent switching setups, built only
 where a job with a non-zero overhead may run. Redundant constraints (critical
 path, per-round span, per-job upper bounds from an incumbent) and symmetry
 breaking are switchable so that their effect can be measured.
+
+``Features.pooled``: without setups the GPUs of one type are interchangeable, so the
+model may choose a *type* per task instead of a GPU, with one cumulative per type
+(capacity: its GPU count) instead of a NoOverlap per GPU. That removes the symmetry of
+identical GPUs, which is what keeps the per-GPU model from proving optima of instances
+with eight V100s; ``Built.gpus`` turns a solution back into GPUs by interval colouring.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from hare_opt.model import Instance
+from hare_opt.model import Instance, SolverError
 from hare_opt.solvers.cpsat import size
 from hare_opt.solvers.cpsat.tasks import Tasks
 from hare_opt.util.ortools import cp_model
@@ -31,7 +39,8 @@ class Features:
     set_times: bool = False  # decision strategy for the "fixed" worker: earliest start first
     setups: str = "circuit"  # exact; relaxations: "first" (one per job and GPU), "ignore"
     setup_energy: bool = True  # circuit: each paid setup as an interval in the GPU's NoOverlap
-    time_indexed: int = 0  # add a time-indexed relaxation if it needs at most this many literals
+    time_indexed: int = 0  # add a time-indexed relaxation if it holds at most this many entries
+    pooled: bool = False  # a GPU type per task, one cumulative per type (no setups only)
 
 
 @dataclass
@@ -51,6 +60,30 @@ class Built:
     horizon: int = 0
     stats: dict = field(default_factory=dict)
     window: list[tuple[int, int]] = field(default_factory=list)  # start domain per task
+    pooled: bool = False  # ``assign`` and ``intervals`` are per GPU type, not per GPU
+
+    def gpus(self, inst: Instance, start: np.ndarray, chosen: Callable[[Any], bool]) -> np.ndarray:
+        """Each task's GPU in a solution (``chosen``: a literal's value in it). Pooled: each
+        task, in order of start, goes to a GPU of its type that is free by then; at most
+        m_k intervals of type k overlap at any instant, so one always is."""
+        pick = np.array(
+            [next(g for g, lit in lits.items() if chosen(lit)) for lits in self.assign],
+            dtype=np.int64,
+        )
+        if not self.pooled:
+            return pick
+        proc = inst.proc_by_type[self.tasks.job, pick]
+        free: list[list[tuple[int, int]]] = [
+            [(0, g) for g in group] for group in self.tasks.type_groups()
+        ]
+        gpu = np.empty(self.tasks.count, dtype=np.int64)
+        for i in np.lexsort((proc, start)).tolist():
+            at, g = heapq.heappop(free[pick[i]])
+            if at > start[i]:
+                raise SolverError(f"cpsat: type {inst.gpu_types[pick[i]]} over capacity")
+            gpu[i] = g
+            heapq.heappush(free[pick[i]], (int(start[i] + proc[i]), g))
+        return gpu
 
 
 def barrier_lower_bounds(inst: Instance) -> list[list[int]]:
@@ -92,6 +125,15 @@ def build(
     """The CP-SAT model; with ``upper_bound`` only schedules scoring at most that are kept.
     ``poll`` is called every few hundred tasks and per GPU (it may raise to stop building)."""
     poll = poll or _no_poll
+    pooled = features.pooled
+    if pooled and (inst.overhead > 0).any():
+        raise ValueError("the pooled model needs every switching overhead 0")
+    # the resources a task chooses from: GPU types (pooled) or GPUs
+    ok, proc, sync = (
+        (inst.eligible_by_type, inst.proc_by_type, inst.sync_by_type)
+        if pooled
+        else (inst.eligible, inst.proc, inst.sync)
+    )
     m = cp_model.CpModel()
     tasks = Tasks(inst)
     n = tasks.count
@@ -115,7 +157,7 @@ def build(
         for j in range(inst.num_jobs)
     ]
     start, assign, window = [], [], []
-    intervals: list[list[cp_model.IntervalVar]] = [[] for _ in range(inst.num_gpus)]
+    intervals: list[list[cp_model.IntervalVar]] = [[] for _ in range(ok.shape[1])]
     for i in range(n):
         if not i % 16:
             poll()
@@ -126,28 +168,37 @@ def build(
         window.append((earliest, max(earliest, latest)))
         s = m.new_int_var(*window[-1], f"s{i}")
         lits = {}
-        for g in np.flatnonzero(inst.eligible[j]).tolist():
+        for g in np.flatnonzero(ok[j]).tolist():
             lit = m.new_bool_var(f"x{i}_{g}")
             lits[g] = lit
             intervals[g].append(
-                m.new_optional_fixed_size_interval_var(s, int(inst.proc[j, g]), lit, f"I{i}_{g}")
+                m.new_optional_fixed_size_interval_var(s, int(proc[j, g]), lit, f"I{i}_{g}")
             )
         m.add_exactly_one(lits.values())
-        ready = s + sum(int(inst.proc[j, g] + inst.sync[j, g]) * lit for g, lit in lits.items())
+        ready = s + sum(int(proc[j, g] + sync[j, g]) * lit for g, lit in lits.items())
         m.add(barrier[j][r] >= ready)
         if r:
             m.add(s >= barrier[j][r - 1])
         start.append(s)
         assign.append(lits)
     built = Built(
-        m, tasks, start, assign, barrier, intervals=intervals, horizon=horizon, window=window
+        m,
+        tasks,
+        start,
+        assign,
+        barrier,
+        intervals=intervals,
+        horizon=horizon,
+        window=window,
+        pooled=pooled,
     )
 
     if features.redundant:
         _add_redundant(built, inst)
     if features.symmetry:
         _add_task_order(built, inst, poll)
-        _add_gpu_precedence(built, poll)
+        if not pooled:
+            _add_gpu_precedence(built, poll)
     if features.cumulative:
         _add_cumulative(built, inst, horizon, poll)
     if (inst.overhead > 0).any() and features.setups != "ignore":
@@ -168,8 +219,11 @@ def build(
                     energy=features.setup_energy,
                     poll=poll,
                 )
-    for g in range(inst.num_gpus):
-        m.add_no_overlap(built.intervals[g])
+    for g, on_g in enumerate(built.intervals):
+        if pooled and inst.type_count[g] > 1:
+            m.add_cumulative(on_g, [1] * len(on_g), int(inst.type_count[g]))
+        else:  # a GPU, or a type of one GPU (NoOverlap propagates more than a cumulative)
+            m.add_no_overlap(on_g)
 
     if features.time_indexed:
         built.stats["time_indexed"] = _add_time_indexed(built, inst, features.time_indexed, poll)
@@ -186,7 +240,7 @@ def build(
 
 def model_size(inst: Instance, features: Features = Features()) -> tuple[int, int]:
     """(task-GPU assignment literals, setup arcs) the model would hold (``size``)."""
-    return size.model_size(inst, features.setups == "circuit")
+    return size.model_size(inst, features.setups == "circuit", features.pooled)
 
 
 def _add_redundant(b: Built, inst: Instance) -> None:
@@ -205,7 +259,7 @@ def _add_task_order(b: Built, inst: Instance, poll: Callable[[], None] = _no_pol
     """
     tasks, m = b.tasks, b.model
     n_types = len(inst.gpu_types)
-    tix = inst.gpu_type_index
+    tix = np.arange(n_types) if b.pooled else inst.gpu_type_index
     for j in range(inst.num_jobs):
         poll()
         K = int(inst.tasks_per_round[j])
@@ -254,15 +308,15 @@ def _add_cumulative(
     b: Built, inst: Instance, horizon: int, poll: Callable[[], None] = _no_poll
 ) -> None:
     """All tasks on the cluster as a whole: at most M run at once (energetic reasoning)."""
-    m = b.model
+    m, proc = b.model, inst.proc_by_type if b.pooled else inst.proc
     ivs = []
     for i, lits in enumerate(b.assign):
         if not i % 64:
             poll()
         j = int(b.tasks.job[i])
-        p = [int(inst.proc[j, g]) for g in lits]
+        p = [int(proc[j, g]) for g in lits]
         size = m.new_int_var(min(p), max(p), f"d{i}")
-        m.add(size == sum(int(inst.proc[j, g]) * lit for g, lit in lits.items()))
+        m.add(size == sum(int(proc[j, g]) * lit for g, lit in lits.items()))
         end = m.new_int_var(0, horizon + max(p), f"e{i}")
         ivs.append(m.new_interval_var(b.start[i], size, end, f"J{i}"))
     m.add_cumulative(ivs, [1] * len(ivs), inst.num_gpus)
@@ -362,26 +416,31 @@ def _add_first_setups(b: Built, inst: Instance, g: int, nodes: list[int]) -> Non
 
 
 def _add_time_indexed(
-    b: Built, inst: Instance, max_literals: int, poll: Callable[[], None] = _no_poll
+    b: Built, inst: Instance, max_entries: int, poll: Callable[[], None] = _no_poll
 ) -> int:
     """Channel each start into literals y[i, g, t] (task i starts on g at t).
 
-    At most one task in process on a GPU at each time (setups left out: still
-    a relaxation) gives CP-SAT's LP the strong time-indexed bound for weighted
-    completion times that disjunctive reasoning lacks. Returns the number of
-    literals, 0 when the windows would need more than ``max_literals``.
+    At most one task in process on a GPU (pooled: m_k on type k) at each time (setups
+    left out: still a relaxation) gives CP-SAT's LP the strong time-indexed bound for
+    weighted completion times that disjunctive reasoning lacks. Memory grows with the
+    (literal, time unit) entries of those rows, one per unit of a task's length, so the
+    budget counts them. Returns that count, 0 when it exceeds ``max_entries``.
     """
     m, jobs = b.model, b.tasks.job
+    proc = inst.proc_by_type if b.pooled else inst.proc
     windows = b.window
-    size = sum((hi - lo + 1) * len(b.assign[i]) for i, (lo, hi) in enumerate(windows))
-    if size > max_literals:
+    size = sum(
+        (hi - lo + 1) * int(proc[jobs[i], list(b.assign[i])].sum())
+        for i, (lo, hi) in enumerate(windows)
+    )
+    if size > max_entries:
         return 0
     busy: dict[tuple[int, int], list[cp_model.IntVar]] = {}
     for i, (lo, hi) in enumerate(windows):
         poll()
         terms = []
         for g, x in b.assign[i].items():
-            p = int(inst.proc[jobs[i], g])
+            p = int(proc[jobs[i], g])
             ys = []
             for t in range(lo, hi + 1):
                 y = m.new_bool_var(f"y{i}_{g}_{t}")
@@ -391,7 +450,11 @@ def _add_time_indexed(
                     busy.setdefault((g, u), []).append(y)
             m.add(x == sum(ys))
         m.add(b.start[i] == sum(terms))
-    for lits in busy.values():
-        if len(lits) > 1:
-            m.add_at_most_one(lits)
+    for (g, _), lits in busy.items():
+        cap = int(inst.type_count[g]) if b.pooled else 1
+        if len(lits) > cap:
+            if cap == 1:
+                m.add_at_most_one(lits)
+            else:
+                m.add(sum(lits) <= cap)
     return size

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from hare_opt.model import OptionError
+from hare_opt.model import Instance, OptionError
 from hare_opt.model.options import option
 from hare_opt.solvers.cpsat.model import Features
 from hare_opt.solvers.exact import ExactOptions
@@ -20,6 +20,10 @@ SHARED = {
     "max_time_in_seconds": "time_limit",
     "log_search_progress": "log",
 }
+
+
+#: Values of the ``pool`` option.
+POOLS = ("auto", "types", "gpus")
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,14 @@ class CpsatOptions(ExactOptions):
     cumulative: bool = option(False, doc="model switch")
     set_times: bool = option(False, doc="model switch")
     setup_energy: bool = option(True, doc="model switch")
-    time_indexed: int = option(0, lo=0, doc="add a time-indexed relaxation up to this size")
+    time_indexed: int = option(
+        0, lo=0, doc="add a time-indexed relaxation of up to this many (literal, time) entries"
+    )
+    pool: str = option(
+        "auto",
+        doc="'types': a GPU type per task, one cumulative per type (no setups only); "
+        "'gpus': a GPU per task; 'auto': types when no job has a setup",
+    )
     params: dict[str, Any] = option(factory=dict, doc="CP-SAT parameters")
 
     owner = "solver 'cpsat'"
@@ -47,11 +58,32 @@ class CpsatOptions(ExactOptions):
     @property
     def features(self) -> Features:
         return Features(
-            **{f.name: getattr(self, f.name) for f in fields(Features) if f.name != "setups"}
+            **{
+                f.name: getattr(self, f.name)
+                for f in fields(Features)
+                if f.name not in ("setups", "pooled")
+            }
         )
+
+    def pools(self, instance: Instance) -> bool:
+        """Whether the model chooses GPU types (``pool``) for ``instance``."""
+        setups = bool((instance.overhead > 0).any())
+        if self.pool == "types" and setups:
+            raise OptionError(
+                "'types' needs every switching overhead 0; the instance has setups",
+                option="pool",
+                owner=self.owner,
+            )
+        return self.pool == "types" or (self.pool == "auto" and not setups)
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.pool not in POOLS:
+            raise OptionError(
+                f"must be one of {', '.join(POOLS)}, got {self.pool!r}",
+                option="pool",
+                owner=self.owner,
+            )
         check_params(self.params, self.owner, self.names())
 
     @classmethod

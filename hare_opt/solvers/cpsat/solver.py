@@ -46,12 +46,13 @@ def add_hint(b: Built, instance: Instance, schedule: Schedule, run: Run | None =
     start, gpu = b.tasks.canonical(schedule)
     m = b.model
     ready = start + instance.proc[b.tasks.job, gpu] + instance.sync[b.tasks.job, gpu]
+    chosen = instance.gpu_type_index[gpu] if b.pooled else gpu
     for i, s in enumerate(b.start):
         if run is not None and not i % 1024:
             run.check()
         m.add_hint(s, int(start[i]))
         for g, lit in b.assign[i].items():
-            m.add_hint(lit, int(gpu[i] == g))
+            m.add_hint(lit, int(chosen[i] == g))
     for j, rounds in enumerate(b.barrier):
         for r, var in enumerate(rounds):
             m.add_hint(
@@ -88,23 +89,9 @@ class _Solutions(cp_model.CpSolverSolutionCallback):
 
     def on_solution_callback(self) -> None:
         b, inst = self.b, self.instance
-        gpu = np.array(
-            [
-                next(g for g, lit in b.assign[i].items() if self.boolean_value(lit))
-                for i in range(b.tasks.count)
-            ],
-            dtype=np.int64,
-        )
-        plan = left_shift(
-            inst,
-            Plan(
-                b.tasks.job,
-                b.tasks.round,
-                b.tasks.task,
-                gpu,
-                np.array([self.value(v) for v in b.start], dtype=np.int64),
-            ),
-        )
+        starts = np.array([self.value(v) for v in b.start], dtype=np.int64)
+        gpu = b.gpus(inst, starts, self.boolean_value)
+        plan = left_shift(inst, Plan(b.tasks.job, b.tasks.round, b.tasks.task, gpu, starts))
         value = plan_objective(inst, plan)
         if self.best is None or value < self.best:
             self.best = value
@@ -133,13 +120,7 @@ class Outcome:
         b, solver = self.built, self.solver
         assert b is not None and solver is not None
         starts = np.array([solver.value(v) for v in b.start], dtype=np.int64)
-        gpu = np.array(
-            [
-                next(g for g, lit in b.assign[i].items() if solver.boolean_value(lit))
-                for i in range(b.tasks.count)
-            ],
-            dtype=np.int64,
-        )
+        gpu = b.gpus(instance, starts, solver.boolean_value)
         return left_shift(instance, Plan(b.tasks.job, b.tasks.round, b.tasks.task, gpu, starts))
 
 
@@ -223,7 +204,7 @@ class CpsatBackend:
     name = "cpsat"
 
     def fits(self, instance: Instance, options: CpsatOptions) -> None:
-        size.fits(instance, options.features.setups == "circuit")
+        size.fits(instance, options.features.setups == "circuit", options.pools(instance))
 
     def build(self, ctx: Context) -> Built | Outcome:
         instance, opts = ctx.instance, ctx.options
@@ -241,7 +222,9 @@ class CpsatBackend:
         shared = incumbent.board()  # the portfolio's, in its children
         if shared is not None and (outside := shared.schedule(instance)) is not None:
             ctx.offer(Result("shared", Status.FEASIBLE, outside[1], outside[0]), "shared")
-        return _model(ctx, opts.features, ctx.upper, ctx.floor)
+        features = dataclasses.replace(opts.features, pooled=opts.pools(instance))
+        ctx.stats["model"] = "types" if features.pooled else "gpus"
+        return _model(ctx, features, ctx.upper, ctx.floor)
 
     def _relax(self, ctx: Context) -> Outcome | None:
         """The setup relaxation; its outcome when it proved an optimum feasible here."""
