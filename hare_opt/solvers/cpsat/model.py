@@ -43,6 +43,29 @@ class Features:
     pooled: bool = False  # a GPU type per task, one cumulative per type (no setups only)
 
 
+@dataclass(frozen=True)
+class Resources:
+    """What a task chooses from: GPU types (pooled) or GPUs, with each one's capacity."""
+
+    pooled: bool
+    ok: np.ndarray  # job x resource: eligible
+    proc: np.ndarray  # job x resource: a task's processing time
+    sync: np.ndarray  # job x resource: its sync time
+    cap: np.ndarray  # per resource: tasks at once (its type's GPU count, or 1)
+    kind: np.ndarray  # per resource: its GPU type's index
+    of_gpu: np.ndarray  # per GPU: its resource
+
+    @classmethod
+    def of(cls, inst: Instance, pooled: bool) -> Resources:
+        if pooled:
+            kinds = np.arange(len(inst.gpu_types))
+            by_type = (inst.eligible_by_type, inst.proc_by_type, inst.sync_by_type)
+            return cls(True, *by_type, inst.type_count, kinds, inst.gpu_type_index)
+        gpus = np.arange(inst.num_gpus)
+        ones = np.ones(inst.num_gpus, dtype=np.int64)
+        return cls(False, inst.eligible, inst.proc, inst.sync, ones, inst.gpu_type_index, gpus)
+
+
 @dataclass
 class Built:
     """The model with handles to its variables, for hints and for reading a solution."""
@@ -52,6 +75,7 @@ class Built:
     start: list[cp_model.IntVar]
     assign: list[dict[int, cp_model.IntVar]]  # task -> {gpu: literal}
     barrier: list[list[cp_model.IntVar]]  # job -> round -> barrier
+    res: Resources  # what ``assign`` and ``intervals`` index: GPUs, or GPU types (pooled)
     arcs: dict[int, dict[tuple[int, int], cp_model.IntVar]] = field(default_factory=dict)
     used: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)  # (task, gpu)
     intervals: list[list[cp_model.IntervalVar]] = field(default_factory=list)  # per GPU
@@ -60,7 +84,10 @@ class Built:
     horizon: int = 0
     stats: dict = field(default_factory=dict)
     window: list[tuple[int, int]] = field(default_factory=list)  # start domain per task
-    pooled: bool = False  # ``assign`` and ``intervals`` are per GPU type, not per GPU
+
+    @property
+    def pooled(self) -> bool:
+        return self.res.pooled
 
     def gpus(self, inst: Instance, start: np.ndarray, chosen: Callable[[Any], bool]) -> np.ndarray:
         """Each task's GPU in a solution (``chosen``: a literal's value in it). Pooled: each
@@ -72,7 +99,7 @@ class Built:
         )
         if not self.pooled:
             return pick
-        proc = inst.proc_by_type[self.tasks.job, pick]
+        proc = self.res.proc[self.tasks.job, pick]
         free: list[list[tuple[int, int]]] = [
             [(0, g) for g in group] for group in self.tasks.type_groups()
         ]
@@ -128,12 +155,8 @@ def build(
     pooled = features.pooled
     if pooled and (inst.overhead > 0).any():
         raise ValueError("the pooled model needs every switching overhead 0")
-    # the resources a task chooses from: GPU types (pooled) or GPUs
-    ok, proc, sync = (
-        (inst.eligible_by_type, inst.proc_by_type, inst.sync_by_type)
-        if pooled
-        else (inst.eligible, inst.proc, inst.sync)
-    )
+    res = Resources.of(inst, pooled)
+    ok, proc, sync = res.ok, res.proc, res.sync
     m = cp_model.CpModel()
     tasks = Tasks(inst)
     n = tasks.count
@@ -187,10 +210,10 @@ def build(
         start,
         assign,
         barrier,
+        res,
         intervals=intervals,
         horizon=horizon,
         window=window,
-        pooled=pooled,
     )
 
     if features.redundant:
@@ -220,8 +243,8 @@ def build(
                     poll=poll,
                 )
     for g, on_g in enumerate(built.intervals):
-        if pooled and inst.type_count[g] > 1:
-            m.add_cumulative(on_g, [1] * len(on_g), int(inst.type_count[g]))
+        if res.cap[g] > 1:
+            m.add_cumulative(on_g, [1] * len(on_g), int(res.cap[g]))
         else:  # a GPU, or a type of one GPU (NoOverlap propagates more than a cumulative)
             m.add_no_overlap(on_g)
 
@@ -259,7 +282,7 @@ def _add_task_order(b: Built, inst: Instance, poll: Callable[[], None] = _no_pol
     """
     tasks, m = b.tasks, b.model
     n_types = len(inst.gpu_types)
-    tix = np.arange(n_types) if b.pooled else inst.gpu_type_index
+    tix = b.res.kind
     for j in range(inst.num_jobs):
         poll()
         K = int(inst.tasks_per_round[j])
@@ -308,7 +331,7 @@ def _add_cumulative(
     b: Built, inst: Instance, horizon: int, poll: Callable[[], None] = _no_poll
 ) -> None:
     """All tasks on the cluster as a whole: at most M run at once (energetic reasoning)."""
-    m, proc = b.model, inst.proc_by_type if b.pooled else inst.proc
+    m, proc = b.model, b.res.proc
     ivs = []
     for i, lits in enumerate(b.assign):
         if not i % 64:
@@ -427,7 +450,7 @@ def _add_time_indexed(
     budget counts them. Returns that count, 0 when it exceeds ``max_entries``.
     """
     m, jobs = b.model, b.tasks.job
-    proc = inst.proc_by_type if b.pooled else inst.proc
+    proc, cap = b.res.proc, b.res.cap
     windows = b.window
     size = sum(
         (hi - lo + 1) * int(proc[jobs[i], list(b.assign[i])].sum())
@@ -451,10 +474,9 @@ def _add_time_indexed(
             m.add(x == sum(ys))
         m.add(b.start[i] == sum(terms))
     for (g, _), lits in busy.items():
-        cap = int(inst.type_count[g]) if b.pooled else 1
-        if len(lits) > cap:
-            if cap == 1:
+        if len(lits) > cap[g]:
+            if cap[g] == 1:
                 m.add_at_most_one(lits)
             else:
-                m.add(sum(lits) <= cap)
+                m.add(sum(lits) <= int(cap[g]))
     return size

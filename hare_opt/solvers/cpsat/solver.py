@@ -46,7 +46,7 @@ def add_hint(b: Built, instance: Instance, schedule: Schedule, run: Run | None =
     start, gpu = b.tasks.canonical(schedule)
     m = b.model
     ready = start + instance.proc[b.tasks.job, gpu] + instance.sync[b.tasks.job, gpu]
-    chosen = instance.gpu_type_index[gpu] if b.pooled else gpu
+    chosen = b.res.of_gpu[gpu]
     for i, s in enumerate(b.start):
         if run is not None and not i % 1024:
             run.check()
@@ -215,6 +215,8 @@ class CpsatBackend:
 
             floor = max(floor, int_bound(lower_bound(instance, lp=True)))
         ctx.floor = min(floor, ctx.upper)
+        features = dataclasses.replace(opts.features, pooled=opts.pools(instance))
+        ctx.stats["model"] = "types" if features.pooled else "gpus"  # before _relax may end
         if opts.relax_setups > 0 and (instance.overhead > 0).any():
             done = self._relax(ctx)
             if done is not None:
@@ -222,8 +224,6 @@ class CpsatBackend:
         shared = incumbent.board()  # the portfolio's, in its children
         if shared is not None and (outside := shared.schedule(instance)) is not None:
             ctx.offer(Result("shared", Status.FEASIBLE, outside[1], outside[0]), "shared")
-        features = dataclasses.replace(opts.features, pooled=opts.pools(instance))
-        ctx.stats["model"] = "types" if features.pooled else "gpus"
         return _model(ctx, features, ctx.upper, ctx.floor)
 
     def _relax(self, ctx: Context) -> Outcome | None:
