@@ -337,6 +337,8 @@ def test_a_registered_toy_bound_is_cross_checked(tmp_path, honest):
             sys.executable,
             "-m",
             "pytest",
+            "-n",
+            "0",  # one process: this runs inside a worker already
             "-p",
             "toy_bound",
             "-q",

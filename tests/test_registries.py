@@ -114,7 +114,20 @@ def run_pytest(tmp_path: Path, *args: str, honest: bool = True) -> subprocess.Co
     (tmp_path / "toy_plugin.py").write_text(source)
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{TESTS}", "CI": "true"}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "toy_plugin", "-v", "-p", "no:cacheprovider", *args],
+        # one process (-n 0): this runs inside a worker already, and -v's lines are read
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "0",
+            "-p",
+            "toy_plugin",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+        ]
+        + list(args),
         cwd=TESTS.parent,
         env=env,
         capture_output=True,
