@@ -19,13 +19,13 @@ from ortools.sat.python import cp_model
 from strategies import feasible_schedules, instances
 
 from hare_opt.checker import check
+from hare_opt.heuristics.listshift import Plan, left_shift
 from hare_opt.io import load_instance
 from hare_opt.model import GPU, Instance, Job, Schedule
 from hare_opt.model.options import Run
 from hare_opt.solvers import SOLVERS, solve
 from hare_opt.solvers.cpsat import Features, build
 from hare_opt.solvers.cpsat.solver import add_hint, solve_model
-from hare_opt.solvers.lns import Plan, left_shift
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 RULES = ("fifo", "wspt", "eft")

@@ -103,6 +103,9 @@ PLUGIN = textwrap.dedent('''
 ''')
 
 
+NO_CACHE = ("-p", "no:cacheprovider")
+
+
 def run_pytest(tmp_path: Path, *args: str, honest: bool = True) -> subprocess.CompletedProcess:
     source = (
         PLUGIN
@@ -115,19 +118,7 @@ def run_pytest(tmp_path: Path, *args: str, honest: bool = True) -> subprocess.Co
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{TESTS}", "CI": "true"}
     return subprocess.run(
         # one process (-n 0): this runs inside a worker already, and -v's lines are read
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-n",
-            "0",
-            "-p",
-            "toy_plugin",
-            "-v",
-            "-p",
-            "no:cacheprovider",
-        ]
-        + list(args),
+        [sys.executable, "-m", "pytest", "-n", "0", "-p", "toy_plugin", "-v", *NO_CACHE, *args],
         cwd=TESTS.parent,
         env=env,
         capture_output=True,
